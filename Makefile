@@ -1,0 +1,62 @@
+# TLB: software load balancer for Kubernetes data centers.
+# Targets a newcomer can guess. Every target installs what it needs first
+# (tools/deps.sh is quick when everything is already there).
+
+GO      ?= go
+LABDIR  ?= $(CURDIR)/.cache/lab
+export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
+
+.PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
+        bench bench-l4 bench-bgp bench-l7 bench-k8s clean
+
+all: build
+
+deps:
+	@./tools/deps.sh
+
+build: deps
+	$(GO) build ./...
+
+## demo: boot the lab VM and show requests to a VIP answered by gateways.
+demo: deps
+	./tools/demo.sh
+
+## test: every test: unit tests on the host, the lab tests inside the VM,
+## the Kubernetes tests against a real kube-apiserver.
+test: deps vet unit-test lab-test k8s-test
+
+unit-test:
+	$(GO) test -count=1 ./...
+
+lab-test:
+	./tools/lab-test.sh
+
+k8s-test:
+	./tools/k8s-test.sh
+
+vet:
+	$(GO) vet ./...
+	$(GO) vet -tags lab ./integration/...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+lint: deps
+	./tools/lint.sh
+
+bench: bench-l4 bench-bgp bench-l7 bench-k8s
+
+bench-l4: deps
+	./tools/bench-l4.sh
+
+bench-bgp: deps
+	./tools/bench-bgp.sh
+
+bench-l7: deps
+	$(GO) run ./l7/cmd/l7bench
+
+bench-k8s: deps
+	./tools/bench-k8s.sh
+
+clean:
+	rm -rf .cache

@@ -1,0 +1,3 @@
+module github.com/tlbproject/tlb/tools
+
+go 1.26

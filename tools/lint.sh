@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# lint.sh runs gofmt, go vet and golangci-lint (version pinned in tools/go.mod).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bad=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$bad" ]; then echo "gofmt would change:"; echo "$bad"; exit 1; fi
+go vet ./...
+go vet -tags lab ./integration/...
+go run -modfile=tools/go.mod github.com/golangci/golangci-lint/v2/cmd/golangci-lint run --build-tags lab ./...
