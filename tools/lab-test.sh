@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# lab-test.sh compiles the lab tests (files *_lab_test.go, build tag "lab",
+# in packages under integration/) and the project's binaries on the host,
+# then boots the lab VM once and runs every test binary inside it as root.
+#
+#   tools/lab-test.sh                     # every lab package
+#   tools/lab-test.sh ./integration/l4    # some of them
+#   LAB_RUN='TestName' tools/lab-test.sh  # only matching tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out="$root/.cache/lab"
+bin="$out/bin"
+rm -rf "$out/tests" && mkdir -p "$bin" "$out/tests"
+
+if [ $# -gt 0 ]; then
+  pkgs=("$@")
+else
+  mapfile -t pkgs < <(grep -l '^//go:build lab' $(find integration -name '*_lab_test.go' 2>/dev/null) 2>/dev/null | xargs -r -n1 dirname | sort -u | sed 's|^|./|')
+fi
+if [ ${#pkgs[@]} -eq 0 ]; then
+  echo "lab-test: no lab test packages found" >&2
+  exit 1
+fi
+
+# The binaries the tests run inside nodes (tlb, netd, ...).
+mapfile -t cmds < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./tlb/... ./netd/... ./bgp/... 2>/dev/null | grep -v '^$' || true)
+if [ ${#cmds[@]} -gt 0 ]; then
+  go build -o "$bin/" "${cmds[@]}"
+fi
+
+runner="$out/tests/run.sh"
+{
+  echo 'pass=0; fail=0; failed=""'
+  for p in "${pkgs[@]}"; do
+    name=$(echo "${p#./}" | tr '/' '_')
+    go test -c -tags lab -o "$out/tests/$name.test" "$p"
+    dir=$(cd "$p" && pwd)
+    cat <<RUN
+echo "=== lab package $p"
+cd '$dir'
+if '$out/tests/$name.test' -test.v -test.count=1 -test.timeout=40m ${LAB_RUN:+-test.run '$LAB_RUN'}; then
+  pass=\$((pass+1))
+else
+  fail=\$((fail+1)); failed="\$failed $p"
+fi
+RUN
+  done
+  echo 'echo "lab packages: $pass passed, $fail failed${failed:+ ($failed )}"'
+  echo '[ "$fail" -eq 0 ]'
+} > "$runner"
+
+go build -o "$bin/labrun" ./integration/cmd/labrun
+exec "$bin/labrun" -mem "${LAB_MEM:-3072}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" -- sh "$runner"
