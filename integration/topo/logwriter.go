@@ -27,7 +27,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		w.t.Log(w.prefix + string(w.buf.Next(i+1)[:i]))
+		w.t.Log(w.prefix + string(w.buf.Next(i + 1)[:i]))
 	}
 	return len(p), nil
 }
