@@ -3,12 +3,11 @@ package topo
 import (
 	"bytes"
 	"sync"
-	"testing"
 )
 
 // logWriter sends a process's output to the test log line by line.
 type logWriter struct {
-	t      testing.TB
+	t      T
 	prefix string
 	mu     sync.Mutex
 	buf    bytes.Buffer

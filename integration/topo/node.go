@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -36,7 +35,7 @@ func (n *Node) NsPath() string { return filepath.Join("/var/run/netns", n.ns) }
 // closes it.
 func (n *Node) Netlink() *netlink.Handle { return n.nl }
 
-func (n *Node) setUp(t testing.TB, ifname, cidr string) {
+func (n *Node) setUp(t T, ifname, cidr string) {
 	t.Helper()
 	link, err := n.nl.LinkByName(ifname)
 	if err != nil {
@@ -57,13 +56,13 @@ func (n *Node) setUp(t testing.TB, ifname, cidr string) {
 }
 
 // AddAddr adds cidr to the interface ifname of the node.
-func (n *Node) AddAddr(t testing.TB, ifname, cidr string) {
+func (n *Node) AddAddr(t T, ifname, cidr string) {
 	t.Helper()
 	n.setUp(t, ifname, cidr)
 }
 
 // AddRoute adds a route to dst ("default" or a CIDR) via the gateway gw.
-func (n *Node) AddRoute(t testing.TB, dst, gw string) {
+func (n *Node) AddRoute(t T, dst, gw string) {
 	t.Helper()
 	route := &netlink.Route{Gw: net.ParseIP(gw)}
 	if dst != "default" {
@@ -80,7 +79,7 @@ func (n *Node) AddRoute(t testing.TB, dst, gw string) {
 
 // Sysctl writes value to /proc/sys/<key> inside the node (key like
 // "net/ipv4/ip_forward" or "net.ipv4.ip_forward").
-func (n *Node) Sysctl(t testing.TB, key, value string) {
+func (n *Node) Sysctl(t T, key, value string) {
 	t.Helper()
 	path := filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/"))
 	if err := n.Do(func() error { return os.WriteFile(path, []byte(value), 0o644) }); err != nil {
@@ -128,7 +127,7 @@ func (n *Node) CmdContext(ctx context.Context, name string, args ...string) *exe
 
 // Run runs a command inside the node and returns its combined output; the
 // test fails when it fails.
-func (n *Node) Run(t testing.TB, name string, args ...string) string {
+func (n *Node) Run(t T, name string, args ...string) string {
 	t.Helper()
 	out, err := n.Cmd(name, args...).CombinedOutput()
 	if err != nil {
@@ -139,7 +138,7 @@ func (n *Node) Run(t testing.TB, name string, args ...string) string {
 
 // Start starts a long-running command inside the node, with its output in
 // the test log prefixed by the node's name; the test's cleanup kills it.
-func (n *Node) Start(t testing.TB, name string, args ...string) *exec.Cmd {
+func (n *Node) Start(t T, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := n.Cmd(name, args...)
 	w := &logWriter{t: t, prefix: n.Name + "/" + filepath.Base(name) + ": "}

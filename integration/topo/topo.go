@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -15,7 +14,7 @@ import (
 
 // Lab is a set of nodes built for one test.
 type Lab struct {
-	t      testing.TB
+	t      T
 	prefix string
 	mu     sync.Mutex
 	nodes  map[string]*Node
@@ -23,7 +22,7 @@ type Lab struct {
 }
 
 // New returns an empty Lab whose namespaces are removed when t ends.
-func New(t testing.TB) *Lab {
+func New(t T) *Lab {
 	t.Helper()
 	l := &Lab{t: t, prefix: fmt.Sprintf("tl%d", os.Getpid()%100000), nodes: map[string]*Node{}, links: map[string]int{}}
 	t.Cleanup(l.destroy)
