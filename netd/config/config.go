@@ -1,0 +1,172 @@
+// Package config parses and validates netd's configuration file into the
+// gateway model. It only reads bytes it is given (or one file); it must not
+// touch the kernel or any other state.
+//
+// The file is strict YAML: unknown fields are errors that name the field,
+// and every validation error names the field it is about.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strconv"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/tlbproject/tlb/netd/model"
+)
+
+// DefaultMetricsAddress is where netd serves metrics and health when the
+// file does not say: loopback only.
+const DefaultMetricsAddress = "127.0.0.1:9101"
+
+// MinMSS and MaxMSS bound the configurable MSS: 536 is the IPv4 minimum
+// every host must accept; 1460 is a 1500 MTU without any tunnel overhead.
+const (
+	MinMSS = 536
+	MaxMSS = 1460
+)
+
+// File is the on-disk shape of the configuration.
+type File struct {
+	// Netd holds the daemon's own settings.
+	Netd Settings `json:"netd"`
+	// VIPs are the IPv4 addresses this gateway serves.
+	VIPs []string `json:"vips"`
+}
+
+// Settings are netd's own settings in the file.
+type Settings struct {
+	// MetricsAddress is host:port for metrics and health.
+	MetricsAddress string `json:"metricsAddress,omitempty"`
+	// Tunnel is the IPIP interface name (default tunl0).
+	Tunnel string `json:"tunnel,omitempty"`
+	// MSS is the largest MSS advertised for connections from the VIPs.
+	MSS *int `json:"mss,omitempty"`
+}
+
+// Config is a validated configuration.
+type Config struct {
+	// MetricsAddress is host:port for metrics and health.
+	MetricsAddress string
+	// Gateway is the desired kernel state.
+	Gateway model.Gateway
+}
+
+// Load reads and parses the file at path.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read netd config %s: %w", path, err)
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("netd config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse parses and validates a configuration. Unknown fields are errors.
+func Parse(data []byte) (Config, error) {
+	var f File
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := yaml.UnmarshalStrict(data, &f); err != nil {
+			return Config{}, fmt.Errorf("parse: %w", err)
+		}
+	}
+	return f.Validate()
+}
+
+// Validate checks every field, applies defaults and returns the Config.
+func (f File) Validate() (Config, error) {
+	cfg := Config{MetricsAddress: f.Netd.MetricsAddress}
+	if cfg.MetricsAddress == "" {
+		cfg.MetricsAddress = DefaultMetricsAddress
+	}
+	if err := validateHostPort(cfg.MetricsAddress); err != nil {
+		return Config{}, fmt.Errorf("netd.metricsAddress: %w", err)
+	}
+
+	tunnel := f.Netd.Tunnel
+	if tunnel == "" {
+		tunnel = model.DefaultTunnel
+	}
+	if err := validateTunnelName(tunnel); err != nil {
+		return Config{}, fmt.Errorf("netd.tunnel: %w", err)
+	}
+
+	mss := model.DefaultMSS
+	if f.Netd.MSS != nil {
+		mss = *f.Netd.MSS
+		if mss < MinMSS || mss > MaxMSS {
+			return Config{}, fmt.Errorf("netd.mss: %d is outside %d..%d", mss, MinMSS, MaxMSS)
+		}
+	}
+
+	vips := make([]netip.Addr, 0, len(f.VIPs))
+	seen := make(map[netip.Addr]int, len(f.VIPs))
+	for i, s := range f.VIPs {
+		a, err := parseVIP(s)
+		if err != nil {
+			return Config{}, fmt.Errorf("vips[%d]: %w", i, err)
+		}
+		if j, dup := seen[a]; dup {
+			return Config{}, fmt.Errorf("vips[%d]: %s repeats vips[%d]", i, a, j)
+		}
+		seen[a] = i
+		vips = append(vips, a)
+	}
+	cfg.Gateway = model.NewGateway(tunnel, vips, uint16(mss))
+	return cfg, nil
+}
+
+func parseVIP(s string) (netip.Addr, error) {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("%q is not an IP address", s)
+	}
+	switch {
+	case !a.Is4():
+		return netip.Addr{}, fmt.Errorf("%q is not IPv4 (IPIP carries IPv4 only)", s)
+	case a.IsUnspecified(), a.IsLoopback(), a.IsMulticast(), a.IsLinkLocalUnicast(),
+		a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return netip.Addr{}, fmt.Errorf("%s is not a unicast address a VIP can use", a)
+	}
+	return a, nil
+}
+
+func validateTunnelName(name string) error {
+	if len(name) > model.MaxTunnelNameLen {
+		return fmt.Errorf("%q is longer than %d bytes (its address label must fit 15)", name, model.MaxTunnelNameLen)
+	}
+	if name == "." || name == ".." {
+		return fmt.Errorf("%q is not an interface name", name)
+	}
+	for _, c := range name {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+		if !ok {
+			return fmt.Errorf("%q has character %q; use letters, digits, '-', '_' or '.'", name, c)
+		}
+	}
+	return nil
+}
+
+func validateHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %w", addr, err)
+	}
+	if host != "" {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return fmt.Errorf("%q: host %q is not an IP address", addr, host)
+		}
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%q: port %q is not a number in 0..65535", addr, port)
+	}
+	return nil
+}

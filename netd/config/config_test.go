@@ -1,0 +1,123 @@
+package config
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tlbproject/tlb/netd/model"
+)
+
+func TestParse(t *testing.T) {
+	tests := map[string]struct {
+		in      string
+		want    Config
+		wantErr string // substring naming the field
+	}{
+		"full": {
+			in: `
+netd:
+  metricsAddress: 127.0.0.1:9200
+  tunnel: tunl0
+  mss: 1400
+vips: [203.0.113.11, 203.0.113.10]
+`,
+			want: Config{MetricsAddress: "127.0.0.1:9200", Gateway: model.Gateway{
+				Tunnel: "tunl0", MSS: 1400,
+				VIPs: []netip.Addr{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11")},
+			}},
+		},
+		"defaults": {
+			in: "vips: [198.51.100.1]\n",
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{
+				Tunnel: "tunl0", MSS: 1440, VIPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")},
+			}},
+		},
+		"empty file": {
+			in:   "",
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSS: 1440, VIPs: []netip.Addr{}}},
+		},
+		"unknown top-level field": {in: "vip: [203.0.113.10]\n", wantErr: `unknown field "vip"`},
+		"unknown netd field":      {in: "netd:\n  msss: 1400\n", wantErr: `unknown field "msss"`},
+		"bad vip":                 {in: "vips: [203.0.113.10, nope]\n", wantErr: "vips[1]"},
+		"ipv6 vip":                {in: "vips: ['2001:db8::1']\n", wantErr: "vips[0]"},
+		"loopback vip":            {in: "vips: [127.0.0.1]\n", wantErr: "vips[0]"},
+		"duplicate vip":           {in: "vips: [203.0.113.10, 203.0.113.10]\n", wantErr: "vips[1]: 203.0.113.10 repeats vips[0]"},
+		"mss too small":           {in: "netd:\n  mss: 100\n", wantErr: "netd.mss"},
+		"mss too large":           {in: "netd:\n  mss: 1461\n", wantErr: "netd.mss"},
+		"mss zero":                {in: "netd:\n  mss: 0\n", wantErr: "netd.mss"},
+		"tunnel too long":         {in: "netd:\n  tunnel: tunnel-012345\n", wantErr: "netd.tunnel"},
+		"tunnel with slash":       {in: "netd:\n  tunnel: a/b\n", wantErr: "netd.tunnel"},
+		"tunnel dotdot":           {in: "netd:\n  tunnel: ..\n", wantErr: "netd.tunnel"},
+		"metrics not host:port":   {in: "netd:\n  metricsAddress: localhost\n", wantErr: "netd.metricsAddress"},
+		"metrics host not ip":     {in: "netd:\n  metricsAddress: example.com:1\n", wantErr: "netd.metricsAddress"},
+		"vips wrong type":         {in: "vips: 203.0.113.10\n", wantErr: "parse"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := Parse([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if got.MetricsAddress != tc.want.MetricsAddress || got.Gateway.Tunnel != tc.want.Gateway.Tunnel ||
+				got.Gateway.MSS != tc.want.Gateway.MSS || !slices.Equal(got.Gateway.VIPs, tc.want.Gateway.VIPs) {
+				t.Fatalf("Parse = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "netd.yaml")
+	if err := os.WriteFile(path, []byte("vips: [x]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "vips[0]") {
+		t.Fatalf("Load err = %v, want it to name %s and vips[0]", err, path)
+	}
+}
+
+// FuzzParse checks that Parse never panics and that whatever it accepts is
+// a usable gateway model.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"vips: [203.0.113.10]\n",
+		"netd:\n  metricsAddress: 127.0.0.1:9101\n  tunnel: tunl0\n  mss: 1440\nvips: [203.0.113.10, 203.0.113.11]\n",
+		"netd: {mss: 99999}\n",
+		"vips: [\"::1\"]\n",
+		"netd:\n  tunnel: \"\\u0000\"\n",
+		"- a\n- b\n",
+		"vips: [1.2.3.4, 1.2.3.4]\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse(data)
+		if err != nil {
+			return
+		}
+		g := cfg.Gateway
+		if g.Tunnel == "" || len(g.AddrLabel()) > 15 || strings.ContainsAny(g.Tunnel, "/\x00") {
+			t.Fatalf("accepted bad tunnel %q", g.Tunnel)
+		}
+		if g.MSS < MinMSS || g.MSS > MaxMSS {
+			t.Fatalf("accepted MSS %d", g.MSS)
+		}
+		for i, v := range g.VIPs {
+			if !v.Is4() || (i > 0 && g.VIPs[i-1].Compare(v) >= 0) {
+				t.Fatalf("VIPs not sorted unique IPv4: %v", g.VIPs)
+			}
+		}
+	})
+}

@@ -1,0 +1,133 @@
+package netd
+
+import (
+	"errors"
+	"net/netip"
+	"slices"
+)
+
+// fakeKernel is an in-memory stand-in for one node's links, sysctls and
+// nftables, counting writes. It is for unit tests of the logic only; the
+// real kernel is exercised by the lab tests in integration/l4.
+type fakeKernel struct {
+	links   map[string]*fakeLink
+	sysctls map[string]string
+	clamp   ClampState
+	writes  int
+	failOn  string // a write kind that fails: "addr", "sysctl", ...
+}
+
+type fakeLink struct {
+	kind  string
+	up    bool
+	addrs []TunnelAddr
+}
+
+func newFakeKernel() *fakeKernel {
+	return &fakeKernel{
+		links: map[string]*fakeLink{},
+		sysctls: map[string]string{
+			"net/ipv4/conf/all/arp_ignore":   "0",
+			"net/ipv4/conf/all/arp_announce": "0",
+			"net/ipv4/conf/all/rp_filter":    "1",
+		},
+	}
+}
+
+var errInjected = errors.New("injected failure")
+
+func (k *fakeKernel) write(kind string) error {
+	if k.failOn == kind {
+		return errInjected
+	}
+	k.writes++
+	return nil
+}
+
+func (k *fakeKernel) Tunnel(name string) (TunnelState, error) {
+	l, ok := k.links[name]
+	if !ok {
+		return TunnelState{}, nil
+	}
+	return TunnelState{Exists: true, Kind: l.kind, Up: l.up}, nil
+}
+
+func (k *fakeKernel) CreateTunnel(name string) error {
+	if err := k.write("link"); err != nil {
+		return err
+	}
+	k.links[name] = &fakeLink{kind: "ipip"}
+	for _, s := range []string{"arp_ignore", "arp_announce", "rp_filter"} {
+		k.sysctls["net/ipv4/conf/"+name+"/"+s] = "0"
+	}
+	return nil
+}
+
+func (k *fakeKernel) SetUp(name string) error {
+	if err := k.write("link"); err != nil {
+		return err
+	}
+	k.links[name].up = true
+	return nil
+}
+
+func (k *fakeKernel) Addrs(name string) ([]TunnelAddr, error) {
+	return slices.Clone(k.links[name].addrs), nil
+}
+
+func (k *fakeKernel) ReplaceAddr(name string, a TunnelAddr) error {
+	if err := k.write("addr"); err != nil {
+		return err
+	}
+	l := k.links[name]
+	l.addrs = slices.DeleteFunc(l.addrs, func(b TunnelAddr) bool { return b.Prefix == a.Prefix })
+	l.addrs = append(l.addrs, a)
+	return nil
+}
+
+func (k *fakeKernel) DelAddr(name string, a TunnelAddr) error {
+	if err := k.write("addr"); err != nil {
+		return err
+	}
+	l := k.links[name]
+	l.addrs = slices.DeleteFunc(l.addrs, func(b TunnelAddr) bool { return b.Prefix == a.Prefix })
+	return nil
+}
+
+func (k *fakeKernel) Get(key string) (string, error) {
+	v, ok := k.sysctls[key]
+	if !ok {
+		return "", errors.New("no such sysctl")
+	}
+	return v + "\n", nil
+}
+
+func (k *fakeKernel) Set(key, value string) error {
+	if _, ok := k.sysctls[key]; !ok {
+		return errors.New("no such sysctl")
+	}
+	if err := k.write("sysctl"); err != nil {
+		return err
+	}
+	k.sysctls[key] = value
+	return nil
+}
+
+func (k *fakeKernel) State() (ClampState, error) { return k.clamp, nil }
+
+func (k *fakeKernel) Rebuild(mss uint16, vips []netip.Addr) error {
+	if err := k.write("clamp"); err != nil {
+		return err
+	}
+	k.clamp = ClampState{Intact: true, MSS: mss, VIPs: slices.Clone(vips)}
+	return nil
+}
+
+func (k *fakeKernel) UpdateVIPs(add, del []netip.Addr) error {
+	if err := k.write("clamp"); err != nil {
+		return err
+	}
+	v := slices.DeleteFunc(k.clamp.VIPs, func(a netip.Addr) bool { return slices.Contains(del, a) })
+	k.clamp.VIPs = append(v, add...)
+	return nil
+}

@@ -1,0 +1,165 @@
+package netd
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/tlbproject/tlb/netd/model"
+)
+
+// Actual is the kernel state netd reads before planning.
+type Actual struct {
+	Tunnel TunnelState
+	// Addrs are the tunnel's IPv4 addresses (empty when it does not exist).
+	Addrs []TunnelAddr
+	// Sysctls maps keys to their current values; a key the kernel does not
+	// have yet (the tunnel's, before it exists) is absent.
+	Sysctls map[string]string
+	Clamp   ClampState
+}
+
+// Plan is the explicit difference between desired and actual state. Only
+// the changes it lists are applied.
+type Plan struct {
+	// CreateTunnel creates the IPIP link.
+	CreateTunnel bool
+	// Sysctls are the parameters to write.
+	Sysctls []model.Sysctl
+	// BringUp sets the tunnel up.
+	BringUp bool
+	// ClampRebuild rebuilds netd's nftables table from scratch.
+	ClampRebuild bool
+	// ClampAdd and ClampDel change only the VIP set of an intact table.
+	ClampAdd, ClampDel []netip.Addr
+	// AddVIPs are bound as /32 with netd's label.
+	AddVIPs []netip.Addr
+	// DelVIPs are addresses netd bound earlier and no longer wants.
+	DelVIPs []TunnelAddr
+	// Foreign are desired VIPs already on the tunnel without netd's label:
+	// they are served but left alone, and never removed by netd.
+	Foreign []netip.Addr
+}
+
+// Empty reports whether the plan changes nothing.
+func (p Plan) Empty() bool { return p.Writes() == 0 }
+
+// Writes counts the kernel writes the plan makes (a table rebuild is one
+// atomic batch; a set update is one batch).
+func (p Plan) Writes() int {
+	n := len(p.Sysctls) + len(p.AddVIPs) + len(p.DelVIPs)
+	for _, b := range []bool{p.CreateTunnel, p.BringUp, p.ClampRebuild, !p.ClampRebuild && len(p.ClampAdd)+len(p.ClampDel) > 0} {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// String summarises the plan for logs.
+func (p Plan) String() string {
+	var parts []string
+	if p.CreateTunnel {
+		parts = append(parts, "create tunnel")
+	}
+	for _, s := range p.Sysctls {
+		parts = append(parts, "sysctl "+s.Key+"="+s.Value)
+	}
+	if p.BringUp {
+		parts = append(parts, "bring tunnel up")
+	}
+	if p.ClampRebuild {
+		parts = append(parts, "rebuild mss clamp")
+	}
+	if len(p.ClampAdd)+len(p.ClampDel) > 0 {
+		parts = append(parts, fmt.Sprintf("clamp set +%v -%v", p.ClampAdd, p.ClampDel))
+	}
+	for _, v := range p.AddVIPs {
+		parts = append(parts, "bind "+v.String())
+	}
+	for _, a := range p.DelVIPs {
+		parts = append(parts, "unbind "+a.Prefix.String())
+	}
+	if len(parts) == 0 {
+		return "no changes"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Diff computes the plan that takes actual to desired. It is a pure
+// function: it only compares data.
+func Diff(desired model.Gateway, actual Actual) (Plan, error) {
+	var p Plan
+	if actual.Tunnel.Exists && actual.Tunnel.Kind != "ipip" {
+		return Plan{}, fmt.Errorf("link %s is of type %q, not ipip: refusing to use or change it", desired.Tunnel, actual.Tunnel.Kind)
+	}
+	p.CreateTunnel = !actual.Tunnel.Exists
+	p.BringUp = !actual.Tunnel.Up
+
+	for _, s := range desired.Sysctls() {
+		if cur, ok := actual.Sysctls[s.Key]; !ok || strings.TrimSpace(cur) != s.Value {
+			p.Sysctls = append(p.Sysctls, s)
+		}
+	}
+
+	label := desired.AddrLabel()
+	want := make(map[netip.Addr]bool, len(desired.VIPs))
+	for _, v := range desired.VIPs {
+		want[v] = true
+	}
+	have := make(map[netip.Addr]bool)
+	for _, a := range actual.Addrs {
+		ip := a.Prefix.Addr()
+		owned := a.Label == label
+		switch {
+		case owned && want[ip] && a.Prefix.Bits() == 32:
+			have[ip] = true
+		case owned:
+			// Ours but no longer wanted, or bound with a wrong length.
+			p.DelVIPs = append(p.DelVIPs, a)
+		case want[ip]:
+			// Someone else bound it: it is served, but not ours to manage.
+			have[ip] = true
+			p.Foreign = append(p.Foreign, ip)
+		}
+	}
+	for _, v := range desired.VIPs {
+		if !have[v] {
+			p.AddVIPs = append(p.AddVIPs, v)
+		}
+	}
+
+	c := actual.Clamp
+	if !c.Intact || c.MSS != desired.MSS {
+		p.ClampRebuild = true
+	} else {
+		p.ClampAdd, p.ClampDel = setDiff(desired.VIPs, c.VIPs)
+	}
+	return p, nil
+}
+
+// setDiff returns the elements of want missing from have, and of have
+// missing from want, both sorted.
+func setDiff(want, have []netip.Addr) (add, del []netip.Addr) {
+	h := make(map[netip.Addr]bool, len(have))
+	for _, a := range have {
+		h[a] = true
+	}
+	w := make(map[netip.Addr]bool, len(want))
+	for _, a := range want {
+		w[a] = true
+		if !h[a] {
+			add = append(add, a)
+		}
+	}
+	for _, a := range have {
+		if !w[a] {
+			del = append(del, a)
+		}
+	}
+	cmp := func(a, b netip.Addr) int { return a.Compare(b) }
+	slices.SortFunc(add, cmp)
+	slices.SortFunc(del, cmp)
+	return add, del
+}

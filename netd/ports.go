@@ -1,0 +1,66 @@
+package netd
+
+import "net/netip"
+
+// TunnelState is what the kernel reports about the tunnel interface.
+type TunnelState struct {
+	// Exists is false when no link has the tunnel's name.
+	Exists bool
+	// Kind is the link type ("ipip" for a usable tunnel).
+	Kind string
+	// Up is true when the link is administratively up.
+	Up bool
+}
+
+// TunnelAddr is one IPv4 address on the tunnel with its label.
+type TunnelAddr struct {
+	Prefix netip.Prefix
+	Label  string
+}
+
+// TunnelLinks reads and changes the tunnel interface and its addresses in
+// one network namespace.
+type TunnelLinks interface {
+	// Tunnel reports the link called name.
+	Tunnel(name string) (TunnelState, error)
+	// CreateTunnel creates an IPIP link called name; a link that already
+	// exists (e.g. tunl0, made when the ipip module loads) is adopted.
+	CreateTunnel(name string) error
+	// SetUp brings the link up.
+	SetUp(name string) error
+	// Addrs lists the link's IPv4 addresses.
+	Addrs(name string) ([]TunnelAddr, error)
+	// ReplaceAddr adds (or replaces) an address on the link.
+	ReplaceAddr(name string, a TunnelAddr) error
+	// DelAddr removes an address from the link.
+	DelAddr(name string, a TunnelAddr) error
+}
+
+// Sysctls reads and writes kernel parameters by their /proc/sys path.
+type Sysctls interface {
+	Get(key string) (string, error)
+	Set(key, value string) error
+}
+
+// ClampState is what the kernel holds of netd's MSS clamp.
+type ClampState struct {
+	// Intact is true when netd's table exists with exactly the shape netd
+	// builds: its set of VIPs, its chain and one rule for MSS.
+	Intact bool
+	// MSS is the MSS the rule sets (valid when Intact).
+	MSS uint16
+	// VIPs are the elements of the set (valid when Intact).
+	VIPs []netip.Addr
+}
+
+// MSSClamp maintains the firewall rule that lowers the MSS the gateway
+// advertises on TCP handshakes from its VIPs.
+type MSSClamp interface {
+	// State reads the clamp back from the kernel.
+	State() (ClampState, error)
+	// Rebuild replaces netd's table atomically with one clamping to mss for
+	// the given VIPs.
+	Rebuild(mss uint16, vips []netip.Addr) error
+	// UpdateVIPs adds and removes VIPs in the clamp's set in one batch.
+	UpdateVIPs(add, del []netip.Addr) error
+}

@@ -1,0 +1,134 @@
+package netd
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+
+	"github.com/tlbproject/tlb/netd/model"
+)
+
+// Gateway reconciles one gateway node's kernel state towards a
+// model.Gateway: observe, diff, return early when there is nothing to do,
+// then apply only the difference.
+type Gateway struct {
+	links   TunnelLinks
+	sysctls Sysctls
+	clamp   MSSClamp
+	log     *slog.Logger
+}
+
+// NewGateway returns a reconciler using the given kernel interfaces.
+func NewGateway(links TunnelLinks, sysctls Sysctls, clamp MSSClamp, log *slog.Logger) *Gateway {
+	return &Gateway{links: links, sysctls: sysctls, clamp: clamp, log: log}
+}
+
+// Result reports what one reconcile did.
+type Result struct {
+	Plan Plan
+	// Writes is the number of kernel writes made (0 when already in sync).
+	Writes int
+}
+
+// Reconcile brings the kernel to desired. On error the kernel may be
+// partly changed; the next Reconcile continues from what it finds.
+func (g *Gateway) Reconcile(desired model.Gateway) (Result, error) {
+	actual, err := g.Observe(desired)
+	if err != nil {
+		return Result{}, err
+	}
+	plan, err := Diff(desired, actual)
+	if err != nil {
+		return Result{}, err
+	}
+	for _, v := range plan.Foreign {
+		g.log.Warn("VIP already bound on tunnel by someone else; serving it but leaving it alone", "vip", v, "tunnel", desired.Tunnel)
+	}
+	if plan.Empty() {
+		return Result{Plan: plan}, nil
+	}
+	g.log.Info("applying gateway plan", "tunnel", desired.Tunnel, "plan", plan.String())
+	n, err := g.Apply(desired, plan)
+	return Result{Plan: plan, Writes: n}, err
+}
+
+// Observe lists the actual state relevant to desired.
+func (g *Gateway) Observe(desired model.Gateway) (Actual, error) {
+	var a Actual
+	var err error
+	if a.Tunnel, err = g.links.Tunnel(desired.Tunnel); err != nil {
+		return Actual{}, fmt.Errorf("read tunnel %s: %w", desired.Tunnel, err)
+	}
+	if a.Tunnel.Exists {
+		if a.Addrs, err = g.links.Addrs(desired.Tunnel); err != nil {
+			return Actual{}, fmt.Errorf("list addresses on %s: %w", desired.Tunnel, err)
+		}
+	}
+	a.Sysctls = make(map[string]string)
+	for _, s := range desired.Sysctls() {
+		v, err := g.sysctls.Get(s.Key)
+		if err != nil {
+			if !a.Tunnel.Exists {
+				continue // the tunnel's own keys appear once it exists
+			}
+			return Actual{}, fmt.Errorf("read sysctl %s: %w", s.Key, err)
+		}
+		a.Sysctls[s.Key] = v
+	}
+	if a.Clamp, err = g.clamp.State(); err != nil {
+		return Actual{}, fmt.Errorf("read mss clamp: %w", err)
+	}
+	return a, nil
+}
+
+// Apply makes the plan's changes in an order that never leaves a VIP bound
+// without the settings DSR needs: tunnel, sysctls, up, clamp, addresses.
+// It returns the number of writes made before any error.
+func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
+	n := 0
+	name := desired.Tunnel
+	if p.CreateTunnel {
+		if err := g.links.CreateTunnel(name); err != nil {
+			return n, fmt.Errorf("create ipip tunnel %s: %w", name, err)
+		}
+		n++
+	}
+	for _, s := range p.Sysctls {
+		if err := g.sysctls.Set(s.Key, s.Value); err != nil {
+			return n, fmt.Errorf("set sysctl %s=%s: %w", s.Key, s.Value, err)
+		}
+		n++
+	}
+	if p.BringUp {
+		if err := g.links.SetUp(name); err != nil {
+			return n, fmt.Errorf("bring tunnel %s up: %w", name, err)
+		}
+		n++
+	}
+	if p.ClampRebuild {
+		if err := g.clamp.Rebuild(desired.MSS, desired.VIPs); err != nil {
+			return n, fmt.Errorf("rebuild mss clamp (mss %d, %d VIPs): %w", desired.MSS, len(desired.VIPs), err)
+		}
+		n++
+	} else if len(p.ClampAdd)+len(p.ClampDel) > 0 {
+		if err := g.clamp.UpdateVIPs(p.ClampAdd, p.ClampDel); err != nil {
+			return n, fmt.Errorf("update mss clamp VIPs (+%v -%v): %w", p.ClampAdd, p.ClampDel, err)
+		}
+		n++
+	}
+	label := desired.AddrLabel()
+	for _, v := range p.AddVIPs {
+		a := TunnelAddr{Prefix: netip.PrefixFrom(v, 32), Label: label}
+		if err := g.links.ReplaceAddr(name, a); err != nil {
+			return n, fmt.Errorf("bind VIP %s on %s: %w", v, name, err)
+		}
+		n++
+	}
+	for _, a := range p.DelVIPs {
+		if err := g.links.DelAddr(name, a); err != nil {
+			return n, fmt.Errorf("unbind VIP %s from %s: %w", a.Prefix, name, err)
+		}
+		n++
+	}
+	return n, nil
+}
