@@ -3,8 +3,8 @@ package kernel
 import (
 	"fmt"
 	"net"
-	"os"
 	"net/netip"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
