@@ -1,0 +1,83 @@
+package director
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+// applyPlan writes p to the kernel through h. A failure on one service is
+// returned (joined with the others) and does not stop the other services;
+// the next resync retries. It returns the keys of the services it deleted.
+func applyPlan(h IPVS, p Plan, log *slog.Logger) (deleted []model.Key, err error) {
+	var errs []error
+	for _, k := range p.DeleteServices {
+		if e := h.DelService(keyService(k)); e != nil {
+			errs = append(errs, fmt.Errorf("delete IPVS service %s: %w", k, e))
+			continue
+		}
+		log.Info("deleted service", "vip", k.String())
+		deleted = append(deleted, k)
+	}
+	for _, s := range p.AddServices {
+		k := s.Key()
+		if e := h.NewService(kernelService(s)); e != nil {
+			errs = append(errs, fmt.Errorf("create IPVS service %s: %w", k, e))
+			continue
+		}
+		svc := keyService(k)
+		for _, rs := range addOrder(s.RealServers) {
+			if e := h.NewDestination(svc, kernelDestination(rs, k.Port)); e != nil {
+				errs = append(errs, fmt.Errorf("add real server %s to IPVS service %s: %w", rs.Addr, k, e))
+			}
+		}
+		log.Info("created service", "vip", k.String(), "scheduler", s.Scheduler, "realServers", len(s.RealServers))
+	}
+	for _, s := range p.UpdateServices {
+		if e := h.UpdateService(kernelService(s)); e != nil {
+			errs = append(errs, fmt.Errorf("update scheduler/flags of IPVS service %s: %w", s.Key(), e))
+			continue
+		}
+		log.Info("updated service", "vip", s.Key().String(), "scheduler", s.Scheduler, "flags", s.Flags)
+	}
+	for _, dp := range p.Destinations {
+		if e := applyDestinations(h, dp, log); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return deleted, errors.Join(errs...)
+}
+
+// applyDestinations applies one service's real-server plan in order:
+// deletes, in-place updates, then adds (each at the list head). It stops
+// at the first error, since later adds would land in the wrong order.
+func applyDestinations(h IPVS, dp DestinationPlan, log *slog.Logger) error {
+	k := dp.Service
+	svc := keyService(k)
+	for _, a := range dp.Delete {
+		d := &ipvs.Destination{Address: net.IP(a.Addr().AsSlice()), Port: a.Port(), AddressFamily: family(a.Addr())}
+		if err := h.DelDestination(svc, d); err != nil {
+			return fmt.Errorf("delete real server %s from IPVS service %s: %w", a.Addr(), k, err)
+		}
+		log.Debug("deleted real server", "vip", k.String(), "realServer", a.Addr().String())
+	}
+	for _, rs := range dp.Update {
+		if err := h.UpdateDestination(svc, kernelDestination(rs, k.Port)); err != nil {
+			return fmt.Errorf("update real server %s of IPVS service %s: %w", rs.Addr, k, err)
+		}
+		log.Debug("updated real server", "vip", k.String(), "realServer", rs.Addr.String(), "weight", rs.Weight)
+	}
+	for _, rs := range dp.Add {
+		if err := h.NewDestination(svc, kernelDestination(rs, k.Port)); err != nil {
+			return fmt.Errorf("add real server %s to IPVS service %s: %w", rs.Addr, k, err)
+		}
+		log.Debug("added real server", "vip", k.String(), "realServer", rs.Addr.String(), "weight", rs.Weight)
+	}
+	log.Info("changed real servers", "vip", k.String(), "deleted", len(dp.Delete), "updated", len(dp.Update),
+		"added", len(dp.Add), "kept", dp.Kept)
+	return nil
+}

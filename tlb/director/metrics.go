@@ -1,0 +1,76 @@
+package director
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the director's Prometheus metrics.
+type Metrics struct {
+	syncDuration  prometheus.Histogram
+	syncErrors    prometheus.Counter
+	vips          prometheus.Gauge
+	services      prometheus.Gauge
+	realServers   prometheus.Gauge
+	netlinkWrites prometheus.Counter
+	foreign       prometheus.Gauge
+}
+
+// NewMetrics creates the director's metrics and registers them on reg
+// (the binary's obs registry, never the global one).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		syncDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tlb_director_sync_duration_seconds",
+			Help:    "Time taken by one IPVS reconcile (list, plan, apply).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}),
+		syncErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlb_director_sync_errors_total",
+			Help: "IPVS reconciles that failed or were rejected (invalid desired state).",
+		}),
+		vips: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tlb_director_vips_programmed",
+			Help: "Distinct VIP addresses in the director's IPVS services.",
+		}),
+		services: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tlb_director_services_programmed",
+			Help: "IPVS virtual services (VIP, protocol, port) the director programs.",
+		}),
+		realServers: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tlb_director_real_servers_programmed",
+			Help: "IPVS real servers (destinations) over all the director's services.",
+		}),
+		netlinkWrites: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlb_director_netlink_writes_total",
+			Help: "IPVS netlink writes (service or real-server add, update, delete).",
+		}),
+		foreign: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tlb_director_foreign_services",
+			Help: "IPVS services present that the director does not own and never touches.",
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.syncDuration, m.syncErrors, m.vips, m.services, m.realServers, m.netlinkWrites, m.foreign} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) observe(r Result, err error) {
+	if m == nil {
+		return
+	}
+	m.syncDuration.Observe(r.Duration.Seconds())
+	m.netlinkWrites.Add(float64(r.Writes))
+	if err != nil {
+		m.syncErrors.Inc()
+	}
+	if !r.planned {
+		return // the kernel was not listed: gauges keep the last figures
+	}
+	m.vips.Set(float64(r.VIPs))
+	m.services.Set(float64(r.Services))
+	m.realServers.Set(float64(r.RealServers))
+	m.foreign.Set(float64(r.Plan.Foreign))
+}

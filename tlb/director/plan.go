@@ -1,0 +1,113 @@
+package director
+
+import (
+	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+const tunnelFwd = ipvs.ConnFwdTunnel
+
+// actualService is one kernel IPVS service the director cares about (in
+// the model or recorded as its own), with its destinations in list order.
+type actualService struct {
+	Key       model.Key
+	Scheduler string
+	Flags     uint32 // without the kernel's HASHED bit
+	Dests     []actualDest
+}
+
+// actualState is what the kernel holds, as far as the director looks.
+type actualState struct {
+	Services map[model.Key]actualService
+	// Foreign counts IPVS services that are neither in the model nor
+	// recorded as the director's.
+	Foreign int
+}
+
+// Plan is the explicit difference between the desired and the actual
+// state. Applying it makes the kernel equal the desired state.
+type Plan struct {
+	// AddServices are created, then their real servers added in
+	// canonical add order.
+	AddServices []model.Service
+	// UpdateServices change scheduler or flags in place.
+	UpdateServices []model.Service
+	// DeleteServices are the director's own services no longer wanted.
+	DeleteServices []model.Key
+	// Destinations are real-server changes to services that exist.
+	Destinations []DestinationPlan
+	// Adopt are services in the model that already exist in the kernel
+	// but are not recorded as the director's; from now on they are.
+	Adopt []model.Key
+	// Forget are recorded services that exist neither in the kernel nor
+	// in the model.
+	Forget []model.Key
+	// KeptServices counts services left exactly as they are.
+	KeptServices int
+	// KeptRealServers counts real servers left as they are.
+	KeptRealServers int
+	// Foreign counts IPVS services not the director's; never touched.
+	Foreign int
+}
+
+// Empty reports whether the plan changes nothing at all.
+func (p Plan) Empty() bool {
+	return len(p.AddServices) == 0 && len(p.UpdateServices) == 0 && len(p.DeleteServices) == 0 &&
+		len(p.Destinations) == 0 && len(p.Adopt) == 0 && len(p.Forget) == 0
+}
+
+// Writes returns the number of kernel writes applying the plan takes.
+func (p Plan) Writes() int {
+	n := len(p.AddServices) + len(p.UpdateServices) + len(p.DeleteServices)
+	for _, s := range p.AddServices {
+		n += len(s.RealServers)
+	}
+	for _, d := range p.Destinations {
+		n += len(d.Delete) + len(d.Update) + len(d.Add)
+	}
+	return n
+}
+
+// buildPlan diffs desired (sorted, defaults applied, valid) against
+// actual. owned reports whether the director recorded a service as its
+// own; recorded lists every recorded key.
+func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) bool, recorded []model.Key) Plan {
+	p := Plan{Foreign: actual.Foreign}
+	wanted := make(map[model.Key]bool, len(desired.Services))
+	for _, s := range desired.Services {
+		k := s.Key()
+		wanted[k] = true
+		a, exists := actual.Services[k]
+		if !exists {
+			p.AddServices = append(p.AddServices, s)
+			continue
+		}
+		if !owned(k) {
+			p.Adopt = append(p.Adopt, k)
+		}
+		svcChanged := a.Scheduler != string(s.Scheduler) || a.Flags != model.FlagBits(s.Flags)
+		if svcChanged {
+			p.UpdateServices = append(p.UpdateServices, s)
+		}
+		dp := planDestinations(k, a.Dests, s.RealServers, orderMatters(s.Scheduler))
+		p.KeptRealServers += dp.Kept
+		if !dp.Empty() {
+			p.Destinations = append(p.Destinations, dp)
+		} else if !svcChanged {
+			p.KeptServices++
+		}
+	}
+	for k := range actual.Services {
+		if !wanted[k] && owned(k) {
+			p.DeleteServices = append(p.DeleteServices, k)
+		}
+	}
+	for _, k := range recorded {
+		if _, inKernel := actual.Services[k]; !inKernel && !wanted[k] {
+			p.Forget = append(p.Forget, k)
+		}
+	}
+	sortKeys(p.DeleteServices)
+	sortKeys(p.Forget)
+	return p
+}
