@@ -1,0 +1,163 @@
+// Command netd runs on each TLB gateway node. It keeps the IPIP tunnel up,
+// binds the node's VIPs on it, sets the sysctls direct server return needs
+// and clamps the MSS advertised from the VIPs, reconciling on every change
+// of its configuration file.
+//
+//	netd run --config /etc/tlb/netd.yaml
+//
+// main only wires flags, handles, the file watcher and signals; the logic
+// lives in netd, netd/agent and netd/kernel.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/tlbproject/tlb/netd"
+	"github.com/tlbproject/tlb/netd/agent"
+	"github.com/tlbproject/tlb/netd/config"
+	"github.com/tlbproject/tlb/netd/kernel"
+	"github.com/tlbproject/tlb/tlb/obs"
+)
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] != "run" {
+		fmt.Fprintln(os.Stderr, "usage: netd run --config FILE [--resync 30s] [--once]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("netd run", flag.ExitOnError)
+	cfgPath := fs.String("config", "/etc/tlb/netd.yaml", "configuration file (watched; changes are applied without restart)")
+	resync := fs.Duration("resync", 30*time.Second, "interval of reconciles that repair drift")
+	once := fs.Bool("once", false, "reconcile once and exit")
+	debug := fs.Bool("debug", false, "log at debug level")
+	_ = fs.Parse(os.Args[2:])
+
+	level := slog.LevelInfo
+	if *debug {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("component", "netd")
+	if err := run(log, *cfgPath, *resync, *once); err != nil {
+		log.Error("netd stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(log *slog.Logger, path string, resync time.Duration, once bool) error {
+	if resync <= 0 {
+		return fmt.Errorf("--resync must be positive, got %s", resync)
+	}
+	h, err := netlink.NewHandle()
+	if err != nil {
+		return fmt.Errorf("open netlink handle: %w", err)
+	}
+	defer h.Close()
+	gw := netd.NewGateway(kernel.NewLinks(h), kernel.ProcSys{Root: "/proc/sys"}, kernel.NewClamp(netns.None()), log)
+
+	// The metrics address comes from the file, so read it before serving;
+	// an invalid file stops netd here, before anything is changed.
+	cfg, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	srv := obs.NewServer(cfg.MetricsAddress, log)
+	a := agent.New(path, gw, agent.NewMetrics(srv.Registry), log, time.Now)
+	if err := a.Load(); err != nil {
+		return err
+	}
+	if once {
+		res, err := a.Reconcile()
+		if err != nil {
+			return err
+		}
+		log.Info("gateway reconciled", "writes", res.Writes, "plan", res.Plan.String())
+		return nil
+	}
+	addr, err := srv.Start(nil)
+	if err != nil {
+		return err
+	}
+	log.Info("serving metrics and health", "addr", addr)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	changed, err := watch(ctx, path, log)
+	if err != nil {
+		return err
+	}
+	if res, err := a.Reconcile(); err != nil {
+		log.Error("initial reconcile failed; will retry", "err", err)
+		srv.SetReady(false, err.Error())
+	} else {
+		log.Info("gateway reconciled", "writes", res.Writes, "plan", res.Plan.String())
+		srv.SetReady(true, "")
+	}
+	a.Run(ctx, changed, resync, srv.SetReady)
+	log.Info("netd stopping; bound VIPs stay in place")
+	return nil
+}
+
+// watch reports changes of the file at path. It watches the directory, so
+// editors that replace the file and Kubernetes ConfigMap symlink swaps are
+// both seen; bursts of events are coalesced.
+func watch(ctx context.Context, path string, log *slog.Logger) (<-chan struct{}, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("create file watcher: %w", err)
+	}
+	dir := filepath.Dir(path)
+	if err := w.Add(dir); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	out := make(chan struct{}, 1)
+	go func() {
+		defer w.Close()
+		var debounce <-chan time.Time
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				log.Debug("config directory event", "event", ev.String())
+				debounce = time.After(200 * time.Millisecond)
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				if !errors.Is(err, fsnotify.ErrEventOverflow) {
+					log.Error("file watcher error", "path", path, "err", err)
+				}
+				debounce = time.After(200 * time.Millisecond)
+			case <-debounce:
+				debounce = nil
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return out, nil
+}
