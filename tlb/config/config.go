@@ -1,0 +1,187 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tlbproject/tlb/tlb/model"
+	"sigs.k8s.io/yaml"
+)
+
+// Config is a parsed, valid configuration file.
+type Config struct {
+	// Director holds the director's own settings.
+	Director Director
+	// Desired is the L4 model the director programs.
+	Desired model.Desired
+	// BGP and Health are the raw `bgp:` and `health:` sections (JSON),
+	// nil when absent, for their packages to decode strictly.
+	BGP, Health json.RawMessage
+}
+
+// Director is the `director:` section.
+type Director struct {
+	// MetricsAddress is where metrics, /healthz and /readyz are served.
+	MetricsAddress string
+	// RuntimeDir holds the director's ownership record.
+	RuntimeDir string
+	// VIPRanges are the prefixes every VIP must be in (empty: any).
+	VIPRanges []netip.Prefix
+	// ResyncInterval is how often the whole state is re-applied, which
+	// also repairs drift.
+	ResyncInterval time.Duration
+}
+
+// Load reads and parses the file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses data, read from the file name (used in errors). Every error
+// starts with "config NAME:" and names the field. A nil error means the
+// whole file is valid and its model passes model.Desired.Validate.
+func Parse(name string, data []byte) (*Config, error) {
+	if unknown := unknownFields(data); len(unknown) > 0 {
+		errs := make([]error, 0, len(unknown))
+		for _, u := range unknown {
+			errs = append(errs, fmt.Errorf("config %s: %s", name, u))
+		}
+		return nil, errors.Join(errs...)
+	}
+	var doc fileDoc
+	if err := yaml.UnmarshalStrict(data, &doc); err != nil {
+		return nil, fmt.Errorf("config %s: %s", name, cleanYAMLError(err))
+	}
+	if doc.Services == nil {
+		return nil, fmt.Errorf("config %s: services: required (write `services: []` for none)", name)
+	}
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config %s: %s: %s", name, field, fmt.Sprintf(format, args...)))
+	}
+	cfg := &Config{Director: directorSettings(doc.Director, bad), BGP: doc.BGP, Health: doc.Health}
+	cfg.Desired.VIPRanges = cfg.Director.VIPRanges
+	for i, s := range *doc.Services {
+		cfg.Desired.Services = append(cfg.Desired.Services, service(fmt.Sprintf("services[%d]", i), s, bad))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, fe := range model.FieldErrors(cfg.Desired.Validate()) {
+		field := fmt.Sprintf("services[%d].%s", fe.Index, fe.Field)
+		if fe.Service != "" {
+			field += " (service " + fe.Service + ")"
+		}
+		bad(field, "%s", fe.Reason)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return cfg, nil
+}
+
+func directorSettings(d *directorDoc, bad func(field, format string, args ...any)) Director {
+	out := Director{MetricsAddress: DefaultMetricsAddress, RuntimeDir: DefaultRuntimeDir, ResyncInterval: DefaultResync}
+	if d == nil {
+		return out
+	}
+	if d.MetricsAddress != nil {
+		out.MetricsAddress = *d.MetricsAddress
+		if out.MetricsAddress != "" {
+			if _, _, err := net.SplitHostPort(out.MetricsAddress); err != nil {
+				bad("director.metricsAddress", "%q is not host:port (empty disables)", out.MetricsAddress)
+			}
+		}
+	}
+	if d.RuntimeDir != nil {
+		out.RuntimeDir = *d.RuntimeDir
+		if !strings.HasPrefix(out.RuntimeDir, "/") {
+			bad("director.runtimeDir", "%q must be an absolute path", out.RuntimeDir)
+		}
+	}
+	for i, r := range d.VIPRanges {
+		p, err := netip.ParsePrefix(r)
+		if err != nil {
+			bad(fmt.Sprintf("director.vipRanges[%d]", i), "%q is not a CIDR prefix", r)
+			continue
+		}
+		if p.Masked() != p {
+			bad(fmt.Sprintf("director.vipRanges[%d]", i), "%q has host bits set (did you mean %s?)", r, p.Masked())
+			continue
+		}
+		out.VIPRanges = append(out.VIPRanges, p)
+	}
+	if d.ResyncInterval != nil {
+		dur, err := time.ParseDuration(*d.ResyncInterval)
+		switch {
+		case err != nil:
+			bad("director.resyncInterval", "%q is not a duration like 30s", *d.ResyncInterval)
+		case dur < time.Second:
+			bad("director.resyncInterval", "%s is below the minimum of 1s", dur)
+		default:
+			out.ResyncInterval = dur
+		}
+	}
+	return out
+}
+
+func service(path string, s serviceDoc, bad func(field, format string, args ...any)) model.Service {
+	out := model.Service{Protocol: model.Protocol(s.Protocol), Scheduler: model.Scheduler(s.Scheduler)}
+	if s.VIP == "" {
+		bad(path+".vip", "required")
+	} else if a, err := netip.ParseAddr(s.VIP); err != nil {
+		bad(path+".vip", "%q is not an IP address", s.VIP)
+	} else {
+		out.VIP = a
+	}
+	if s.Port < 1 || s.Port > 65535 {
+		bad(path+".port", "%d is not 1..65535", s.Port)
+	} else {
+		out.Port = uint16(s.Port)
+	}
+	if out.Protocol == "" {
+		out.Protocol = defaultProtocol
+	}
+	if s.Flags != nil {
+		out.Flags = []model.Flag{}
+		for _, f := range *s.Flags {
+			out.Flags = append(out.Flags, model.Flag(f))
+		}
+	}
+	for j, rs := range s.RealServers {
+		field := fmt.Sprintf("%s.realServers[%d]", path, j)
+		r := model.RealServer{Weight: model.DefaultWeight()}
+		if rs.Weight != nil {
+			r.Weight = *rs.Weight
+		}
+		if rs.Address == "" {
+			bad(field+".address", "required")
+		} else if a, err := netip.ParseAddr(rs.Address); err != nil {
+			bad(field+".address", "%q is not an IP address", rs.Address)
+		} else {
+			r.Addr = a
+		}
+		out.RealServers = append(out.RealServers, r)
+	}
+	return out
+}
+
+// cleanYAMLError drops the decoder's internal prefixes, keeping the part
+// that names the field and the problem.
+func cleanYAMLError(err error) string {
+	msg := err.Error()
+	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "error converting YAML to JSON: ", "Go struct field fileDoc.", "Go struct field serviceDoc.", "Go struct field directorDoc.", "Go struct field realServerDoc."} {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
+}

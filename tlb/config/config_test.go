@@ -1,0 +1,165 @@
+package config
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// render is the golden form of a Parse result: the parsed config as JSON,
+// or the error, one line per problem.
+func render(cfg *Config, err error) string {
+	if err != nil {
+		return "error:\n" + err.Error() + "\n"
+	}
+	type rs struct {
+		Address string
+		Weight  int
+	}
+	type svc struct {
+		Key         string
+		Scheduler   model.Scheduler
+		Flags       []model.Flag
+		RealServers []rs
+	}
+	out := struct {
+		Director Director
+		Services []svc
+		BGP      json.RawMessage `json:",omitempty"`
+	}{Director: cfg.Director, BGP: cfg.BGP}
+	for _, s := range cfg.Desired.Sorted().Services {
+		v := svc{Key: s.Key().String(), Scheduler: s.Scheduler, Flags: s.Flags}
+		for _, r := range s.RealServers {
+			v.RealServers = append(v.RealServers, rs{r.Addr.String(), r.Weight})
+		}
+		out.Services = append(out.Services, v)
+	}
+	b, _ := json.MarshalIndent(out, "", "  ")
+	return string(b) + "\n"
+}
+
+func TestParseGolden(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata: %v", err)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := render(Parse(f, data))
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Parse(%s) =\n%s\nwant\n%s", f, got, want)
+			}
+		})
+	}
+}
+
+func TestParseErrorsNameFileAndField(t *testing.T) {
+	tests := map[string]struct {
+		yaml string
+		want []string
+	}{
+		"weight out of range": {
+			yaml: "services:\n- vip: 203.0.113.10\n  port: 80\n  realServers:\n  - {address: 198.18.2.2, weight: -1}\n",
+			want: []string{"config my.yaml: services[0].realServers[0].weight (service 203.0.113.10:80/tcp): must be 0..65535"},
+		},
+		"unknown nested field": {
+			yaml: "services:\n- vip: 203.0.113.10\n  port: 80\n  realServers:\n  - {address: 198.18.2.2, weigth: 1}\n",
+			want: []string{`config my.yaml: services[0].realServers[0]: unknown field "weigth"`},
+		},
+		"unknown top-level field": {
+			yaml: "servises: []\n",
+			want: []string{`config my.yaml: top level: unknown field "servises"`},
+		},
+		"services missing": {
+			yaml: "director: {}\n",
+			want: []string{"config my.yaml: services: required"},
+		},
+		"bad vip": {
+			yaml: "services:\n- {vip: 203.0.113, port: 80, realServers: []}\n",
+			want: []string{`config my.yaml: services[0].vip: "203.0.113" is not an IP address`},
+		},
+		"bad scheduler": {
+			yaml: "services:\n- {vip: 203.0.113.1, port: 80, scheduler: magic, realServers: []}\n",
+			want: []string{`config my.yaml: services[0].scheduler (service 203.0.113.1:80/tcp): "magic" is not one of`},
+		},
+		"two problems both reported": {
+			yaml: "services:\n- {vip: 203.0.113.1, port: 70000, realServers: [{address: x}]}\n",
+			want: []string{"services[0].port: 70000 is not 1..65535", `services[0].realServers[0].address: "x" is not an IP address`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := Parse("my.yaml", []byte(tc.yaml))
+			if err == nil {
+				t.Fatalf("Parse accepted it: %+v", cfg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q; want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	cfg, err := Parse("d.yaml", []byte("services:\n- {vip: 203.0.113.10, port: 80, realServers: [{address: 198.18.2.2}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Director.MetricsAddress != DefaultMetricsAddress || cfg.Director.RuntimeDir != DefaultRuntimeDir || cfg.Director.ResyncInterval != DefaultResync {
+		t.Errorf("director defaults = %+v", cfg.Director)
+	}
+	s := cfg.Desired.Services[0].WithDefaults()
+	if s.Protocol != model.TCP || s.Scheduler != model.Maglev || len(s.Flags) != 2 || s.RealServers[0].Weight != 1 {
+		t.Errorf("service defaults = %+v", s)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.yaml")
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("services:\n- {vip: '::1', port: 1, realServers: [{address: '::2', weight: 65535}]}\n"))
+	f.Add([]byte("services: {a: b}\n"))
+	f.Add([]byte("[1, 2]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "config fuzz.yaml: ") {
+				t.Errorf("error does not name the file: %q", err)
+			}
+			return
+		}
+		if verr := cfg.Desired.Validate(); verr != nil {
+			t.Errorf("Parse accepted a model that does not validate: %v", verr)
+		}
+	})
+}

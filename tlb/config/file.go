@@ -1,0 +1,46 @@
+package config
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Defaults for fields left out of the file.
+const (
+	DefaultMetricsAddress = "127.0.0.1:9100"
+	DefaultRuntimeDir     = "/run/tlb"
+	DefaultResync         = 30 * time.Second
+	defaultProtocol       = "tcp"
+)
+
+// fileDoc is the file as written. Addresses and durations are strings so
+// that errors can name the field they are in.
+type fileDoc struct {
+	Director *directorDoc `json:"director,omitempty"`
+	// Services is required, so that an empty or truncated file is an
+	// error rather than an order to delete every service.
+	Services *[]serviceDoc   `json:"services"`
+	BGP      json.RawMessage `json:"bgp,omitempty"`
+	Health   json.RawMessage `json:"health,omitempty"`
+}
+
+type directorDoc struct {
+	MetricsAddress *string  `json:"metricsAddress,omitempty"`
+	RuntimeDir     *string  `json:"runtimeDir,omitempty"`
+	VIPRanges      []string `json:"vipRanges,omitempty"`
+	ResyncInterval *string  `json:"resyncInterval,omitempty"`
+}
+
+type serviceDoc struct {
+	VIP         string          `json:"vip"`
+	Port        int             `json:"port"`
+	Protocol    string          `json:"protocol,omitempty"`
+	Scheduler   string          `json:"scheduler,omitempty"`
+	Flags       *[]string       `json:"flags,omitempty"`
+	RealServers []realServerDoc `json:"realServers"`
+}
+
+type realServerDoc struct {
+	Address string `json:"address"`
+	Weight  *int   `json:"weight,omitempty"`
+}

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watcher re-reads the configuration file when its directory changes (so
+// editors that write a new file and rename it, and Kubernetes ConfigMap
+// volumes that swap a symlink, are both seen) and re-applies the last
+// valid version on every resync tick, which repairs drift.
+type Watcher struct {
+	// Path is the configuration file.
+	Path string
+	// Log receives one line per rejected file and per change seen.
+	Log *slog.Logger
+	// Debounce is how long to wait after the last change before reading
+	// the file, so a file being written is read once, whole. Zero
+	// means 200ms.
+	Debounce time.Duration
+	// OnReject, if set, is called with each rejected file's error (for
+	// a metric). The last valid configuration stays in force.
+	OnReject func(error)
+}
+
+// Run calls apply with initial, then with every new valid version of the
+// file and, on every tick of resync, with the last valid version again. An
+// invalid file is logged and ignored. Run returns when ctx is done, or an
+// error if the directory cannot be watched.
+func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.Time, apply func(context.Context, *Config)) error {
+	log := w.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	debounce := w.Debounce
+	if debounce == 0 {
+		debounce = 200 * time.Millisecond
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch config %s: %w", w.Path, err)
+	}
+	defer fw.Close()
+	dir := filepath.Dir(w.Path)
+	if err := fw.Add(dir); err != nil {
+		return fmt.Errorf("watch config directory %s: %w", dir, err)
+	}
+
+	good := initial
+	lastData, _ := os.ReadFile(w.Path)
+	apply(ctx, good)
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-fw.Events:
+			if !ok {
+				return fmt.Errorf("watch config %s: event channel closed", w.Path)
+			}
+			log.Debug("config directory changed", "event", ev.String())
+			timer.Reset(debounce)
+		case err, ok := <-fw.Errors:
+			if !ok {
+				return fmt.Errorf("watch config %s: error channel closed", w.Path)
+			}
+			log.Warn("watching config", "path", w.Path, "err", err)
+		case <-timer.C:
+			data, err := os.ReadFile(w.Path)
+			if err == nil && bytes.Equal(data, lastData) {
+				continue
+			}
+			if err == nil {
+				lastData = data
+			}
+			cfg, perr := parseRead(w.Path, data, err)
+			if perr != nil {
+				log.Error("config rejected, keeping the last valid one", "path", w.Path, "err", perr)
+				if w.OnReject != nil {
+					w.OnReject(perr)
+				}
+				continue
+			}
+			if cfg.Director.MetricsAddress != good.Director.MetricsAddress || cfg.Director.RuntimeDir != good.Director.RuntimeDir ||
+				cfg.Director.ResyncInterval != good.Director.ResyncInterval {
+				log.Warn("director settings changed in config; they take effect at the next restart", "path", w.Path)
+			}
+			log.Info("config changed, applying", "path", w.Path, "services", len(cfg.Desired.Services))
+			good = cfg
+			apply(ctx, good)
+		case <-resync:
+			apply(ctx, good)
+		}
+	}
+}
+
+func parseRead(path string, data []byte, readErr error) (*Config, error) {
+	if readErr != nil {
+		return nil, fmt.Errorf("read config: %w", readErr)
+	}
+	return Parse(path, data)
+}

@@ -1,0 +1,101 @@
+package config
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	oneService = "services:\n- {vip: 203.0.113.10, port: 80, realServers: [{address: 198.18.2.2}]}\n"
+	twoService = "services:\n- {vip: 203.0.113.10, port: 80, realServers: [{address: 198.18.2.2}]}\n- {vip: 203.0.113.11, port: 80, realServers: []}\n"
+	invalid    = "services:\n- {vip: 203.0.113.10, port: 80, realServers: [{address: 198.18.2.2, weight: 70000}]}\n"
+)
+
+func TestWatcher(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tlb.yaml")
+	write := func(content string) {
+		t.Helper()
+		// Write a new file and rename it over the old one, as editors and
+		// config management do.
+		tmp := filepath.Join(dir, ".tlb.yaml.tmp")
+		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(oneService)
+	initial, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	applied := make(chan int, 10)
+	rejected := make(chan error, 10)
+	resync := make(chan time.Time)
+	w := &Watcher{Path: path, Debounce: 20 * time.Millisecond, OnReject: func(err error) { rejected <- err }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- w.Run(ctx, initial, resync, func(_ context.Context, c *Config) { applied <- len(c.Desired.Services) })
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+
+	expectApplied := func(step string, want int) {
+		t.Helper()
+		select {
+		case n := <-applied:
+			if n != want {
+				t.Fatalf("%s: applied %d services; want %d", step, n, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: nothing applied", step)
+		}
+	}
+	expectApplied("initial", 1)
+
+	write(twoService)
+	expectApplied("valid change", 2)
+
+	write(invalid)
+	select {
+	case err := <-rejected:
+		if !strings.Contains(err.Error(), "services[0].realServers[0].weight") {
+			t.Errorf("rejection %q does not name the field", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("invalid file not rejected")
+	}
+	select {
+	case n := <-applied:
+		t.Fatalf("invalid file applied (%d services)", n)
+	case <-time.After(100 * time.Millisecond):
+	}
+
+	resync <- time.Now()
+	expectApplied("resync keeps the last valid file", 2)
+
+	write(oneService)
+	expectApplied("fixed file", 1)
+
+	// Touching the file without changing it applies nothing.
+	if err := os.Chtimes(path, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-applied:
+		t.Fatalf("unchanged file applied again (%d services)", n)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
