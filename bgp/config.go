@@ -1,0 +1,267 @@
+package bgp
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Defaults applied by Config.Defaulted.
+const (
+	// DefaultHoldTimeSeconds is the hold time offered to peers. A dead
+	// director is detected by its router within this many seconds (GoBGP v3
+	// has no BFD), so it bounds the failover time.
+	DefaultHoldTimeSeconds = 3
+	// DefaultKeepaliveSeconds is the keepalive interval (a third of the hold time).
+	DefaultKeepaliveSeconds = 1
+	// DefaultConnectRetrySeconds is how long to wait before redialling a peer.
+	DefaultConnectRetrySeconds = 1
+	// DefaultMaxPrefixes is how many prefixes a peer may send before the
+	// session is torn down. The director imports nothing, so a router that
+	// sends more than this is misconfigured.
+	DefaultMaxPrefixes = 1000
+	// DefaultPeerPort is the BGP port peers are dialled on.
+	DefaultPeerPort = 179
+	// DefaultAPIAddress is where the optional GoBGP gRPC API listens.
+	DefaultAPIAddress = "127.0.0.1:50051"
+	// NoListen as ListenPort means the speaker only dials out.
+	NoListen = -1
+)
+
+// Config is the BGP configuration of one director. It is read from YAML
+// (keys are the json tags, as sigs.k8s.io/yaml maps them). It holds no
+// secret: MD5 passwords are read from the files the peers name.
+type Config struct {
+	// LocalASN is the director's autonomous system number.
+	LocalASN uint32 `json:"localASN"`
+	// RouterID is the director's BGP identifier, an IPv4 address.
+	RouterID string `json:"routerID"`
+	// ListenPort is the TCP port to accept sessions on; NoListen (-1, the
+	// default when zero) makes the director only dial out.
+	ListenPort int32 `json:"listenPort,omitempty"`
+	// NextHop is the next hop announced for every prefix. Empty means the
+	// local address of each session.
+	NextHop string `json:"nextHop,omitempty"`
+	// GracefulRestart enables BGP graceful restart (RFC 4724) on every peer.
+	// Off by default: a restarting director should lose its traffic fast.
+	GracefulRestart bool `json:"gracefulRestart,omitempty"`
+	// AllowedPrefixes are the VIP ranges this director may announce: a
+	// prefix is announced only if it lies inside one of them.
+	AllowedPrefixes []string `json:"allowedPrefixes"`
+	// API configures GoBGP's own gRPC API, off by default.
+	API APIConfig `json:"api,omitempty"`
+	// Peers are the routers to announce to.
+	Peers []PeerConfig `json:"peers"`
+}
+
+// APIConfig configures GoBGP's gRPC API. It has no authentication, so it is
+// only ever bound to a loopback address.
+type APIConfig struct {
+	// Enabled turns the API on.
+	Enabled bool `json:"enabled,omitempty"`
+	// Address is a loopback host:port; DefaultAPIAddress when empty.
+	Address string `json:"address,omitempty"`
+}
+
+// PeerConfig is one BGP neighbour (usually the top-of-rack router).
+type PeerConfig struct {
+	// Address is the neighbour's IPv4 address.
+	Address string `json:"address"`
+	// ASN is the neighbour's autonomous system number.
+	ASN uint32 `json:"asn"`
+	// Port is the neighbour's BGP port; DefaultPeerPort when zero.
+	Port uint16 `json:"port,omitempty"`
+	// LocalAddress is the source address to dial from; empty lets the
+	// kernel choose.
+	LocalAddress string `json:"localAddress,omitempty"`
+	// PasswordFile names a file holding the TCP MD5 password (RFC 2385);
+	// surrounding white space is trimmed. The password is never logged.
+	PasswordFile string `json:"passwordFile,omitempty"`
+	// HoldTimeSeconds is the hold time; DefaultHoldTimeSeconds when zero.
+	HoldTimeSeconds uint32 `json:"holdTimeSeconds,omitempty"`
+	// KeepaliveSeconds is the keepalive interval; DefaultKeepaliveSeconds
+	// when zero. It must be below the hold time.
+	KeepaliveSeconds uint32 `json:"keepaliveSeconds,omitempty"`
+	// ConnectRetrySeconds is the redial interval; DefaultConnectRetrySeconds when zero.
+	ConnectRetrySeconds uint32 `json:"connectRetrySeconds,omitempty"`
+	// EBGPMultihopTTL, when set, allows an eBGP neighbour that many hops away.
+	EBGPMultihopTTL uint8 `json:"ebgpMultihopTTL,omitempty"`
+	// TTLSecurityHops, when set, enables GTSM (RFC 5082): packets from the
+	// neighbour must arrive with TTL >= 256 - hops. Exclusive with EBGPMultihopTTL.
+	TTLSecurityHops uint8 `json:"ttlSecurityHops,omitempty"`
+	// MaxPrefixes tears the session down when the neighbour sends more
+	// prefixes; DefaultMaxPrefixes when zero.
+	MaxPrefixes uint32 `json:"maxPrefixes,omitempty"`
+}
+
+// Parse reads a YAML Config, rejecting unknown fields, applies defaults and
+// validates it.
+func Parse(data []byte) (Config, error) {
+	var c Config
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return Config{}, fmt.Errorf("parse bgp config: %w", err)
+	}
+	c = c.Defaulted()
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Defaulted returns a copy of c with every unset field set to its default.
+func (c Config) Defaulted() Config {
+	if c.ListenPort == 0 {
+		c.ListenPort = NoListen
+	}
+	if c.API.Enabled && c.API.Address == "" {
+		c.API.Address = DefaultAPIAddress
+	}
+	peers := make([]PeerConfig, len(c.Peers))
+	for i, p := range c.Peers {
+		if p.Port == 0 {
+			p.Port = DefaultPeerPort
+		}
+		if p.HoldTimeSeconds == 0 {
+			p.HoldTimeSeconds = DefaultHoldTimeSeconds
+		}
+		if p.KeepaliveSeconds == 0 {
+			p.KeepaliveSeconds = DefaultKeepaliveSeconds
+		}
+		if p.ConnectRetrySeconds == 0 {
+			p.ConnectRetrySeconds = DefaultConnectRetrySeconds
+		}
+		if p.MaxPrefixes == 0 {
+			p.MaxPrefixes = DefaultMaxPrefixes
+		}
+		peers[i] = p
+	}
+	c.Peers = peers
+	return c
+}
+
+// Validate checks a defaulted Config. Its errors name the offending field.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("bgp config: %s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if c.LocalASN == 0 {
+		bad("localASN", "must be set")
+	}
+	if a, err := netip.ParseAddr(c.RouterID); err != nil || !a.Is4() || a.IsUnspecified() {
+		bad("routerID", "%q is not an IPv4 address", c.RouterID)
+	}
+	if c.ListenPort != NoListen && (c.ListenPort < 1 || c.ListenPort > 65535) {
+		bad("listenPort", "%d is not a port (use -1 to only dial out)", c.ListenPort)
+	}
+	if c.NextHop != "" {
+		if a, err := netip.ParseAddr(c.NextHop); err != nil || !a.Is4() || a.IsUnspecified() {
+			bad("nextHop", "%q is not an IPv4 address", c.NextHop)
+		}
+	}
+	if len(c.AllowedPrefixes) == 0 {
+		bad("allowedPrefixes", "must list at least one VIP range")
+	}
+	for i, s := range c.AllowedPrefixes {
+		p, err := netip.ParsePrefix(s)
+		switch {
+		case err != nil:
+			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q is not a prefix", s)
+		case !p.Addr().Is4():
+			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q: only IPv4 is supported", s)
+		case p != p.Masked():
+			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q has host bits set (did you mean %s?)", s, p.Masked())
+		case p.Bits() == 0:
+			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q would allow announcing a default route", s)
+		}
+	}
+	if c.API.Enabled {
+		if err := checkLoopback(c.API.Address); err != nil {
+			bad("api.address", "%v", err)
+		}
+	}
+	if len(c.Peers) == 0 {
+		bad("peers", "must list at least one peer")
+	}
+	seen := map[string]bool{}
+	for i, p := range c.Peers {
+		f := func(name string) string { return fmt.Sprintf("peers[%d].%s", i, name) }
+		a, err := netip.ParseAddr(p.Address)
+		if err != nil || !a.Is4() || a.IsUnspecified() {
+			bad(f("address"), "%q is not an IPv4 address", p.Address)
+		} else if seen[a.String()] {
+			bad(f("address"), "%s is listed twice", a)
+		} else {
+			seen[a.String()] = true
+		}
+		if p.ASN == 0 {
+			bad(f("asn"), "must be set")
+		}
+		if p.LocalAddress != "" {
+			if la, err := netip.ParseAddr(p.LocalAddress); err != nil || !la.Is4() {
+				bad(f("localAddress"), "%q is not an IPv4 address", p.LocalAddress)
+			}
+		}
+		if p.HoldTimeSeconds < 3 {
+			bad(f("holdTimeSeconds"), "%d is below the BGP minimum of 3", p.HoldTimeSeconds)
+		}
+		if p.KeepaliveSeconds >= p.HoldTimeSeconds {
+			bad(f("keepaliveSeconds"), "%d must be below holdTimeSeconds %d", p.KeepaliveSeconds, p.HoldTimeSeconds)
+		}
+		if p.EBGPMultihopTTL != 0 && p.TTLSecurityHops != 0 {
+			bad(f("ttlSecurityHops"), "cannot be combined with ebgpMultihopTTL")
+		}
+		if p.TTLSecurityHops != 0 && p.ASN == c.LocalASN {
+			bad(f("ttlSecurityHops"), "applies to eBGP peers only (asn equals localASN)")
+		}
+		if p.PasswordFile != "" && strings.TrimSpace(p.PasswordFile) != p.PasswordFile {
+			bad(f("passwordFile"), "path has surrounding white space")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkLoopback refuses any API address that is not a literal loopback IP.
+func checkLoopback(hostport string) error {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return fmt.Errorf("%q is not ip:port: %w", hostport, err)
+	}
+	if !ap.Addr().IsLoopback() {
+		return fmt.Errorf("%s is not a loopback address; the GoBGP API has no authentication", ap.Addr())
+	}
+	return nil
+}
+
+// allowedRanges returns the parsed AllowedPrefixes of a validated Config.
+func (c Config) allowedRanges() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(c.AllowedPrefixes))
+	for _, s := range c.AllowedPrefixes {
+		out = append(out, netip.MustParsePrefix(s))
+	}
+	return out
+}
+
+// readPassword reads the MD5 password of peer i from its PasswordFile.
+func readPassword(i int, p PeerConfig) (string, error) {
+	if p.PasswordFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(p.PasswordFile)
+	if err != nil {
+		// The path is not secret; the content is never shown.
+		return "", fmt.Errorf("bgp config: peers[%d].passwordFile: read password for peer %s: %w", i, p.Address, err)
+	}
+	pw := strings.TrimSpace(string(b))
+	if pw == "" {
+		return "", fmt.Errorf("bgp config: peers[%d].passwordFile: %s is empty", i, p.PasswordFile)
+	}
+	if len(pw) > 80 {
+		return "", fmt.Errorf("bgp config: peers[%d].passwordFile: password is longer than the 80 bytes TCP MD5 allows", i)
+	}
+	return pw, nil
+}

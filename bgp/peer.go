@@ -1,0 +1,52 @@
+package bgp
+
+import (
+	api "github.com/osrg/gobgp/v3/api"
+)
+
+// ipv4Unicast returns a fresh family message (GoBGP may keep what it is given).
+func ipv4Unicast() *api.Family {
+	return &api.Family{Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_UNICAST}
+}
+
+// apiPeer turns one defaulted PeerConfig into GoBGP's peer message.
+func apiPeer(c Config, p PeerConfig, password string) *api.Peer {
+	peer := &api.Peer{
+		Conf: &api.PeerConf{
+			NeighborAddress: p.Address,
+			PeerAsn:         p.ASN,
+			AuthPassword:    password,
+		},
+		Timers: &api.Timers{Config: &api.TimersConfig{
+			HoldTime:          uint64(p.HoldTimeSeconds),
+			KeepaliveInterval: uint64(p.KeepaliveSeconds),
+			ConnectRetry:      uint64(p.ConnectRetrySeconds),
+			// Send updates at once: the announce-to-route time is what
+			// the failover promise is measured in.
+			MinimumAdvertisementInterval: 0,
+		}},
+		Transport: &api.Transport{
+			LocalAddress: p.LocalAddress,
+			RemotePort:   uint32(p.Port),
+			PassiveMode:  false,
+		},
+		AfiSafis: []*api.AfiSafi{{
+			Config: &api.AfiSafiConfig{Family: ipv4Unicast(), Enabled: true},
+			PrefixLimits: &api.PrefixLimit{
+				Family:      ipv4Unicast(),
+				MaxPrefixes: p.MaxPrefixes,
+			},
+		}},
+	}
+	if p.EBGPMultihopTTL != 0 {
+		peer.EbgpMultihop = &api.EbgpMultihop{Enabled: true, MultihopTtl: uint32(p.EBGPMultihopTTL)}
+	}
+	if p.TTLSecurityHops != 0 {
+		peer.TtlSecurity = &api.TtlSecurity{Enabled: true, TtlMin: 256 - uint32(p.TTLSecurityHops)}
+	}
+	if c.GracefulRestart {
+		peer.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: 120}
+		peer.AfiSafis[0].MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
+	}
+	return peer
+}

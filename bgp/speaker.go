@@ -1,0 +1,241 @@
+package bgp
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"sync"
+
+	api "github.com/osrg/gobgp/v3/api"
+	"github.com/osrg/gobgp/v3/pkg/server"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Announcer is what the director needs from BGP: announce exactly a set of
+// prefixes (the whole desired set each time), withdraw everything, and say
+// whether any router is listening. *Speaker implements it.
+type Announcer interface {
+	// Announce makes the announced set equal to prefixes.
+	Announce(ctx context.Context, prefixes []netip.Prefix) error
+	// WithdrawAll withdraws every announced prefix.
+	WithdrawAll(ctx context.Context) error
+	// Established reports whether at least one session is Established.
+	Established() bool
+}
+
+var _ Announcer = (*Speaker)(nil)
+
+// pathTable is the part of GoBGP that adds and removes our paths. It is
+// *server.BgpServer in production; tests wrap it to inject failures.
+type pathTable interface {
+	AddPath(context.Context, *api.AddPathRequest) (*api.AddPathResponse, error)
+	DeletePath(context.Context, *api.DeletePathRequest) error
+}
+
+// Speaker is one director's BGP speaker: an in-process GoBGP server with
+// safe policies, its peers, and the set of prefixes it announces.
+type Speaker struct {
+	cfg       Config
+	allowed   []netip.Prefix
+	passwords []string // per peer, index-aligned with cfg.Peers; never logged
+	log       *slog.Logger
+	metrics   *metrics
+
+	srv   *server.BgpServer
+	paths pathTable
+
+	mu        sync.Mutex // serialises Announce/WithdrawAll/Stop
+	started   bool
+	announced map[netip.Prefix][]byte // prefix -> UUID from AddPath
+
+	stateMu sync.Mutex
+	states  map[string]PeerStatus // by peer address
+	cancel  context.CancelFunc
+}
+
+// PeerStatus is the session state of one peer.
+type PeerStatus struct {
+	// Address is the peer's address.
+	Address string
+	// ASN is the peer's AS number.
+	ASN uint32
+	// State is the BGP FSM state: idle, connect, active, opensent,
+	// openconfirm or established.
+	State string
+}
+
+// NewSpeaker validates cfg (after applying defaults), reads the peers'
+// password files and registers the metrics on reg (nil: no metrics). It
+// does not touch the network; Start does.
+func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speaker, error) {
+	cfg = cfg.Defaulted()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pws := make([]string, len(cfg.Peers))
+	for i, p := range cfg.Peers {
+		pw, err := readPassword(i, p)
+		if err != nil {
+			return nil, err
+		}
+		pws[i] = pw
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	return &Speaker{
+		cfg:       cfg,
+		allowed:   cfg.allowedRanges(),
+		passwords: pws,
+		log:       log,
+		metrics:   m,
+		announced: map[netip.Prefix][]byte{},
+		states:    map[string]PeerStatus{},
+	}, nil
+}
+
+// Start starts GoBGP, installs the import and export policies, then adds
+// the peers. Sessions come up in the background; watch Established or Peers.
+func (s *Speaker) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("start bgp speaker: already started")
+	}
+	opts := []server.ServerOption{server.LoggerOption(newGobgpLogger(s.log))}
+	if s.cfg.API.Enabled {
+		opts = append(opts, server.GrpcListenAddress(s.cfg.API.Address))
+	}
+	srv := server.NewBgpServer(opts...)
+	go srv.Serve()
+
+	global := &api.Global{
+		Asn:        s.cfg.LocalASN,
+		RouterId:   s.cfg.RouterID,
+		ListenPort: s.cfg.ListenPort,
+	}
+	if err := srv.StartBgp(ctx, &api.StartBgpRequest{Global: global}); err != nil {
+		srv.Stop()
+		return fmt.Errorf("start gobgp as %d router-id %s: %w", s.cfg.LocalASN, s.cfg.RouterID, err)
+	}
+	if err := installPolicies(ctx, srv, s.allowed); err != nil {
+		srv.Stop()
+		return fmt.Errorf("start bgp speaker: %w", err)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	if err := srv.WatchEvent(wctx, &api.WatchEventRequest{Peer: &api.WatchEventRequest_Peer{}}, s.onEvent); err != nil {
+		cancel()
+		srv.Stop()
+		return fmt.Errorf("watch bgp peer events: %w", err)
+	}
+	for i, pc := range s.cfg.Peers {
+		s.setState(pc.Address, pc.ASN, "idle")
+		if err := srv.AddPeer(ctx, &api.AddPeerRequest{Peer: apiPeer(s.cfg, pc, s.passwords[i])}); err != nil {
+			cancel()
+			srv.Stop()
+			return fmt.Errorf("add bgp peer %s as %d: %w", pc.Address, pc.ASN, err)
+		}
+		s.log.Info("bgp peer added", "peer", pc.Address, "asn", pc.ASN,
+			"holdTime", pc.HoldTimeSeconds, "keepalive", pc.KeepaliveSeconds, "md5", pc.PasswordFile != "")
+	}
+	s.srv, s.paths, s.cancel, s.started = srv, srv, cancel, true
+	return nil
+}
+
+// Stop withdraws every prefix, closes the sessions (sending a Cease) and
+// stops GoBGP. A stopped Speaker cannot be started again.
+func (s *Speaker) Stop(ctx context.Context) error {
+	err := s.WithdrawAll(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		return err
+	}
+	s.cancel()
+	s.srv.Stop()
+	s.started = false
+	s.stateMu.Lock()
+	for addr, st := range s.states {
+		st.State = "idle"
+		s.states[addr] = st
+		s.metrics.sessionUp.WithLabelValues(addr).Set(0)
+	}
+	s.stateMu.Unlock()
+	return err
+}
+
+// Peers returns the state of every configured peer, sorted by address.
+func (s *Speaker) Peers() []PeerStatus {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	out := make([]PeerStatus, 0, len(s.states))
+	for _, st := range s.states {
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b PeerStatus) int {
+		return netip.MustParseAddr(a.Address).Compare(netip.MustParseAddr(b.Address))
+	})
+	return out
+}
+
+// Established reports whether at least one session is Established.
+func (s *Speaker) Established() bool {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	for _, st := range s.states {
+		if st.State == "established" {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Speaker) setState(addr string, asn uint32, state string) {
+	s.stateMu.Lock()
+	prev := s.states[addr]
+	s.states[addr] = PeerStatus{Address: addr, ASN: asn, State: state}
+	s.stateMu.Unlock()
+	up := 0.0
+	if state == "established" {
+		up = 1
+	}
+	s.metrics.sessionUp.WithLabelValues(addr).Set(up)
+	if prev.State != "" && prev.State != state && (prev.State == "established" || state == "established") {
+		s.log.Info("bgp session state changed", "peer", addr, "from", prev.State, "to", state)
+	}
+}
+
+// onEvent records peer state changes. Only the address, AS and state are
+// read: the event also carries the MD5 password, which must not leak.
+func (s *Speaker) onEvent(r *api.WatchEventResponse) {
+	pe := r.GetPeer()
+	if pe == nil || pe.Type != api.WatchEventResponse_PeerEvent_STATE {
+		return
+	}
+	st := pe.GetPeer().GetState()
+	if st == nil {
+		return
+	}
+	s.setState(st.NeighborAddress, st.PeerAsn, fsmState(st.SessionState))
+}
+
+func fsmState(s api.PeerState_SessionState) string {
+	switch s {
+	case api.PeerState_IDLE:
+		return "idle"
+	case api.PeerState_CONNECT:
+		return "connect"
+	case api.PeerState_ACTIVE:
+		return "active"
+	case api.PeerState_OPENSENT:
+		return "opensent"
+	case api.PeerState_OPENCONFIRM:
+		return "openconfirm"
+	case api.PeerState_ESTABLISHED:
+		return "established"
+	}
+	return "unknown"
+}
