@@ -1,0 +1,221 @@
+package dsl
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// MaxFileSize bounds a DSL file; larger files are refused unread.
+const MaxFileSize = 1 << 20
+
+// Doc is one parsed file: a service or a gateway, with the certificate
+// files the gateway refers to (not read yet).
+type Doc struct {
+	Service *model.Service
+	Gateway *model.Gateway
+	// CertFiles lists, per certificate name, the chain and key paths as
+	// written in the file.
+	CertFiles []CertFiles
+}
+
+// CertFiles names the files of one certificate.
+type CertFiles struct {
+	Name     string
+	CertFile string
+	KeyFile  string
+}
+
+// FieldError is a parse error on one field of one file.
+type FieldError struct {
+	File  string
+	Field string
+	Msg   string
+}
+
+// Error formats the error as "file: field: message".
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.File + ": " + e.Msg
+	}
+	return e.File + ": " + e.Field + ": " + e.Msg
+}
+
+// Parse reads one DSL document. file names it in errors and becomes the
+// object's origin. Parse does no I/O.
+func Parse(file string, data []byte) (*Doc, error) {
+	if len(data) > MaxFileSize {
+		return nil, &FieldError{File: file, Msg: fmt.Sprintf("file is larger than %d bytes", MaxFileSize)}
+	}
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return nil, &FieldError{File: file, Msg: "not a YAML mapping: " + cleanYAMLErr(err)}
+	}
+	switch head.Kind {
+	case KindService:
+		var d serviceDoc
+		if err := yaml.UnmarshalStrict(data, &d); err != nil {
+			return nil, &FieldError{File: file, Msg: cleanYAMLErr(err)}
+		}
+		s, err := d.toModel(file)
+		if err != nil {
+			return nil, err
+		}
+		return &Doc{Service: s}, nil
+	case KindGateway:
+		var d gatewayDoc
+		if err := yaml.UnmarshalStrict(data, &d); err != nil {
+			return nil, &FieldError{File: file, Msg: cleanYAMLErr(err)}
+		}
+		return d.toModel(file)
+	case "":
+		return nil, &FieldError{File: file, Field: "kind", Msg: fmt.Sprintf("missing; want %q or %q", KindService, KindGateway)}
+	default:
+		return nil, &FieldError{File: file, Field: "kind", Msg: fmt.Sprintf("unknown kind %q; want %q or %q", head.Kind, KindService, KindGateway)}
+	}
+}
+
+// cleanYAMLErr drops the library's "error converting YAML to JSON" noise
+// but keeps the field name it reports.
+func cleanYAMLErr(err error) string {
+	s := err.Error()
+	for _, p := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}
+
+func parseDuration(v *string, field string, errs *[]error, file string) time.Duration {
+	if v == nil {
+		return 0
+	}
+	if strings.EqualFold(*v, "off") {
+		return -1
+	}
+	d, err := time.ParseDuration(*v)
+	if err != nil || d <= 0 {
+		*errs = append(*errs, &FieldError{File: file, Field: field, Msg: fmt.Sprintf("want a positive duration such as \"1m\" or \"off\", got %q", *v)})
+		return 0
+	}
+	return d
+}
+
+func (d *serviceDoc) toModel(file string) (*model.Service, error) {
+	var errs []error
+	s := &model.Service{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file), Hosts: d.Hosts}
+	svcTimeout := parseDuration(d.Timeout, "timeout", &errs, file)
+	svcIdle := parseDuration(d.IdleTimeout, "idleTimeout", &errs, file)
+	if d.Timeout != nil && svcTimeout < 0 {
+		errs = append(errs, &FieldError{File: file, Field: "timeout", Msg: "a request timeout cannot be off"})
+	}
+	for i, u := range d.Upstreams {
+		mu := model.Upstream{Name: u.Name, HTTP2: u.HTTP2}
+		for j, e := range u.Endpoints {
+			ap, err := netip.ParseAddrPort(e)
+			if err != nil {
+				errs = append(errs, &FieldError{File: file, Field: fmt.Sprintf("upstreams[%d].endpoints[%d]", i, j), Msg: fmt.Sprintf("want ip:port, got %q", e)})
+				continue
+			}
+			mu.Endpoints = append(mu.Endpoints, model.Endpoint{Addr: ap, Weight: 1})
+		}
+		s.Upstreams = append(s.Upstreams, mu)
+	}
+	for i, r := range d.Routes {
+		f := fmt.Sprintf("routes[%d]", i)
+		mr := model.Route{Name: r.Name, Prefix: r.Prefix, Regex: r.Pattern, Timeout: svcTimeout, IdleTimeout: svcIdle}
+		for _, h := range r.Headers {
+			mr.Headers = append(mr.Headers, model.HeaderMatch{Name: h.Name, Exact: h.Exact, Present: h.Present})
+		}
+		switch {
+		case r.Target != "" && len(r.Targets) > 0:
+			errs = append(errs, &FieldError{File: file, Field: f, Msg: "set target or targets, not both"})
+		case r.Target != "":
+			mr.Targets = []model.WeightedTarget{{Upstream: r.Target, Weight: 1}}
+		default:
+			for _, t := range r.Targets {
+				mr.Targets = append(mr.Targets, model.WeightedTarget{Upstream: t.Upstream, Weight: t.Weight})
+			}
+		}
+		if r.Rewrite != nil {
+			mr.Rewrite = &model.Rewrite{Regex: r.Rewrite.Old, Substitution: r.Rewrite.New}
+		}
+		if r.Timeout != nil {
+			mr.Timeout = parseDuration(r.Timeout, f+".timeout", &errs, file)
+			if mr.Timeout < 0 {
+				errs = append(errs, &FieldError{File: file, Field: f + ".timeout", Msg: "a request timeout cannot be off"})
+			}
+		}
+		if r.IdleTimeout != nil {
+			mr.IdleTimeout = parseDuration(r.IdleTimeout, f+".idleTimeout", &errs, file)
+		}
+		if r.Retries != nil {
+			mr.Retries = &model.RetryPolicy{Attempts: r.Retries.Attempts, On: r.Retries.On,
+				PerTry: parseDuration(r.Retries.PerTryTimeout, f+".retries.perTryTimeout", &errs, file)}
+		}
+		if r.Sticky != nil {
+			mr.Sticky = &model.CookieSticky{Cookie: r.Sticky.Cookie, Path: r.Sticky.Path,
+				TTL: parseDuration(r.Sticky.TTL, f+".sticky.ttl", &errs, file)}
+		}
+		s.Routes = append(s.Routes, mr)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if err := model.CheckService(*s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (d *gatewayDoc) toModel(file string) (*Doc, error) {
+	var errs []error
+	g := &model.Gateway{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file)}
+	doc := &Doc{Gateway: g}
+	certs := map[string]bool{}
+	for i, l := range d.Listeners {
+		f := fmt.Sprintf("listeners[%d]", i)
+		ml := model.Listener{Name: l.Name, Port: l.Port, Protocol: model.Protocol(strings.ToUpper(l.Protocol)), Target: l.Target}
+		vip, err := netip.ParseAddr(l.VIP)
+		if err != nil {
+			errs = append(errs, &FieldError{File: file, Field: f + ".vip", Msg: fmt.Sprintf("want an IP address, got %q", l.VIP)})
+		}
+		ml.VIP = vip
+		for j, c := range l.Certificates {
+			cf := fmt.Sprintf("%s.certificates[%d]", f, j)
+			if c.CertFile == "" || c.KeyFile == "" {
+				errs = append(errs, &FieldError{File: file, Field: cf, Msg: "certFile and keyFile are required"})
+			}
+			name := d.Name + "." + c.Name
+			if c.Name == "" {
+				errs = append(errs, &FieldError{File: file, Field: cf + ".name", Msg: "required"})
+			} else if !certs[name] {
+				certs[name] = true
+				doc.CertFiles = append(doc.CertFiles, CertFiles{Name: name, CertFile: c.CertFile, KeyFile: c.KeyFile})
+			}
+			ml.TLS = append(ml.TLS, model.SNICertificate{ServerNames: c.SNI, Certificate: name})
+		}
+		g.Listeners = append(g.Listeners, ml)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if err := model.CheckGateway(*g, certs); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+func orDefault(group string) string {
+	if group == "" {
+		return "default"
+	}
+	return group
+}

@@ -1,0 +1,90 @@
+package dsl
+
+// The kinds a file may declare.
+const (
+	KindService = "gateway/service/v1"
+	KindGateway = "gateway/gateway/v1"
+)
+
+type serviceDoc struct {
+	Kind        string        `json:"kind"`
+	Name        string        `json:"name"`
+	Group       string        `json:"group,omitempty"`
+	Hosts       []string      `json:"hosts,omitempty"`
+	Timeout     *string     `json:"timeout,omitempty"`
+	IdleTimeout *string     `json:"idleTimeout,omitempty"`
+	Upstreams   []upstreamDoc `json:"upstreams"`
+	Routes      []routeDoc    `json:"routes"`
+}
+
+type upstreamDoc struct {
+	Name      string   `json:"name"`
+	HTTP2     bool     `json:"http2,omitempty"`
+	Endpoints []string `json:"endpoints"`
+}
+
+type routeDoc struct {
+	Name        string      `json:"name,omitempty"`
+	Prefix      string      `json:"prefix,omitempty"`
+	Pattern     string      `json:"pattern,omitempty"`
+	Headers     []headerDoc `json:"headers,omitempty"`
+	Target      string      `json:"target,omitempty"`
+	Targets     []targetDoc `json:"targets,omitempty"`
+	Rewrite     *rewriteDoc `json:"rewrite,omitempty"`
+	Timeout     *string   `json:"timeout,omitempty"`
+	IdleTimeout *string   `json:"idleTimeout,omitempty"`
+	Retries     *retriesDoc `json:"retries,omitempty"`
+	Sticky      *stickyDoc  `json:"sticky,omitempty"`
+}
+
+type headerDoc struct {
+	Name    string `json:"name"`
+	Exact   string `json:"exact,omitempty"`
+	Present bool   `json:"present,omitempty"`
+}
+
+type targetDoc struct {
+	Upstream string `json:"upstream"`
+	Weight   uint32 `json:"weight"`
+}
+
+type rewriteDoc struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+type retriesDoc struct {
+	Attempts      uint32    `json:"attempts"`
+	On            string    `json:"retryOn,omitempty"`
+	PerTryTimeout *string `json:"perTryTimeout,omitempty"`
+}
+
+type stickyDoc struct {
+	Cookie string    `json:"cookie"`
+	TTL    *string `json:"ttl,omitempty"`
+	Path   string    `json:"path,omitempty"`
+}
+
+type gatewayDoc struct {
+	Kind      string        `json:"kind"`
+	Name      string        `json:"name"`
+	Group     string        `json:"group,omitempty"`
+	Listeners []listenerDoc `json:"listeners"`
+}
+
+type listenerDoc struct {
+	Name         string    `json:"name"`
+	VIP          string    `json:"vip"`
+	Port         uint32    `json:"port"`
+	Protocol     string    `json:"protocol"`
+	Target       string    `json:"target,omitempty"`
+	Certificates []certDoc `json:"certificates,omitempty"`
+}
+
+type certDoc struct {
+	Name     string   `json:"name"`
+	SNI      []string `json:"sni"`
+	CertFile string   `json:"certFile"`
+	KeyFile  string   `json:"keyFile"`
+}
+

@@ -1,0 +1,220 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// checkService returns the field errors of one service taken alone.
+func checkService(s Service) []Problem {
+	var ps []Problem
+	bad := func(field, format string, a ...any) {
+		ps = append(ps, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: field, Msg: fmt.Sprintf(format, a...), Rejected: true})
+	}
+	if err := checkName(s.Name); err != nil {
+		bad("name", "%v", err)
+	}
+	if err := checkName(s.Group); err != nil {
+		bad("group", "%v", err)
+	}
+	for i, h := range s.Hosts {
+		if err := checkHost(h); err != nil {
+			bad(fmt.Sprintf("hosts[%d]", i), "%v", err)
+		}
+	}
+	ups := map[string]bool{}
+	for i, u := range s.Upstreams {
+		f := fmt.Sprintf("upstreams[%d]", i)
+		if err := checkName(u.Name); err != nil {
+			bad(f+".name", "%v", err)
+		}
+		if ups[u.Name] {
+			bad(f+".name", "upstream %q declared twice", u.Name)
+		}
+		ups[u.Name] = true
+		seen := map[string]bool{}
+		for j, e := range u.Endpoints {
+			if !e.Addr.IsValid() || e.Addr.Port() == 0 {
+				bad(fmt.Sprintf("%s.endpoints[%d]", f, j), "want ip:port with a non-zero port")
+			}
+			if seen[e.Addr.String()] {
+				bad(fmt.Sprintf("%s.endpoints[%d]", f, j), "endpoint %s listed twice", e.Addr)
+			}
+			seen[e.Addr.String()] = true
+		}
+	}
+	if len(s.Routes) == 0 {
+		bad("routes", "a service needs at least one route")
+	}
+	names := map[string]bool{}
+	for i, r := range s.Routes {
+		f := fmt.Sprintf("routes[%d]", i)
+		if r.Name != "" {
+			if names[r.Name] {
+				bad(f+".name", "route name %q used twice", r.Name)
+			}
+			names[r.Name] = true
+		}
+		switch {
+		case (r.Prefix == "") == (r.Regex == ""):
+			bad(f, "set exactly one of prefix and pattern")
+		case r.Prefix != "" && !strings.HasPrefix(r.Prefix, "/"):
+			bad(f+".prefix", "must start with /")
+		case r.Regex != "":
+			if _, err := regexp.Compile(r.Regex); err != nil {
+				bad(f+".pattern", "not a valid RE2 expression: %v", err)
+			}
+		}
+		for j, h := range r.Headers {
+			if err := checkHeaderName(h.Name); err != nil {
+				bad(fmt.Sprintf("%s.headers[%d].name", f, j), "%v", err)
+			}
+			if h.Exact == "" && !h.Present {
+				bad(fmt.Sprintf("%s.headers[%d]", f, j), "set exact or present")
+			}
+		}
+		if len(r.Targets) == 0 {
+			bad(f+".targets", "a route needs a target")
+		}
+		for j, t := range r.Targets {
+			if !ups[t.Upstream] {
+				bad(fmt.Sprintf("%s.targets[%d].upstream", f, j), "no upstream %q in this service", t.Upstream)
+			}
+			if t.Weight == 0 && len(r.Targets) > 1 {
+				bad(fmt.Sprintf("%s.targets[%d].weight", f, j), "weight must be positive")
+			}
+		}
+		if r.Rewrite != nil {
+			if _, err := regexp.Compile(r.Rewrite.Regex); err != nil || r.Rewrite.Regex == "" {
+				bad(f+".rewrite.old", "not a valid RE2 expression: %v", err)
+			}
+		}
+		if r.Timeout < 0 {
+			bad(f+".timeout", "must not be negative")
+		}
+		if r.Retries != nil && r.Retries.Attempts == 0 {
+			bad(f+".retries.attempts", "must be positive")
+		}
+		if r.Sticky != nil && checkHeaderName(r.Sticky.Cookie) != nil {
+			bad(f+".sticky.cookie", "not a valid cookie name %q", r.Sticky.Cookie)
+		}
+	}
+	return ps
+}
+
+// checkGateway returns the field errors of one gateway taken alone.
+func checkGateway(g Gateway, certs map[string]bool) []Problem {
+	var ps []Problem
+	bad := func(field, format string, a ...any) {
+		ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: field, Msg: fmt.Sprintf(format, a...), Rejected: true})
+	}
+	if err := checkName(g.Name); err != nil {
+		bad("name", "%v", err)
+	}
+	if err := checkName(g.Group); err != nil {
+		bad("group", "%v", err)
+	}
+	if len(g.Listeners) == 0 {
+		bad("listeners", "a gateway needs at least one listener")
+	}
+	names := map[string]bool{}
+	for i, l := range g.Listeners {
+		f := fmt.Sprintf("listeners[%d]", i)
+		if err := checkName(l.Name); err != nil {
+			bad(f+".name", "%v", err)
+		}
+		if names[l.Name] {
+			bad(f+".name", "listener name %q used twice", l.Name)
+		}
+		names[l.Name] = true
+		if !l.VIP.IsValid() {
+			bad(f+".vip", "want an IP address")
+		}
+		if l.Port == 0 || l.Port > 65535 {
+			bad(f+".port", "want 1..65535, got %d", l.Port)
+		}
+		switch l.Protocol {
+		case HTTP:
+			if len(l.TLS) > 0 {
+				bad(f+".certificates", "only HTTPS listeners carry certificates")
+			}
+		case HTTPS:
+			if len(l.TLS) == 0 {
+				bad(f+".certificates", "an HTTPS listener needs at least one certificate")
+			}
+		case TCP:
+			if l.Target == "" {
+				bad(f+".target", "a TCP listener needs a target service/upstream")
+			}
+			if len(l.TLS) > 0 {
+				bad(f+".certificates", "TCP listeners pass TLS through; they carry no certificates")
+			}
+		default:
+			bad(f+".protocol", "want HTTP, HTTPS or TCP, got %q", l.Protocol)
+		}
+		for j, c := range l.TLS {
+			if !certs[c.Certificate] {
+				bad(fmt.Sprintf("%s.certificates[%d].certificate", f, j), "no certificate %q", c.Certificate)
+			}
+			if len(c.ServerNames) == 0 {
+				bad(fmt.Sprintf("%s.certificates[%d].sni", f, j), "list at least one server name")
+			}
+			for k, n := range c.ServerNames {
+				if err := checkHost(n); err != nil || n == "*" {
+					bad(fmt.Sprintf("%s.certificates[%d].sni[%d]", f, j, k), "not a server name: %q", n)
+				}
+			}
+		}
+	}
+	return ps
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$`)
+
+func checkName(n string) error {
+	if !nameRE.MatchString(n) {
+		return fmt.Errorf("%q is not a name (lower-case letters, digits, '-' and '.', at most 63)", n)
+	}
+	return nil
+}
+
+var hostRE = regexp.MustCompile(`^(\*|(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*)$`)
+
+func checkHost(h string) error {
+	if len(h) > 253 || !hostRE.MatchString(h) {
+		return fmt.Errorf("%q is not a host name (lower case, an optional leading \"*.\", or \"*\")", h)
+	}
+	return nil
+}
+
+var headerRE = regexp.MustCompile(`^[a-z0-9!#$%&'*+.^_|~-]+$`)
+
+func checkHeaderName(h string) error {
+	if !headerRE.MatchString(h) {
+		return fmt.Errorf("%q is not a lower-case header or cookie name", h)
+	}
+	return nil
+}
+
+// CheckService returns the field errors of one service taken alone, joined,
+// or nil. Sources call it to reject a bad object early.
+func CheckService(s Service) error { return joinProblems(checkService(s)) }
+
+// CheckGateway returns the field errors of one gateway taken alone, joined,
+// or nil; certs holds the certificate names it may refer to.
+func CheckGateway(g Gateway, certs map[string]bool) error {
+	return joinProblems(checkGateway(g, certs))
+}
+
+func joinProblems(ps []Problem) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,148 @@
+package model
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Protocol is what a gateway listener speaks on its external port.
+type Protocol string
+
+// The protocols a gateway listener can speak.
+const (
+	HTTP  Protocol = "HTTP"
+	HTTPS Protocol = "HTTPS"
+	TCP   Protocol = "TCP"
+)
+
+// Default timeouts of a route, as in the seed gateway: 1m per request and
+// 10m idle per stream.
+const (
+	DefaultTimeout     = time.Minute
+	DefaultIdleTimeout = 10 * time.Minute
+)
+
+// Config is the whole desired state of the L7 tier, from one or more sources.
+type Config struct {
+	Gateways     []Gateway
+	Services     []Service
+	Certificates []Certificate
+}
+
+// Origin says where an object came from (a file name, a Kubernetes
+// namespace/name), so that problems name it.
+type Origin string
+
+// Gateway is a named set of listeners served by the Envoy gateways of one
+// group (shard).
+type Gateway struct {
+	Name      string
+	Group     string
+	Origin    Origin
+	Listeners []Listener
+}
+
+// Listener is one external VIP:port of a gateway.
+type Listener struct {
+	Name     string
+	VIP      netip.Addr
+	Port     uint32
+	Protocol Protocol
+	// TLS lists the certificates served by SNI name (HTTPS only).
+	TLS []SNICertificate
+	// Target is the cluster a TCP listener forwards to ("service/upstream").
+	Target string
+}
+
+// SNICertificate binds server names to a certificate by name.
+type SNICertificate struct {
+	ServerNames []string
+	Certificate string
+}
+
+// Certificate is a TLS certificate chain and its private key, held in memory.
+type Certificate struct {
+	Name   string
+	Origin Origin
+	Chain  []byte
+	Key    PrivateKey
+}
+
+// Service is a routed application: its host names, its routes and the
+// upstreams those routes send traffic to.
+type Service struct {
+	Name      string
+	Group     string
+	Origin    Origin
+	Hosts     []string
+	Routes    []Route
+	Upstreams []Upstream
+}
+
+// Route matches requests and sends them to weighted upstream targets.
+type Route struct {
+	Name    string
+	Prefix  string // one of Prefix, Regex is set
+	Regex   string
+	Headers []HeaderMatch
+	Targets []WeightedTarget
+	Rewrite *Rewrite
+	// Timeout and IdleTimeout are zero for the defaults; a negative
+	// IdleTimeout disables the idle timeout.
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+	Retries     *RetryPolicy
+	Sticky      *CookieSticky
+}
+
+// HeaderMatch matches one request header exactly, or by presence when
+// Exact is empty and Present is true.
+type HeaderMatch struct {
+	Name    string
+	Exact   string
+	Present bool
+}
+
+// WeightedTarget is an upstream of the same service with a relative weight.
+type WeightedTarget struct {
+	Upstream string
+	Weight   uint32
+}
+
+// Rewrite replaces the part of the path matched by Regex with Substitution
+// (RE2 syntax, \1 for groups).
+type Rewrite struct {
+	Regex        string
+	Substitution string
+}
+
+// RetryPolicy retries failed requests.
+type RetryPolicy struct {
+	Attempts uint32
+	On       string // Envoy retry_on, e.g. "5xx,connect-failure"
+	PerTry   time.Duration
+}
+
+// CookieSticky pins a client to an endpoint with a cookie.
+type CookieSticky struct {
+	Cookie string
+	TTL    time.Duration
+	Path   string
+}
+
+// Upstream is a set of endpoints: one cluster, named "service/upstream".
+type Upstream struct {
+	Name string
+	// HTTP2 makes the gateway speak HTTP/2 (e.g. gRPC) to the endpoints.
+	HTTP2     bool
+	Endpoints []Endpoint
+}
+
+// Endpoint is one backend address with an optional weight (default 1).
+type Endpoint struct {
+	Addr   netip.AddrPort
+	Weight uint32
+}
+
+// ClusterName returns the global name of a service's upstream.
+func ClusterName(service, upstream string) string { return service + "/" + upstream }

@@ -1,0 +1,42 @@
+package translate
+
+import (
+	"slices"
+	"strings"
+
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// GRPCListeners returns one api_listener per exact host of the group's
+// services, named by the host, so a proxyless gRPC client dialing
+// "xds:///host" finds the group's routes. Wildcard hosts get none.
+func GRPCListeners(r model.Resolved, group string) []*listener.Listener {
+	var hosts []string
+	for _, s := range servicesOf(r, group) {
+		for _, h := range s.Hosts {
+			if !strings.Contains(h, "*") {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	slices.Sort(hosts)
+	hosts = slices.Compact(hosts)
+	out := make([]*listener.Listener, 0, len(hosts))
+	for _, h := range hosts {
+		m := &hcm.HttpConnectionManager{
+			StatPrefix: h,
+			RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
+				ConfigSource: adsSource(), RouteConfigName: RouteConfigName(group),
+			}},
+			HttpFilters: []*hcm.HttpFilter{routerFilter()},
+		}
+		out = append(out, &listener.Listener{
+			Name:        h,
+			ApiListener: &listener.ApiListener{ApiListener: mustAny(m)},
+		})
+	}
+	return out
+}

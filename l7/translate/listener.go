@@ -1,0 +1,124 @@
+package translate
+
+import (
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	tlsinspector "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// Edge limits, after Envoy's "configuring Envoy as an edge proxy" guide.
+const (
+	bufferLimit        = 32 * 1024
+	connIdleTimeout    = time.Hour
+	streamIdleTimeout  = 5 * time.Minute
+	requestHdrsTimeout = 10 * time.Second
+	maxStreamsPerConn  = 100
+	tcpIdleTimeout     = time.Hour
+)
+
+// Listeners returns the Envoy listeners of a group's gateways, bound on
+// 0.0.0.0 at their unprivileged ports.
+func Listeners(r model.Resolved, group string) []*listener.Listener {
+	var out []*listener.Listener
+	for _, el := range r.Listeners {
+		if el.Group != group {
+			continue
+		}
+		l := &listener.Listener{
+			Name: el.Name,
+			Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
+				Address: "0.0.0.0", PortSpecifier: &core.SocketAddress_PortValue{PortValue: el.Port},
+			}}},
+			PerConnectionBufferLimitBytes: u32(bufferLimit),
+		}
+		switch el.Protocol {
+		case model.HTTP:
+			l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, group)}}}
+		case model.HTTPS:
+			l.ListenerFilters = []*listener.ListenerFilter{{
+				Name:       wellknown.TlsInspector,
+				ConfigType: &listener.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspector.TlsInspector{})},
+			}}
+			for _, c := range el.TLS {
+				l.FilterChains = append(l.FilterChains, &listener.FilterChain{
+					Name:             c.Certificate,
+					FilterChainMatch: &listener.FilterChainMatch{ServerNames: c.ServerNames},
+					Filters:          []*listener.Filter{hcmFilter(el.Name, group)},
+					TransportSocket:  downstreamTLS(c.Certificate),
+				})
+			}
+		case model.TCP:
+			l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{{
+				Name: wellknown.TCPProxy,
+				ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxy.TcpProxy{
+					StatPrefix:       el.Name,
+					ClusterSpecifier: &tcpproxy.TcpProxy_Cluster{Cluster: el.Target},
+					IdleTimeout:      dur(tcpIdleTimeout),
+				})},
+			}}}}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func downstreamTLS(secret string) *core.TransportSocket {
+	ctx := &tls.DownstreamTlsContext{CommonTlsContext: &tls.CommonTlsContext{
+		TlsParams:                      &tls.TlsParameters{TlsMinimumProtocolVersion: tls.TlsParameters_TLSv1_2},
+		TlsCertificateSdsSecretConfigs: []*tls.SdsSecretConfig{{Name: secret, SdsConfig: adsSource()}},
+		AlpnProtocols:                  []string{"h2", "http/1.1"},
+	}}
+	return &core.TransportSocket{
+		Name:       wellknown.TransportSocketTLS,
+		ConfigType: &core.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
+	}
+}
+
+func routerFilter() *hcm.HttpFilter {
+	return &hcm.HttpFilter{
+		Name:       wellknown.Router,
+		ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: mustAny(&router.Router{})},
+	}
+}
+
+// hcmFilter is the HTTP connection manager of a gateway listener, with the
+// edge defaults: the client address from the socket, underscores in header
+// names refused, paths normalised, bounded streams and timeouts.
+func hcmFilter(statPrefix, group string) *listener.Filter {
+	m := &hcm.HttpConnectionManager{
+		CodecType:  hcm.HttpConnectionManager_AUTO,
+		StatPrefix: statPrefix,
+		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
+			ConfigSource: adsSource(), RouteConfigName: RouteConfigName(group),
+		}},
+		HttpFilters:                  []*hcm.HttpFilter{routerFilter()},
+		UseRemoteAddress:             wrapBool(true),
+		NormalizePath:                wrapBool(true),
+		MergeSlashes:                 true,
+		PathWithEscapedSlashesAction: hcm.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
+		StreamIdleTimeout:            dur(streamIdleTimeout),
+		RequestHeadersTimeout:        dur(requestHdrsTimeout),
+		CommonHttpProtocolOptions: &core.HttpProtocolOptions{
+			IdleTimeout:                  dur(connIdleTimeout),
+			HeadersWithUnderscoresAction: core.HttpProtocolOptions_REJECT_REQUEST,
+		},
+		Http2ProtocolOptions: &core.Http2ProtocolOptions{
+			MaxConcurrentStreams:        u32(maxStreamsPerConn),
+			InitialStreamWindowSize:     u32(64 * 1024),
+			InitialConnectionWindowSize: u32(1024 * 1024),
+		},
+	}
+	return &listener.Filter{
+		Name:       wellknown.HTTPConnectionManager,
+		ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(m)},
+	}
+}

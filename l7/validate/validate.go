@@ -1,0 +1,208 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+)
+
+// validator is what protoc-gen-validate generates on every Envoy message.
+type validator interface{ ValidateAll() error }
+
+// refs collects what a resource set refers to, by type URL.
+type refs map[resource.Type]map[string][]string // type -> name -> referrers
+
+func (r refs) add(typ resource.Type, name, from string) {
+	if r[typ] == nil {
+		r[typ] = map[string][]string{}
+	}
+	r[typ][name] = append(r[typ][name], from)
+}
+
+// Set checks a whole resource set (type URL -> resources) and returns every
+// problem found, joined, or nil when it may be published.
+func Set(set map[resource.Type][]types.Resource) error {
+	var errs []error
+	have := map[resource.Type]map[string]bool{}
+	want := refs{}
+	types := make([]string, 0, len(set))
+	for t := range set {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, typ := range types {
+		have[typ] = map[string]bool{}
+		for _, res := range set[typ] {
+			name := cachev3.GetResourceName(res)
+			id := fmt.Sprintf("%s %q", shortType(typ), name)
+			if name == "" {
+				errs = append(errs, fmt.Errorf("%s: empty name", id))
+			}
+			if have[typ][name] {
+				errs = append(errs, fmt.Errorf("%s: duplicate name", id))
+			}
+			have[typ][name] = true
+			if err := Message(res); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", id, err))
+			}
+			collect(res, id, want)
+			if l, ok := res.(*listener.Listener); ok {
+				errs = append(errs, filterChains(l)...)
+			}
+		}
+	}
+	errs = append(errs, listenerPorts(set[resource.ListenerType])...)
+	for _, typ := range []resource.Type{resource.RouteType, resource.ClusterType, resource.EndpointType, resource.SecretType} {
+		names := make([]string, 0, len(want[typ]))
+		for n := range want[typ] {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			if !have[typ][n] {
+				errs = append(errs, fmt.Errorf("dangling reference: %s refers to %s %q, which is not in the set", strings.Join(want[typ][n], ", "), shortType(typ), n))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func shortType(t resource.Type) string { return t[strings.LastIndex(t, ".")+1:] }
+
+// Message runs ValidateAll on m and on every message packed in an Any
+// anywhere inside it, recursively.
+func Message(m proto.Message) error {
+	var errs []error
+	walk(m.ProtoReflect(), func(msg proto.Message, path string) {
+		if v, ok := msg.(validator); ok {
+			if err := v.ValidateAll(); err != nil {
+				if path != "" && path != "." {
+					err = fmt.Errorf("in %s: %w", path, err)
+				}
+				errs = append(errs, err)
+			}
+		}
+	}, false, "", &errs)
+	return errors.Join(errs...)
+}
+
+// walk visits m and every message packed in an Any below it. Top-level
+// ValidateAll already recurses into ordinary sub-messages, so only Any
+// contents need a visit of their own.
+func walk(m protoreflect.Message, visit func(proto.Message, string), all bool, path string, errs *[]error) {
+	if a, ok := m.Interface().(*anypb.Any); ok {
+		inner, err := a.UnmarshalNew()
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("in %s: cannot unpack %s: %w", path, a.GetTypeUrl(), err))
+			return
+		}
+		p := strings.TrimPrefix(a.GetTypeUrl(), "type.googleapis.com/")
+		visit(inner, p)
+		walk(inner.ProtoReflect(), visit, all, p, errs)
+		return
+	}
+	if path == "" || all {
+		visit(m.Interface(), path)
+	}
+	if path == "" {
+		path = "."
+	}
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Message() != nil:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				walk(l.Get(i).Message(), visit, all, path, errs)
+			}
+		case fd.IsMap() && fd.MapValue().Message() != nil:
+			v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+				walk(mv.Message(), visit, all, path, errs)
+				return true
+			})
+		case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+			walk(v.Message(), visit, all, path, errs)
+		}
+		return true
+	})
+}
+
+// collect records the names res refers to.
+func collect(res proto.Message, id string, want refs) {
+	var ignored []error
+	walk(res.ProtoReflect(), func(m proto.Message, _ string) {
+		switch x := m.(type) {
+		case *hcm.Rds:
+			want.add(resource.RouteType, x.GetRouteConfigName(), id)
+		case *tcpproxy.TcpProxy:
+			if c := x.GetCluster(); c != "" {
+				want.add(resource.ClusterType, c, id)
+			}
+		case *tls.SdsSecretConfig:
+			want.add(resource.SecretType, x.GetName(), id)
+		case *route.RouteAction:
+			if c := x.GetCluster(); c != "" {
+				want.add(resource.ClusterType, c, id)
+			}
+			for _, w := range x.GetWeightedClusters().GetClusters() {
+				want.add(resource.ClusterType, w.GetName(), id)
+			}
+		case *cluster.Cluster:
+			if x.GetType() == cluster.Cluster_EDS {
+				n := x.GetEdsClusterConfig().GetServiceName()
+				if n == "" {
+					n = x.GetName()
+				}
+				want.add(resource.EndpointType, n, id)
+			}
+		}
+	}, true, "", &ignored)
+}
+
+// filterChains reports two filter chains of one listener with equal
+// matches: Envoy would refuse the listener.
+func filterChains(l *listener.Listener) []error {
+	var errs []error
+	chains := l.GetFilterChains()
+	for i := range chains {
+		for j := 0; j < i; j++ {
+			if proto.Equal(chains[i].GetFilterChainMatch(), chains[j].GetFilterChainMatch()) {
+				errs = append(errs, fmt.Errorf("Listener %q: filter chains %d and %d have the same match", l.GetName(), j, i))
+			}
+		}
+	}
+	return errs
+}
+
+// listenerPorts reports two listeners bound to one address and port.
+func listenerPorts(ls []types.Resource) []error {
+	var errs []error
+	seen := map[string]string{}
+	for _, r := range ls {
+		l := r.(*listener.Listener)
+		sa := l.GetAddress().GetSocketAddress()
+		if sa == nil {
+			continue
+		}
+		k := fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue())
+		if o, ok := seen[k]; ok {
+			errs = append(errs, fmt.Errorf("Listener %q: address %s is already used by listener %q", l.GetName(), k, o))
+		}
+		seen[k] = l.GetName()
+	}
+	return errs
+}

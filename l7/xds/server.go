@@ -1,0 +1,206 @@
+package xds
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/translate"
+	"github.com/tlbproject/tlb/l7/validate"
+)
+
+// Node metadata keys a client sets in its bootstrap.
+const (
+	// MetaKind is "gateway" (Envoy, the default) or "grpc" (proxyless).
+	MetaKind = "tlb.kind"
+	// MetaSchema must equal Schema.
+	MetaSchema = "tlb.schema"
+)
+
+// Key returns the snapshot key of a kind of client in a group.
+func Key(kind translate.Kind, group string) string { return string(kind) + "/" + group }
+
+// nodeKey maps a node to its snapshot key: kind from metadata, group from
+// node.cluster.
+type nodeKey struct{}
+
+func (nodeKey) ID(n *core.Node) string {
+	kind := translate.Gateway
+	if k := n.GetMetadata().GetFields()[MetaKind].GetStringValue(); k == string(translate.GRPC) {
+		kind = translate.GRPC
+	}
+	return Key(kind, n.GetCluster())
+}
+
+// Server is the L7 xDS control plane.
+type Server struct {
+	log     *slog.Logger
+	cache   cachev3.SnapshotCache
+	xds     serverv3.Server
+	metrics *metrics
+	now     func() time.Time
+
+	mu         sync.Mutex // serialises Publish
+	incumbents map[string]bool
+	versions   map[string]map[string]string // key -> type URL -> version
+	resolved   model.Resolved
+
+	streams *streamLog
+}
+
+// New returns a Server. Metrics go to reg (nil: none); now is the clock.
+func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now func() time.Time) *Server {
+	s := &Server{
+		log:        log,
+		metrics:    newMetrics(reg),
+		now:        now,
+		incumbents: map[string]bool{},
+		versions:   map[string]map[string]string{},
+	}
+	s.cache = cachev3.NewSnapshotCache(true, nodeKey{}, cacheLogger{log})
+	s.streams = newStreamLog(s)
+	s.xds = serverv3.NewServer(ctx, s.cache, s.streams)
+	return s
+}
+
+// Register adds the aggregated discovery service (SotW and delta) to g.
+func (s *Server) Register(g *grpc.Server) {
+	discovery.RegisterAggregatedDiscoveryServiceServer(g, s.xds)
+}
+
+// Report says what a Publish did.
+type Report struct {
+	// Problems are per-object errors; those objects were left out.
+	Problems []model.Problem
+	// Invalid maps a snapshot key to why its resource set failed
+	// validation; that key kept its previous snapshot.
+	Invalid map[string]error
+	// Changed lists the keys whose snapshot was swapped.
+	Changed []string
+	// Removed lists the keys no longer served.
+	Removed []string
+}
+
+// Publish makes cfg the desired state: resolve, translate per group and
+// kind, validate, and swap only the snapshots that changed. Objects with
+// problems are left out alone; a group whose resources fail validation
+// keeps its previous snapshot. It never sends a set that failed.
+func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start := s.now()
+	var rep Report
+	resolved := model.Resolve(cfg, func(kind, name string) bool { return s.incumbents[kind+"/"+name] })
+	rep.Problems = resolved.Problems
+	s.metrics.problems.Set(float64(len(resolved.Problems)))
+
+	type built struct {
+		snap     *cachev3.Snapshot
+		versions map[string]string
+	}
+	next := map[string]built{}
+	rep.Invalid = map[string]error{}
+	for _, g := range translate.Groups(resolved) {
+		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+			key := Key(kind, g)
+			set := translate.Group(resolved, g, kind)
+			if err := validate.Set(set); err != nil {
+				rep.Invalid[key] = fmt.Errorf("validate resources of %s: %w", key, err)
+				s.metrics.rejected.WithLabelValues(key).Inc()
+				continue
+			}
+			snap, vers, err := buildSnapshot(set)
+			if err != nil {
+				rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
+				continue
+			}
+			next[key] = built{snap, vers}
+		}
+	}
+	s.metrics.build.Observe(s.now().Sub(start).Seconds())
+
+	for _, key := range slices.Sorted(maps.Keys(next)) {
+		b := next[key]
+		if maps.Equal(s.versions[key], b.versions) {
+			continue // nothing changed for this key
+		}
+		if err := s.cache.SetSnapshot(ctx, key, b.snap); err != nil {
+			rep.Invalid[key] = fmt.Errorf("set snapshot of %s: %w", key, err)
+			continue
+		}
+		s.metrics.version.DeletePartialMatch(prometheus.Labels{"key": key})
+		for typ, v := range b.versions {
+			s.metrics.version.WithLabelValues(key, typ, v).Set(1)
+		}
+		s.metrics.publishes.WithLabelValues(key).Inc()
+		s.versions[key] = b.versions
+		rep.Changed = append(rep.Changed, key)
+	}
+	for _, key := range slices.Sorted(maps.Keys(s.versions)) {
+		if _, ok := next[key]; ok || rep.Invalid[key] != nil {
+			continue
+		}
+		s.cache.ClearSnapshot(key)
+		s.metrics.version.DeletePartialMatch(prometheus.Labels{"key": key})
+		delete(s.versions, key)
+		rep.Removed = append(rep.Removed, key)
+	}
+	s.incumbents = map[string]bool{}
+	for _, sv := range resolved.Config.Services {
+		s.incumbents["service/"+sv.Name] = true
+	}
+	for _, gw := range resolved.Config.Gateways {
+		s.incumbents["gateway/"+gw.Name] = true
+	}
+	s.resolved = resolved
+	if len(rep.Changed) > 0 || len(rep.Removed) > 0 {
+		s.metrics.push.Observe(s.now().Sub(start).Seconds())
+	}
+	return rep
+}
+
+// Versions returns the served versions: key -> type URL -> version.
+func (s *Server) Versions() map[string]map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]map[string]string, len(s.versions))
+	for k, v := range s.versions {
+		out[k] = maps.Clone(v)
+	}
+	return out
+}
+
+// serves reports whether a snapshot exists for key.
+func (s *Server) serves(key string) bool {
+	_, err := s.cache.GetSnapshot(key)
+	return err == nil
+}
+
+// currentVersion returns the served version of a type for key.
+func (s *Server) currentVersion(key, typ string) string {
+	snap, err := s.cache.GetSnapshot(key)
+	if err != nil {
+		return ""
+	}
+	return snap.GetVersion(typ)
+}
+
+// cacheLogger adapts slog to go-control-plane's logger, at debug level.
+type cacheLogger struct{ log *slog.Logger }
+
+func (l cacheLogger) Debugf(f string, a ...any) { l.log.Debug(fmt.Sprintf(f, a...)) }
+func (l cacheLogger) Infof(f string, a ...any)  { l.log.Debug(fmt.Sprintf(f, a...)) }
+func (l cacheLogger) Warnf(f string, a ...any)  { l.log.Warn(fmt.Sprintf(f, a...)) }
+func (l cacheLogger) Errorf(f string, a ...any) { l.log.Error(fmt.Sprintf(f, a...)) }
