@@ -61,3 +61,13 @@ func ensureSysctls(sys Sysctls, want []Sysctl) (int, error) {
 	}
 	return writes, errors.Join(errs...)
 }
+
+// CheckKernel returns an error unless the kernel has IPVS in this network
+// namespace (the ip_vs module loaded). Without it, IPVS netlink requests
+// fail or, worse, list nothing.
+func CheckKernel(sys Sysctls) error {
+	if _, err := sys.Get("net/ipv4/vs/sloppy_tcp"); err != nil {
+		return fmt.Errorf("kernel IPVS not available (is the ip_vs module loaded?): %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+// Command tlb is the L4 director: `tlb run --config FILE` programs kernel
+// IPVS from a YAML file and keeps it in step with the file; `tlb status`
+// prints what the kernel holds. main only wires; the logic lives in
+// tlb/config, tlb/director and tlb/status.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage:
+  tlb run --config FILE [--log-level info] [--once]
+  tlb status [--json] [--runtime-dir /run/tlb]
+`
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runCommand(args[1:], stderr)
+	case "status":
+		return statusCommand(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "tlb: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+}

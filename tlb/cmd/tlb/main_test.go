@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDispatch(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("services:\n- {vip: 203.0.113.10, port: 80, realServers: [{address: 198.18.2.2, weight: 70000}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		"no command":          {args: nil, wantCode: 2, wantErr: "usage:"},
+		"unknown command":     {args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
+		"run without config":  {args: []string{"run"}, wantCode: 2, wantErr: "--config is required"},
+		"run bad log level":   {args: []string{"run", "--config", bad, "--log-level", "loud"}, wantCode: 2, wantErr: "--log-level"},
+		"run invalid config":  {args: []string{"run", "--config", bad}, wantCode: 1, wantErr: "services[0].realServers[0].weight"},
+		"run missing config":  {args: []string{"run", "--config", bad + ".nope"}, wantCode: 1, wantErr: "read config"},
+		"status unknown flag": {args: []string{"status", "--yaml"}, wantCode: 2, wantErr: "flag provided but not defined"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := dispatch(tc.args, &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Errorf("exit code = %d; want %d (stderr %q)", code, tc.wantCode, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Errorf("stderr = %q; want it to contain %q", stderr.String(), tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/moby/ipvs"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/tlb/config"
+	"github.com/tlbproject/tlb/tlb/director"
+	"github.com/tlbproject/tlb/tlb/obs"
+)
+
+func runCommand(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tlb run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "YAML configuration file (required)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	once := fs.Bool("once", false, "reconcile once and exit (status 0 only if it succeeded)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *path == "" {
+		fmt.Fprintln(stderr, "tlb run: --config is required")
+		return 2
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintf(stderr, "tlb run: --log-level: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, *path, *once, log); err != nil {
+		log.Error("tlb run failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// run wires the config, the kernel handle, the director, metrics and the
+// watcher, and returns when ctx is done (or after one reconcile with once).
+func run(ctx context.Context, path string, once bool, log *slog.Logger) error {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return err
+	}
+	if err := director.CheckKernel(director.ProcSys{}); err != nil {
+		return err
+	}
+	handle, err := ipvs.New("")
+	if err != nil {
+		return fmt.Errorf("open IPVS netlink socket: %w", err)
+	}
+	defer handle.Close()
+
+	srv := obs.NewServer(cfg.Director.MetricsAddress, log)
+	metrics, err := director.NewMetrics(srv.Registry)
+	if err != nil {
+		return fmt.Errorf("register director metrics: %w", err)
+	}
+	rejected := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tlb_director_config_rejected_total",
+		Help: "Configuration file versions rejected as invalid (the last valid one stays applied).",
+	})
+	srv.Registry.MustRegister(rejected)
+
+	d, err := director.New(handle, director.ProcSys{}, log, director.Options{RuntimeDir: cfg.Director.RuntimeDir, Metrics: metrics})
+	if err != nil {
+		return err
+	}
+	if once {
+		res, err := d.Reconcile(ctx, cfg.Desired)
+		log.Info("reconciled once", "writes", res.Writes, "services", res.Services, "realServers", res.RealServers,
+			"duration", res.Duration)
+		return err
+	}
+
+	addr, err := srv.Start(nil)
+	if err != nil {
+		return err
+	}
+	log.Info("serving metrics and health", "addr", addr)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("stopping metrics server", "err", err)
+		}
+	}()
+
+	ticker := time.NewTicker(cfg.Director.ResyncInterval)
+	defer ticker.Stop()
+	w := &config.Watcher{Path: path, Log: log, OnReject: func(error) { rejected.Inc() }}
+	apply := func(ctx context.Context, c *config.Config) {
+		res, err := d.Reconcile(ctx, c.Desired)
+		if err != nil {
+			srv.SetReady(false, "last reconcile failed: "+err.Error())
+			return
+		}
+		srv.SetReady(true, "")
+		if res.Writes > 0 {
+			log.Info("applied", "writes", res.Writes, "services", res.Services, "realServers", res.RealServers, "duration", res.Duration)
+		}
+	}
+	err = w.Run(ctx, cfg, ticker.C, apply)
+	if err == nil || errors.Is(err, context.Canceled) {
+		// IPVS stays programmed on exit: flows keep flowing while the
+		// director restarts.
+		log.Info("stopping; IPVS state left in place")
+		return nil
+	}
+	return err
+}

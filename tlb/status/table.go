@@ -1,0 +1,51 @@
+package status
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteTable writes svcs as a table, one line per real server under its
+// service, in the kernel's list order.
+func WriteTable(w io.Writer, svcs []Service) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVICE\tSCHEDULER\tOWNER\tREAL SERVER\tWEIGHT\tFORWARDING\tACTIVE\tINACTIVE")
+	for _, s := range svcs {
+		name := fmt.Sprintf("%s:%d/%s", bracket(s.VIP), s.Port, s.Protocol)
+		if s.FWMark != 0 {
+			name = fmt.Sprintf("fwmark %d", s.FWMark)
+		}
+		sched := s.Scheduler
+		if len(s.Flags) > 0 {
+			sched += " (" + strings.Join(s.Flags, ",") + ")"
+		}
+		owner := "foreign"
+		if s.Owned {
+			owner = "tlb"
+		}
+		if len(s.RealServers) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t\t\t\t\n", name, sched, owner)
+			continue
+		}
+		for i, rs := range s.RealServers {
+			if i > 0 {
+				name, sched, owner = "", "", ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\n", name, sched, owner, bracket(rs.Address), rs.Weight, rs.Forwarding,
+				rs.ActiveConnections, rs.InactiveConns)
+		}
+	}
+	if len(svcs) == 0 {
+		fmt.Fprintln(tw, "(no IPVS services)")
+	}
+	return tw.Flush()
+}
+
+func bracket(addr string) string {
+	if strings.Contains(addr, ":") {
+		return "[" + addr + "]"
+	}
+	return addr
+}
