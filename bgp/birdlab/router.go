@@ -1,0 +1,227 @@
+package birdlab
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// Neighbor is one BGP session the router accepts.
+type Neighbor struct {
+	// Name is the BIRD protocol name (letters, digits, underscore).
+	Name string
+	// Address is the speaker's address.
+	Address string
+	// ASN is the speaker's AS.
+	ASN uint32
+	// Password, when set, turns on TCP MD5 for this session.
+	Password string
+}
+
+// RouterConfig is the router's BIRD configuration.
+type RouterConfig struct {
+	// ASN is the router's AS.
+	ASN uint32
+	// HoldTime and Keepalive are the BGP timers in seconds (3 and 1 when zero).
+	HoldTime, Keepalive int
+	// Neighbors are the speakers.
+	Neighbors []Neighbor
+}
+
+// Router is one running BIRD in the lab's router namespace.
+type Router struct {
+	lab  *Lab
+	dir  string
+	sock string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// BIRD 2 config: import everything the speakers send, export nothing to
+// them, and install ECMP (merge paths) into the namespace's kernel table.
+var birdConf = template.Must(template.New("bird").Parse(`
+router id {{.RouterID}};
+log "{{.Dir}}/bird.log" all;
+protocol device { scan time 1; }
+protocol kernel {
+  ipv4 { import none; export all; };
+  merge paths on;
+  scan time 1;
+}
+{{range .Neighbors}}
+protocol bgp {{.Name}} {
+  local {{$.RouterID}} as {{$.ASN}};
+  neighbor {{.Address}} as {{.ASN}};
+  hold time {{$.Hold}};
+  keepalive time {{$.Keepalive}};
+  connect retry time 1;
+  error wait time 1, 2;
+{{- if .Password}}
+  password "{{.Password}}";
+{{- end}}
+  ipv4 { import all; export none; };
+}
+{{end}}`))
+
+// StartRouter writes a config into dir and starts bird in the router
+// namespace. It returns once birdc answers.
+func (l *Lab) StartRouter(ctx context.Context, dir string, cfg RouterConfig) (*Router, error) {
+	hold, keep := cfg.HoldTime, cfg.Keepalive
+	if hold == 0 {
+		hold = 3
+	}
+	if keep == 0 {
+		keep = 1
+	}
+	conf := filepath.Join(dir, "bird.conf")
+	f, err := os.Create(conf)
+	if err != nil {
+		return nil, fmt.Errorf("write bird config: %w", err)
+	}
+	err = birdConf.Execute(f, map[string]any{
+		"RouterID": l.RouterAddr, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors,
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write bird config %s: %w", conf, err)
+	}
+	r := &Router{lab: l, dir: dir, sock: filepath.Join(dir, "bird.ctl"), done: make(chan error, 1)}
+	r.cmd = exec.Command("ip", "netns", "exec", l.Router, "bird", "-f", "-c", conf, "-s", r.sock, "-P", filepath.Join(dir, "bird.pid"))
+	out, err := os.Create(filepath.Join(dir, "bird.out"))
+	if err != nil {
+		return nil, fmt.Errorf("create bird output file: %w", err)
+	}
+	r.cmd.Stdout, r.cmd.Stderr = out, out
+	if err := r.cmd.Start(); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("start bird in %s: %w", l.Router, err)
+	}
+	go func() { r.done <- r.cmd.Wait(); out.Close() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := r.Birdc(ctx, "show", "status"); err == nil {
+			return r, nil
+		}
+		select {
+		case err := <-r.done:
+			b, _ := os.ReadFile(filepath.Join(dir, "bird.out"))
+			return nil, fmt.Errorf("bird exited at start: %v: %s", err, b)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	r.Stop()
+	return nil, errors.New("bird did not answer on its control socket within 10s")
+}
+
+// Stop kills bird and waits for it.
+func (r *Router) Stop() {
+	if r.cmd.Process != nil {
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		r.done <- nil // later Stops return at once
+	}
+}
+
+// Log returns bird's log file, for test failure messages.
+func (r *Router) Log() string {
+	b, _ := os.ReadFile(filepath.Join(r.dir, "bird.log"))
+	return string(b)
+}
+
+// Birdc runs a restricted birdc command against this router.
+func (r *Router) Birdc(ctx context.Context, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, "birdc", append([]string{"-r", "-s", r.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("birdc %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// Route is one BGP route in BIRD's table.
+type Route struct {
+	// Protocol is the BIRD protocol that learned it (the Neighbor name).
+	Protocol string
+	// NextHop is its gateway.
+	NextHop string
+}
+
+// Routes returns BIRD's routes for exactly prefix, sorted by next hop.
+func (r *Router) Routes(ctx context.Context, prefix string) ([]Route, error) {
+	out, err := r.Birdc(ctx, "show", "route", prefix)
+	if strings.Contains(out, "Network not found") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseRoutes(out), nil
+}
+
+// ParseRoutes reads `birdc show route` output: a route line carries
+// "[proto time]" and the following "via ADDR on IF" line its next hop.
+func ParseRoutes(out string) []Route {
+	var routes []Route
+	var proto string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.Index(line, "["); i >= 0 && (strings.Contains(line, " unicast ") || strings.HasPrefix(strings.TrimSpace(line), "unicast")) {
+			rest := line[i+1:]
+			if j := strings.IndexAny(rest, " ]"); j > 0 {
+				proto = rest[:j]
+			}
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "via" && proto != "" {
+			routes = append(routes, Route{Protocol: proto, NextHop: f[1]})
+		}
+	}
+	slices.SortFunc(routes, func(a, b Route) int { return strings.Compare(a.NextHop, b.NextHop) })
+	return routes
+}
+
+// ProtocolState returns the BGP state of neighbor name as birdc shows it
+// in the Info column, e.g. "Established", "Active", "Connect".
+func (r *Router) ProtocolState(ctx context.Context, name string) (string, error) {
+	out, err := r.Birdc(ctx, "show", "protocols", name)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[0] == name {
+			return f[5], nil
+		}
+	}
+	return "", fmt.Errorf("protocol %s not in birdc output: %s", name, out)
+}
+
+// WaitRoutes polls until the routes for prefix satisfy ok, or timeout.
+// It returns the last routes seen and how long it took.
+func (r *Router) WaitRoutes(ctx context.Context, prefix string, timeout time.Duration, ok func([]Route) bool) ([]Route, time.Duration, error) {
+	start := time.Now()
+	var last []Route
+	for time.Since(start) < timeout {
+		rs, err := r.Routes(ctx, prefix)
+		if err != nil {
+			return nil, time.Since(start), err
+		}
+		last = rs
+		if ok(rs) {
+			return rs, time.Since(start), nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return last, time.Since(start), fmt.Errorf("routes for %s in bird after %v: %v", prefix, timeout, last)
+}

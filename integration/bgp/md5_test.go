@@ -1,0 +1,50 @@
+package bgp_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestMD5 runs two directors against one BIRD that wants a password from
+// both: the one with the right password comes up, the one with a wrong
+// password stays down, although it had as long as the first one to try.
+func TestMD5(t *testing.T) {
+	l := needLab(t)
+	const secret = "tlb-md5-Secret"
+	nbrs := neighbors(l, 2)
+	for i := range nbrs {
+		nbrs[i].Password = secret
+	}
+	r := startRouter(t, l, nbrs)
+
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good"), filepath.Join(dir, "bad")
+	if err := os.WriteFile(good, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("wrong-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c0, c1 := speakerConfig(l, 0), speakerConfig(l, 1)
+	c0.Peers[0].PasswordFile = good
+	c1.Peers[0].PasswordFile = bad
+	startSpeaker(t, c0)
+	s1 := startSpeaker(t, c1)
+
+	waitEstablished(t, r, director(0), 20*time.Second)
+	// Give the wrong-password session several connect retries more.
+	time.Sleep(5 * time.Second)
+	st, err := r.ProtocolState(t.Context(), director(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st == "Established" {
+		t.Fatalf("session with the wrong password is %s", st)
+	}
+	if s1.Established() {
+		t.Fatal("speaker with the wrong password reports Established")
+	}
+	t.Logf("right password: Established; wrong password: %s", st)
+}
