@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/tlb/director"
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServers int, ipvsadmPath string) error {
+	r := &report{w: out}
+	if vips < 1 || realServers < 2 {
+		return fmt.Errorf("need at least 1 VIP and 2 real servers, got %d and %d", vips, realServers)
+	}
+	if err := director.CheckKernel(director.ProcSys{}); err != nil {
+		return err
+	}
+	h, err := ipvs.New("")
+	if err != nil {
+		return fmt.Errorf("open IPVS netlink socket: %w", err)
+	}
+	defer h.Close()
+	if err := h.Flush(); err != nil {
+		return fmt.Errorf("flush IPVS: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "tlbbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	desired := benchModel(vips, realServers)
+	total := vips * realServers
+	r.info("model: %d VIPs x %d real servers = %d destinations (mh, mh-fallback, mh-port, tunnel)", vips, realServers, total)
+
+	d, err := director.New(h, director.ProcSys{}, log, director.Options{RuntimeDir: tmp})
+	if err != nil {
+		return err
+	}
+
+	// 1. The director, from empty.
+	res, err := d.Reconcile(ctx, desired)
+	if err != nil {
+		return fmt.Errorf("full sync: %w", err)
+	}
+	full := res.Duration
+	r.info("director full sync from empty: %v, %d netlink writes", full, res.Writes)
+	if err := checkKernel(h, vips, total); err != nil {
+		return fmt.Errorf("after full sync: %w", err)
+	}
+
+	// 2. ipvsadm --restore of the same rule set, from empty.
+	if err := h.Flush(); err != nil {
+		return fmt.Errorf("flush IPVS: %w", err)
+	}
+	rules := filepath.Join(tmp, "rules")
+	f, err := os.Create(rules)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := writeRestore(bw, desired); err != nil {
+		f.Close()
+		return fmt.Errorf("write restore file: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	f.Close()
+	restore, err := timeRestore(ipvsadmPath, rules)
+	if err != nil {
+		return err
+	}
+	r.info("ipvsadm --restore of the same rules: %v", restore)
+	if err := checkKernel(h, vips, total); err != nil {
+		return fmt.Errorf("after ipvsadm restore: %w", err)
+	}
+
+	// The director takes the restored services over (same model), then
+	// the resync figures are measured on its own state.
+	if err := h.Flush(); err != nil {
+		return fmt.Errorf("flush IPVS: %w", err)
+	}
+	res, err = d.Reconcile(ctx, desired)
+	if err != nil {
+		return fmt.Errorf("second full sync: %w", err)
+	}
+	r.info("director full sync from empty, second run: %v, %d netlink writes", res.Duration, res.Writes)
+
+	// 3. No-op resync.
+	res, err = d.Reconcile(ctx, desired)
+	if err != nil {
+		return fmt.Errorf("no-op resync: %w", err)
+	}
+	noopWrites := res.Writes
+	r.info("no-op resync: %v, %d netlink writes, plan empty: %v", res.Duration, res.Writes, res.Plan.Empty())
+
+	// 4. One real server drained (weight 1 -> 0) in one VIP.
+	changed := desired.Sorted()
+	changed.Services[vips/2].RealServers[realServers/2].Weight = 0
+	res, err = d.Reconcile(ctx, changed)
+	if err != nil {
+		return fmt.Errorf("single change: %w", err)
+	}
+	single := res.Duration
+	r.info("single real-server change (drain one): %v, %d netlink writes", single, res.Writes)
+	if res.Writes != 1 {
+		return fmt.Errorf("single change made %d writes; want 1", res.Writes)
+	}
+
+	// 5. One real server added that sorts in the middle of one VIP.
+	added := changed.Sorted()
+	mid := model.RealServer{Addr: added.Services[0].RealServers[realServers/2].Addr.Prev(), Weight: 1}
+	added.Services[0].RealServers = append(added.Services[0].RealServers, mid)
+	res, err = d.Reconcile(ctx, added)
+	if err != nil {
+		return fmt.Errorf("add in the middle: %w", err)
+	}
+	r.info("one real server added to one VIP (kept in canonical order): %v, %d netlink writes", res.Duration, res.Writes)
+
+	rss, err := peakRSS()
+	if err != nil {
+		return err
+	}
+	r.info("director peak RSS (VmHWM) holding the model: %.1f MiB", rss)
+
+	if err := h.Flush(); err != nil {
+		return fmt.Errorf("flush IPVS: %w", err)
+	}
+	r.add("l4_full_sync_ms", ms(full), "ms")
+	r.add("l4_ipvsadm_restore_ms", ms(restore), "ms")
+	r.add("l4_full_sync_ratio_vs_ipvsadm", full.Seconds()/restore.Seconds(), "x")
+	r.add("l4_noop_resync_writes", float64(noopWrites), "count")
+	r.add("l4_single_change_ms", ms(single), "ms")
+	r.add("l4_director_rss_mib", rss, "MiB")
+	r.flush()
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func timeRestore(ipvsadmPath, rules string) (time.Duration, error) {
+	in, err := os.Open(rules)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	cmd := exec.Command(ipvsadmPath, "--restore")
+	cmd.Stdin = in
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err = cmd.Run()
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, fmt.Errorf("ipvsadm --restore: %w: %s", err, stderr.String())
+	}
+	return elapsed, nil
+}
+
+// checkKernel verifies the kernel holds the expected numbers of services
+// and destinations, so no figure is reported for work not done.
+func checkKernel(h *ipvs.Handle, services, dests int) error {
+	svcs, err := h.GetServices()
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, s := range svcs {
+		ds, err := h.GetDestinations(s)
+		if err != nil {
+			return err
+		}
+		n += len(ds)
+	}
+	if len(svcs) != services || n != dests {
+		return fmt.Errorf("kernel holds %d services and %d real servers; want %d and %d", len(svcs), n, services, dests)
+	}
+	return nil
+}
+
+// peakRSS returns VmHWM from /proc/self/status in MiB.
+func peakRSS() (float64, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, fmt.Errorf("parse VmHWM %q: %w", line, err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+}
