@@ -11,8 +11,8 @@ type serviceDoc struct {
 	Name        string        `json:"name"`
 	Group       string        `json:"group,omitempty"`
 	Hosts       []string      `json:"hosts,omitempty"`
-	Timeout     *string     `json:"timeout,omitempty"`
-	IdleTimeout *string     `json:"idleTimeout,omitempty"`
+	Timeout     *string       `json:"timeout,omitempty"`
+	IdleTimeout *string       `json:"idleTimeout,omitempty"`
 	Upstreams   []upstreamDoc `json:"upstreams"`
 	Routes      []routeDoc    `json:"routes"`
 }
@@ -31,8 +31,8 @@ type routeDoc struct {
 	Target      string      `json:"target,omitempty"`
 	Targets     []targetDoc `json:"targets,omitempty"`
 	Rewrite     *rewriteDoc `json:"rewrite,omitempty"`
-	Timeout     *string   `json:"timeout,omitempty"`
-	IdleTimeout *string   `json:"idleTimeout,omitempty"`
+	Timeout     *string     `json:"timeout,omitempty"`
+	IdleTimeout *string     `json:"idleTimeout,omitempty"`
 	Retries     *retriesDoc `json:"retries,omitempty"`
 	Sticky      *stickyDoc  `json:"sticky,omitempty"`
 }
@@ -54,15 +54,15 @@ type rewriteDoc struct {
 }
 
 type retriesDoc struct {
-	Attempts      uint32    `json:"attempts"`
-	On            string    `json:"retryOn,omitempty"`
+	Attempts      uint32  `json:"attempts"`
+	On            string  `json:"retryOn,omitempty"`
 	PerTryTimeout *string `json:"perTryTimeout,omitempty"`
 }
 
 type stickyDoc struct {
-	Cookie string    `json:"cookie"`
+	Cookie string  `json:"cookie"`
 	TTL    *string `json:"ttl,omitempty"`
-	Path   string    `json:"path,omitempty"`
+	Path   string  `json:"path,omitempty"`
 }
 
 type gatewayDoc struct {
@@ -87,4 +87,3 @@ type certDoc struct {
 	CertFile string   `json:"certFile"`
 	KeyFile  string   `json:"keyFile"`
 }
-
