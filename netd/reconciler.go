@@ -47,7 +47,7 @@ func (g *Gateway) Reconcile(desired model.Gateway) (Result, error) {
 	if plan.Empty() {
 		return Result{Plan: plan}, nil
 	}
-	g.log.Info("applying gateway plan", "tunnel", desired.Tunnel, "plan", plan.String())
+	g.log.Debug("applying gateway plan", "tunnel", desired.Tunnel, "plan", plan.String())
 	n, err := g.Apply(desired, plan)
 	return Result{Plan: plan, Writes: n}, err
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/tlbproject/tlb/netd"
 	"github.com/tlbproject/tlb/netd/agent"
@@ -59,7 +60,7 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool) error {
 	if resync <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", resync)
 	}
-	h, err := netlink.NewHandle()
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("open netlink handle: %w", err)
 	}
