@@ -1,0 +1,86 @@
+package health
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+)
+
+// Prober checks one real server once. Implementations must respect ctx.
+type Prober interface {
+	Probe(ctx context.Context, realServer netip.Addr) error
+}
+
+// TCPProber succeeds when a TCP connection to Port opens.
+type TCPProber struct {
+	// Port is the health port.
+	Port uint16
+	// Dialer dials; a zero Dialer when nil.
+	Dialer *net.Dialer
+}
+
+// Probe opens and closes one connection.
+func (p TCPProber) Probe(ctx context.Context, rs netip.Addr) error {
+	d := p.Dialer
+	if d == nil {
+		d = &net.Dialer{}
+	}
+	addr := netip.AddrPortFrom(rs, p.Port).String()
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("tcp health check of %s: %w", addr, err)
+	}
+	return c.Close()
+}
+
+// HTTPProber succeeds when GET http://<real server>:Port<Path> answers 2xx.
+type HTTPProber struct {
+	// Port and Path locate the health endpoint.
+	Port uint16
+	Path string
+	// Client sends the request. It must not follow redirects off the real
+	// server; NewHTTPProber builds one that follows none.
+	Client *http.Client
+}
+
+// NewHTTPProber returns an HTTPProber whose client follows no redirects
+// and keeps no idle connections (each probe opens a fresh one, as a new
+// flow would).
+func NewHTTPProber(port uint16, path string) HTTPProber {
+	return HTTPProber{Port: port, Path: path, Client: &http.Client{
+		Transport:     &http.Transport{DisableKeepAlives: true, Proxy: nil},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// Probe sends one GET.
+func (p HTTPProber) Probe(ctx context.Context, rs netip.Addr) error {
+	url := "http://" + net.JoinHostPort(rs.String(), strconv.Itoa(int(p.Port))) + p.Path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("http health check of %s: %w", url, err)
+	}
+	req.Header.Set("User-Agent", "tlb-director-health")
+	resp, err := p.Client.Do(req)
+	if err != nil {
+		return fmt.Errorf("http health check of %s: %w", url, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("http health check of %s: status %d", url, resp.StatusCode)
+	}
+	return nil
+}
+
+// NewProber returns the Prober a defaulted, valid Config asks for.
+func NewProber(c Config) Prober {
+	if c.Kind == KindHTTP {
+		return NewHTTPProber(c.Port, c.Path)
+	}
+	return TCPProber{Port: c.Port}
+}
