@@ -1,0 +1,60 @@
+package serve
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/xds"
+)
+
+// Publisher is the part of the xDS server the loop needs.
+type Publisher interface {
+	Publish(ctx context.Context, cfg model.Config) xds.Report
+}
+
+// Reloader loads the DSL directory into the xDS server.
+type Reloader struct {
+	Dir    *dsl.Dir
+	Server Publisher
+	Log    *slog.Logger
+}
+
+// Reload loads the directory once and publishes it. File errors and
+// config problems are logged (never with key material) and returned in
+// the report; what is good is served regardless.
+func (r *Reloader) Reload(ctx context.Context) Result {
+	cfg, fileErrs := r.Dir.Load()
+	for _, err := range fileErrs {
+		r.Log.Warn("config file rejected; its last good version (if any) stays in use", "dir", r.Dir.Path(), "err", err)
+	}
+	rep := r.Server.Publish(ctx, cfg)
+	for _, p := range rep.Problems {
+		if p.Rejected {
+			r.Log.Warn("config object rejected", "kind", p.Kind, "name", p.Name, "origin", string(p.Origin), "field", p.Field, "err", p.Msg)
+		} else {
+			r.Log.Info("config object kept despite a conflict", "kind", p.Kind, "name", p.Name, "origin", string(p.Origin), "field", p.Field, "err", p.Msg)
+		}
+	}
+	for key, err := range rep.Invalid {
+		r.Log.Error("resource set failed validation and was not sent; the last good one stays", "key", key, "err", err)
+	}
+	if len(rep.Changed) > 0 || len(rep.Removed) > 0 {
+		r.Log.Info("config published", "changed", rep.Changed, "removed", rep.Removed)
+	}
+	return Result{FileErrors: fileErrs, Report: rep}
+}
+
+// Result is what one reload found and did.
+type Result struct {
+	FileErrors []error
+	xds.Report
+}
+
+// Run reloads now and after every change of the directory until ctx ends.
+func (r *Reloader) Run(ctx context.Context, debounce, resync time.Duration) error {
+	r.Reload(ctx)
+	return r.Dir.Watch(ctx, debounce, resync, func() { r.Reload(ctx) })
+}

@@ -1,0 +1,218 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/xds"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// copyExample copies the example config directory to a temp dir.
+func copyExample(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	src := "../testdata/config"
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func newReloader(t *testing.T, dir string) (*serve.Reloader, *xds.Server, *syncBuffer) {
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv := xds.New(ctx, log, nil, time.Now)
+	return &serve.Reloader{Dir: dsl.NewDir(dir), Server: srv, Log: log}, srv, logs
+}
+
+func sameVersions(a, b map[string]map[string]string) bool { return maps.EqualFunc(a, b, maps.Equal) }
+
+// TestBadInputChangesNothing: each bad change gets a clear error naming
+// the file and field (or the objects in conflict), and the served versions
+// stay exactly as before.
+func TestBadInputChangesNothing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		file, body string
+		want       []string // substrings of the error
+	}{
+		"unknown field":                   {"bad.yaml", "kind: gateway/service/v1\nname: bad\nupstreams: [{name: u, endpoints: [\"198.51.100.9:80\"]}]\nroutes:\n  - prefix: /bad\n    target: u\n    colour: red\n", []string{"bad.yaml", `unknown field "colour"`}},
+		"bad regex":                       {"bad.yaml", "kind: gateway/service/v1\nname: bad\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - pattern: \"^/(\"\n    target: u\n", []string{"bad.yaml", "routes[0].pattern", "RE2"}},
+		"bad duration":                    {"bad.yaml", "kind: gateway/service/v1\nname: bad\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - prefix: /x\n    target: u\n    timeout: 5 parsecs\n", []string{"bad.yaml", "routes[0].timeout", "5 parsecs"}},
+		"bad endpoint":                    {"bad.yaml", "kind: gateway/service/v1\nname: bad\nupstreams: [{name: u, endpoints: [\"todolist:8082\"]}]\nroutes:\n  - prefix: /x\n    target: u\n", []string{"bad.yaml", "upstreams[0].endpoints[0]", "ip:port"}},
+		"dangling target":                 {"bad.yaml", "kind: gateway/service/v1\nname: bad\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - prefix: /x\n    target: nope\n", []string{"bad.yaml", "routes[0].targets[0].upstream", `no upstream "nope"`}},
+		"unknown kind":                    {"bad.yaml", "kind: gateway/ingress/v9\nname: bad\n", []string{"bad.yaml", "kind", "gateway/ingress/v9"}},
+		"not yaml":                        {"bad.yaml", "kind: [\n", []string{"bad.yaml"}},
+		"duplicate route in a file":       {"bad.yaml", "kind: gateway/service/v1\nname: bad\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /x, target: u}\n  - {prefix: /x, target: u}\n", []string{"bad.yaml", "routes[1]", "duplicate route"}},
+		"duplicate route across services": {"aaa.yaml", "kind: gateway/service/v1\nname: aaa\ngroup: edge\nhosts: [shop.example.com]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /cart, target: u}\n", []string{"aaa.yaml", `service "aaa"`, "routes[0]", "duplicate route", `service "shop"`, "shop.yaml"}},
+		"port conflict":                   {"rogue.yaml", "kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - {name: db, vip: 203.0.113.10, port: 443, protocol: TCP, target: payments/db}\n", []string{"rogue.yaml", `gateway "rogue"`, "listeners[0]", "port conflict", "203.0.113.10:443", `gateway "public"`}},
+		"duplicate SNI":                   {"rogue.yaml", "kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - name: s\n    vip: 203.0.113.20\n    port: 443\n    protocol: HTTPS\n    certificates: [{name: c, sni: [shop.example.com], certFile: certs/shop.crt, keyFile: certs/shop.key}]\n", []string{"rogue.yaml", "duplicate filter chain match", "shop.example.com"}},
+		"missing key file":                {"rogue.yaml", "kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - name: s\n    vip: 203.0.113.20\n    port: 443\n    protocol: HTTPS\n    certificates: [{name: c, sni: [x.example.com], certFile: certs/shop.crt, keyFile: certs/none.key}]\n", []string{"rogue.yaml", "keyFile", "none.key"}},
+		"existing file broken":            {"shop.yaml", "kind: gateway/service/v1\nname: shop\ngroup: edge\nroutes: 7\n", []string{"shop.yaml", "routes"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := copyExample(t)
+			rl, srv, logs := newReloader(t, dir)
+			first := rl.Reload(context.Background())
+			if len(first.FileErrors) > 0 || len(first.Problems) > 0 || len(first.Invalid) > 0 {
+				t.Fatalf("example config: %v %v %v", first.FileErrors, first.Problems, first.Invalid)
+			}
+			before := srv.Versions()
+			path := filepath.Join(dir, tc.file)
+			old, _ := os.ReadFile(path)
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			res := rl.Reload(context.Background())
+			var msgs []string
+			for _, e := range res.FileErrors {
+				msgs = append(msgs, e.Error())
+			}
+			for _, p := range res.Problems {
+				msgs = append(msgs, p.Error())
+			}
+			all := strings.Join(msgs, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("errors lack %q:\n%s", w, all)
+				}
+			}
+			if !sameVersions(before, srv.Versions()) {
+				t.Errorf("served versions changed after a bad input:\nbefore %v\nafter  %v", before, srv.Versions())
+			}
+			if len(res.Changed) > 0 {
+				t.Errorf("snapshots swapped after a bad input: %v", res.Changed)
+			}
+			if !strings.Contains(logs.String(), tc.file) {
+				t.Errorf("the log does not name %s", tc.file)
+			}
+			// Fixing the input serves the same thing again.
+			if old != nil {
+				_ = os.WriteFile(path, old, 0o600)
+			} else {
+				_ = os.Remove(path)
+			}
+			rl.Reload(context.Background())
+			if !sameVersions(before, srv.Versions()) {
+				t.Errorf("versions differ after the fix")
+			}
+		})
+	}
+}
+
+// TestGoodChangeIsServed makes sure the check above can fail: a good
+// change does change versions.
+func TestGoodChangeIsServed(t *testing.T) {
+	dir := copyExample(t)
+	rl, srv, _ := newReloader(t, dir)
+	rl.Reload(context.Background())
+	before := srv.Versions()
+	body := "kind: gateway/service/v1\nname: extra\ngroup: edge\nhosts: [extra.example.com]\nupstreams: [{name: u, endpoints: [\"198.51.100.99:80\"]}]\nroutes:\n  - {prefix: /, target: u}\n"
+	if err := os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := rl.Reload(context.Background())
+	if len(res.Changed) == 0 || sameVersions(before, srv.Versions()) {
+		t.Fatalf("a good change was not served: %v", res.Changed)
+	}
+	if before["gateway/edge"]["type.googleapis.com/envoy.config.listener.v3.Listener"] != srv.Versions()["gateway/edge"]["type.googleapis.com/envoy.config.listener.v3.Listener"] {
+		t.Errorf("adding a service changed the listeners' version")
+	}
+}
+
+// keyLines returns the base64 lines of the example key: the secret part.
+func keyLines(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/config/certs/shop.key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && !strings.HasPrefix(l, "-----") {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("example key has no body")
+	}
+	return out
+}
+
+// TestKeyNeverLogged: key bytes do not appear in logs, in any fmt or
+// slog rendering of the model, or in JSON.
+func TestKeyNeverLogged(t *testing.T) {
+	dir := copyExample(t)
+	rl, _, logs := newReloader(t, dir)
+	res := rl.Reload(context.Background())
+	// Also a conflict and a bad file, which log objects and errors.
+	_ = os.WriteFile(filepath.Join(dir, "rogue.yaml"), []byte("kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - name: s\n    vip: 203.0.113.20\n    port: 443\n    protocol: HTTPS\n    certificates: [{name: c, sni: [shop.example.com], certFile: certs/shop.crt, keyFile: certs/shop.key}]\n"), 0o600)
+	rl.Reload(context.Background())
+
+	cfg, _ := rl.Dir.Load()
+	if len(cfg.Certificates) == 0 || cfg.Certificates[0].Key.Empty() {
+		t.Fatal("the example certificate was not loaded; the test would prove nothing")
+	}
+	var dump bytes.Buffer
+	fmt.Fprintf(&dump, "%v\n%+v\n%#v\n%s\n%q\n%x\n", cfg, cfg, cfg, cfg.Certificates[0].Key, cfg.Certificates[0].Key, cfg.Certificates[0].Key)
+	j, _ := json.Marshal(cfg)
+	dump.Write(j)
+	slog.New(slog.NewTextHandler(&dump, nil)).Info("config", "cfg", cfg, "cert", cfg.Certificates[0], "key", cfg.Certificates[0].Key)
+	slog.New(slog.NewJSONHandler(&dump, nil)).Info("config", "cert", cfg.Certificates[0], "key", cfg.Certificates[0].Key)
+	for _, l := range keyLines(t) {
+		if strings.Contains(logs.String(), l) {
+			t.Errorf("the server log contains key material")
+		}
+		if strings.Contains(dump.String(), l) {
+			t.Errorf("a rendering of the model contains key material:\n%s", dump.String())
+		}
+	}
+	if !strings.Contains(dump.String(), "[REDACTED]") {
+		t.Errorf("the key was not rendered as [REDACTED]")
+	}
+	_ = res
+}
