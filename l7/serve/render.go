@@ -1,0 +1,70 @@
+package serve
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/translate"
+	"github.com/tlbproject/tlb/l7/validate"
+	"github.com/tlbproject/tlb/l7/xds"
+)
+
+// Render formats.
+const (
+	// FormatBootstrap is a static Envoy bootstrap for "envoy --mode validate".
+	FormatBootstrap = "bootstrap"
+	// FormatXDS is the resources as served over xDS, one list per type.
+	FormatXDS = "xds"
+)
+
+// Render loads dir and returns the full config of one group as Envoy YAML,
+// with every private key redacted (xds format) or referred to by file path
+// (bootstrap format). Problems in the directory are returned alongside;
+// the output holds what would be served despite them.
+func Render(dir, group string, kind translate.Kind, format string) ([]byte, []error, error) {
+	cfg, errs := dsl.NewDir(dir).Load()
+	r := model.Resolve(cfg, nil)
+	for _, p := range r.Problems {
+		errs = append(errs, p)
+	}
+	found := false
+	for _, g := range translate.Groups(r) {
+		found = found || g == group
+	}
+	if !found {
+		return nil, errs, fmt.Errorf("render group %q: no gateway or service in %s names it (groups: %v)", group, dir, translate.Groups(r))
+	}
+	set := translate.Group(r, group, kind)
+	if err := validate.Set(set); err != nil {
+		return nil, errs, fmt.Errorf("render group %q: resources fail validation: %w", group, err)
+	}
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "# TLB L7 config of group %q for %s clients, schema %s.\n", group, kind, xds.Schema)
+	switch format {
+	case FormatXDS:
+		y, err := translate.ResourcesYAML(set)
+		if err != nil {
+			return nil, errs, err
+		}
+		out.Write(y)
+	case FormatBootstrap:
+		if kind != translate.Gateway {
+			return nil, errs, fmt.Errorf("render group %q: the bootstrap format is for gateways; use --format xds for %s", group, kind)
+		}
+		b, err := translate.StaticBootstrap(set)
+		if err != nil {
+			return nil, errs, err
+		}
+		y, err := translate.YAML(b)
+		if err != nil {
+			return nil, errs, err
+		}
+		out.WriteString("# Keys are read from files (the mounted Secret), never printed.\n")
+		out.Write(y)
+	default:
+		return nil, errs, fmt.Errorf("render: unknown format %q (want %s or %s)", format, FormatBootstrap, FormatXDS)
+	}
+	return out.Bytes(), errs, nil
+}
