@@ -4,6 +4,10 @@
 //
 //	l7 serve --config DIR [--xds-addr 127.0.0.1:18000] [--metrics-addr 127.0.0.1:9480]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds]
+//	l7 envoy [--admin http://127.0.0.1:9901] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
+//
+// "l7 envoy" runs Envoy as a child and, on SIGTERM, drains it through the
+// admin API before stopping it.
 //
 // It only wires flags, listeners and signals; the logic lives in the l7
 // packages.
@@ -18,7 +22,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -27,6 +33,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/tlbproject/tlb/l7/drain"
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/serve"
 	"github.com/tlbproject/tlb/l7/translate"
@@ -44,6 +51,8 @@ func main() {
 		err = runServe(os.Args[2:])
 	case "render":
 		err = runRender(os.Args[2:])
+	case "envoy":
+		err = runEnvoy(os.Args[2:])
 	default:
 		usage()
 	}
@@ -54,7 +63,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: l7 serve --config DIR [flags] | l7 render --config DIR --group G [flags]")
+	fmt.Fprintln(os.Stderr, "usage: l7 serve --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 envoy [flags] -- envoy ARGS")
 	os.Exit(2)
 }
 
@@ -181,4 +190,27 @@ func xdsCredentials(addr, cert, key, ca string) (credentials.TransportCredential
 		Certificates: []tls.Certificate{pair}, ClientCAs: pool,
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12,
 	}), nil
+}
+
+func runEnvoy(args []string) error {
+	fs := flag.NewFlagSet("envoy", flag.ExitOnError)
+	admin := fs.String("admin", "http://127.0.0.1:9901", "Envoy admin URL (loopback)")
+	deadline := fs.Duration("drain-deadline", 60*time.Second, "longest wait for connections to close")
+	poll := fs.Duration("poll", time.Second, "how often to read the connection count")
+	grace := fs.Duration("stop-grace", 10*time.Second, "time for Envoy to exit after SIGTERM before SIGKILL")
+	_ = fs.Parse(args)
+	if fs.NArg() == 0 {
+		return errors.New("envoy: give the Envoy command after --")
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	sup := &drain.Supervisor{
+		Cmd: cmd, Log: log, StopGrace: *grace,
+		Drainer: &drain.Drainer{Admin: *admin, Client: &http.Client{Timeout: 5 * time.Second}, Log: log,
+			Poll: *poll, Deadline: *deadline, Now: time.Now},
+	}
+	return sup.Run(ctx)
 }
