@@ -24,10 +24,14 @@ type Neighbor struct {
 	ASN uint32
 	// Password, when set, turns on TCP MD5 for this session.
 	Password string
+	// Local is the router's address on this session; RouterConfig.RouterID when empty.
+	Local string
 }
 
 // RouterConfig is the router's BIRD configuration.
 type RouterConfig struct {
+	// RouterID is the router's BGP identifier (an IPv4 address).
+	RouterID string
 	// ASN is the router's AS.
 	ASN uint32
 	// HoldTime and Keepalive are the BGP timers in seconds (3 and 1 when zero).
@@ -36,9 +40,8 @@ type RouterConfig struct {
 	Neighbors []Neighbor
 }
 
-// Router is one running BIRD in the lab's router namespace.
+// Router is one running BIRD in a network namespace.
 type Router struct {
-	lab  *Lab
 	dir  string
 	sock string
 	cmd  *exec.Cmd
@@ -58,7 +61,7 @@ protocol kernel {
 }
 {{range .Neighbors}}
 protocol bgp {{.Name}} {
-  local {{$.RouterID}} as {{$.ASN}};
+  local {{if .Local}}{{.Local}}{{else}}{{$.RouterID}}{{end}} as {{$.ASN}};
   neighbor {{.Address}} as {{.ASN}};
   hold time {{$.Hold}};
   keepalive time {{$.Keepalive}};
@@ -71,9 +74,18 @@ protocol bgp {{.Name}} {
 }
 {{end}}`))
 
-// StartRouter writes a config into dir and starts bird in the router
-// namespace. It returns once birdc answers.
+// StartRouter starts bird in the lab's router namespace, with the router
+// address as router ID.
 func (l *Lab) StartRouter(ctx context.Context, dir string, cfg RouterConfig) (*Router, error) {
+	if cfg.RouterID == "" {
+		cfg.RouterID = l.RouterAddr
+	}
+	return StartRouter(ctx, l.Router, dir, cfg)
+}
+
+// StartRouter writes a BIRD config into dir and starts bird in network
+// namespace netns. It returns once birdc answers.
+func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Router, error) {
 	hold, keep := cfg.HoldTime, cfg.Keepalive
 	if hold == 0 {
 		hold = 3
@@ -87,7 +99,7 @@ func (l *Lab) StartRouter(ctx context.Context, dir string, cfg RouterConfig) (*R
 		return nil, fmt.Errorf("write bird config: %w", err)
 	}
 	err = birdConf.Execute(f, map[string]any{
-		"RouterID": l.RouterAddr, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors,
+		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors,
 	})
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -95,8 +107,8 @@ func (l *Lab) StartRouter(ctx context.Context, dir string, cfg RouterConfig) (*R
 	if err != nil {
 		return nil, fmt.Errorf("write bird config %s: %w", conf, err)
 	}
-	r := &Router{lab: l, dir: dir, sock: filepath.Join(dir, "bird.ctl"), done: make(chan error, 1)}
-	r.cmd = exec.Command("ip", "netns", "exec", l.Router, "bird", "-f", "-c", conf, "-s", r.sock, "-P", filepath.Join(dir, "bird.pid"))
+	r := &Router{dir: dir, sock: filepath.Join(dir, "bird.ctl"), done: make(chan error, 1)}
+	r.cmd = exec.Command("ip", "netns", "exec", netns, "bird", "-f", "-c", conf, "-s", r.sock, "-P", filepath.Join(dir, "bird.pid"))
 	out, err := os.Create(filepath.Join(dir, "bird.out"))
 	if err != nil {
 		return nil, fmt.Errorf("create bird output file: %w", err)
@@ -104,7 +116,7 @@ func (l *Lab) StartRouter(ctx context.Context, dir string, cfg RouterConfig) (*R
 	r.cmd.Stdout, r.cmd.Stderr = out, out
 	if err := r.cmd.Start(); err != nil {
 		out.Close()
-		return nil, fmt.Errorf("start bird in %s: %w", l.Router, err)
+		return nil, fmt.Errorf("start bird in %s: %w", netns, err)
 	}
 	go func() { r.done <- r.cmd.Wait(); out.Close() }()
 	deadline := time.Now().Add(10 * time.Second)

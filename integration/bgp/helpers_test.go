@@ -1,3 +1,5 @@
+//go:build !lab
+
 package bgp_test
 
 import (
@@ -98,22 +100,6 @@ func waitEstablished(t *testing.T, r *birdlab.Router, name string, within time.D
 	}
 	t.Fatalf("bird session %s is %q after %v, want Established", name, state, within)
 }
-
-func hasNextHops(want ...string) func([]birdlab.Route) bool {
-	return func(rs []birdlab.Route) bool {
-		if len(rs) != len(want) {
-			return false
-		}
-		for i, r := range rs {
-			if r.NextHop != want[i] {
-				return false
-			}
-		}
-		return true
-	}
-}
-
-func none(rs []birdlab.Route) bool { return len(rs) == 0 }
 
 func prefixes(ss ...string) []netip.Prefix {
 	out := make([]netip.Prefix, len(ss))

@@ -1,3 +1,5 @@
+//go:build !lab
+
 // Package bgp_test proves the bgp package against a real BIRD 2 router:
 // routes appear with the director as next hop, are withdrawn, foreign
 // prefixes never arrive, MD5 works, and two directors give ECMP.
