@@ -1,0 +1,79 @@
+package v1alpha1
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// DeepCopyInto copies p into out.
+func (p *VIPPool) DeepCopyInto(out *VIPPool) {
+	*out = *p
+	out.TypeMeta = p.TypeMeta
+	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Spec.CIDRs = slices.Clone(p.Spec.CIDRs)
+}
+
+// DeepCopy returns a copy of p.
+func (p *VIPPool) DeepCopy() *VIPPool {
+	if p == nil {
+		return nil
+	}
+	out := new(VIPPool)
+	p.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (p *VIPPool) DeepCopyObject() runtime.Object { return p.DeepCopy() }
+
+// DeepCopyObject implements runtime.Object.
+func (l *VIPPoolList) DeepCopyObject() runtime.Object {
+	if l == nil {
+		return nil
+	}
+	out := &VIPPoolList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	if l.Items != nil {
+		out.Items = make([]VIPPool, len(l.Items))
+		for i := range l.Items {
+			l.Items[i].DeepCopyInto(&out.Items[i])
+		}
+	}
+	return out
+}
+
+// DeepCopyInto copies c into out.
+func (c *L4Cluster) DeepCopyInto(out *L4Cluster) {
+	*out = *c
+	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+}
+
+// DeepCopy returns a copy of c.
+func (c *L4Cluster) DeepCopy() *L4Cluster {
+	if c == nil {
+		return nil
+	}
+	out := new(L4Cluster)
+	c.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObject implements runtime.Object.
+func (c *L4Cluster) DeepCopyObject() runtime.Object { return c.DeepCopy() }
+
+// DeepCopyObject implements runtime.Object.
+func (l *L4ClusterList) DeepCopyObject() runtime.Object {
+	if l == nil {
+		return nil
+	}
+	out := &L4ClusterList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	if l.Items != nil {
+		out.Items = make([]L4Cluster, len(l.Items))
+		for i := range l.Items {
+			l.Items[i].DeepCopyInto(&out.Items[i])
+		}
+	}
+	return out
+}

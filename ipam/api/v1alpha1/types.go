@@ -1,0 +1,76 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// VIPPool is a cluster-scoped set of CIDRs whose addresses one L4 cluster
+// hands out as VIPs.
+type VIPPool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   VIPPoolSpec   `json:"spec"`
+	Status VIPPoolStatus `json:"status,omitempty"`
+}
+
+// VIPPoolSpec is the desired pool.
+type VIPPoolSpec struct {
+	// CIDRs are the networks of the pool (e.g. 203.0.113.0/24).
+	CIDRs []string `json:"cidrs"`
+	// L4Cluster is the metadata.name of the L4Cluster that serves the pool.
+	L4Cluster string `json:"l4Cluster"`
+	// AvoidBuggyIPs skips IPv4 addresses ending in .0 and .255.
+	AvoidBuggyIPs bool `json:"avoidBuggyIPs,omitempty"`
+}
+
+// VIPPoolStatus counts the addresses of the pool.
+type VIPPoolStatus struct {
+	// Used is how many VIPs of the pool are allocated.
+	Used int64 `json:"used"`
+	// Free is how many addresses are left (saturated at 2^63-1).
+	Free int64 `json:"free"`
+}
+
+// VIPPoolList is a list of VIPPools.
+type VIPPoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []VIPPool `json:"items"`
+}
+
+// L4Cluster is a cluster-scoped group of directors that serves the VIPs of
+// its pools in one environment.
+type L4Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   L4ClusterSpec   `json:"spec"`
+	Status L4ClusterStatus `json:"status,omitempty"`
+}
+
+// L4ClusterSpec is the desired cluster.
+type L4ClusterSpec struct {
+	// Environment is the environment the cluster serves (e.g. production).
+	Environment string `json:"environment"`
+	// Capacity is the most VIPs the cluster takes; the schema defaults it to
+	// 1000.
+	Capacity int32 `json:"capacity,omitempty"`
+}
+
+// L4ClusterStatus counts the VIPs of the cluster.
+type L4ClusterStatus struct {
+	// Used is how many VIPs the cluster serves.
+	Used int64 `json:"used"`
+	// Free is how many more it can take, bounded by capacity and pools.
+	Free int64 `json:"free"`
+	// Pools is how many VIPPools name this cluster.
+	Pools int32 `json:"pools"`
+}
+
+// L4ClusterList is a list of L4Clusters.
+type L4ClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []L4Cluster `json:"items"`
+}

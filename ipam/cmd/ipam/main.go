@@ -1,0 +1,138 @@
+// Command ipam runs the TLB IPAM controller: it gives VIPs to LoadBalancer
+// Services of class tlb.io/l4 from VIPPools and L4Clusters, with leader
+// election so that one replica allocates at a time. It only wires flags,
+// clients and signals; the logic lives in ipam/controller.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/ipam/controller"
+	"github.com/tlbproject/tlb/tlb/obs"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "ipam:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	host, _ := os.Hostname()
+	var (
+		kubeconfig  = flag.String("kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
+		metricsAddr = flag.String("metrics-addr", "127.0.0.1:9470", "address for /metrics, /healthz and /readyz")
+		defaultEnv  = flag.String("default-environment", "", "environment for Services that name no environment, pool or VIP; empty makes that an error")
+		workers     = flag.Int("workers", 4, "Services synced in parallel")
+		qps         = flag.Float64("kube-api-qps", 50, "API server requests per second")
+		burst       = flag.Int("kube-api-burst", 100, "API server request burst")
+		leaderElect = flag.Bool("leader-elect", true, "elect a leader through a Lease; only the leader allocates")
+		leaseNS     = flag.String("lease-namespace", envOr("POD_NAMESPACE", "tlb-system"), "namespace of the Lease")
+		leaseName   = flag.String("lease-name", "tlb-ipam", "name of the Lease")
+		identity    = flag.String("identity", envOr("POD_NAME", host), "this replica's name in the Lease")
+		leaseDur    = flag.Duration("lease-duration", 15*time.Second, "how long a Lease lasts without renewal")
+		renew       = flag.Duration("renew-deadline", 10*time.Second, "how long the leader tries to renew before giving up")
+		retry       = flag.Duration("retry-period", 2*time.Second, "how often replicas try to take or renew the Lease")
+	)
+	flag.Parse()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("identity", *identity)
+
+	var cfg *rest.Config
+	var err error
+	if *kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return fmt.Errorf("load API server configuration: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(*qps), *burst
+	cfg.UserAgent = "tlb-ipam/" + *identity
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build Kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("build dynamic client: %w", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv := obs.NewServer(*metricsAddr, log)
+	leader := prometheus.NewGauge(prometheus.GaugeOpts{Name: "tlb_ipam_leader", Help: "1 while this replica holds the Lease and allocates."})
+	srv.Registry.MustRegister(leader)
+	if _, err := srv.Start(nil); err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	// Ready means "able to serve": a standby replica is ready too.
+	srv.SetReady(true, "")
+
+	ctrl, err := controller.New(controller.Options{
+		Client: client, Dynamic: dyn, Log: log, Registry: srv.Registry,
+		DefaultEnvironment: ipam.Environment(*defaultEnv), Workers: *workers, Identity: *identity,
+	})
+	if err != nil {
+		return err
+	}
+	lead := func(ctx context.Context) {
+		if err := ctrl.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("controller stopped", "err", err)
+		}
+	}
+	if !*leaderElect {
+		leader.Set(1)
+		lead(ctx)
+		return nil
+	}
+	err = controller.RunLeaderElected(ctx, controller.Election{
+		Client: client, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
+		LeaseDuration: *leaseDur, RenewDeadline: *renew, RetryPeriod: *retry, Log: log,
+		OnLeading: func(b bool) {
+			if b {
+				leader.Set(1)
+			} else {
+				leader.Set(0)
+			}
+		},
+	}, lead)
+	if err != nil {
+		return err
+	}
+	if ctx.Err() == nil {
+		// Leadership lost while still running: exit so the Pod restarts
+		// with fresh state rather than allocating from a stale view.
+		return errors.New("lost the Lease")
+	}
+	return nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
