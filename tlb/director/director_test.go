@@ -68,7 +68,7 @@ func TestReconcileScenario(t *testing.T) {
 		wantErr    string
 		wantOrder  []string // list of 203.0.113.10:80 afterwards
 	}{
-		{name: "create from empty", desired: desired(web), wantWrites: 3,
+		{name: "create from empty", desired: desired(web), wantWrites: 4, // service staged on lc, 2 real servers, switch to mh
 			wantOrder: []string{"198.18.2.2 w1", "198.18.2.3 w1"}},
 		{name: "no-op resync writes nothing", desired: desired(web), wantWrites: 0,
 			wantOrder: []string{"198.18.2.2 w1", "198.18.2.3 w1"}},
@@ -126,7 +126,7 @@ func TestReconcileServiceAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Plan.UpdateServices) != 1 || !slices.Equal(f.calls, []string{"UpdateService 203.0.113.10:80/6"}) {
+	if len(res.Plan.UpdateServices) != 1 || !slices.Equal(f.calls, []string{"UpdateService 203.0.113.10:80/6 wrr"}) {
 		t.Errorf("calls = %v; want one UpdateService", f.calls)
 	}
 	if got := f.svcs[0].svc; got.SchedName != "wrr" || got.Flags != 0 {
@@ -280,7 +280,7 @@ func TestMetrics(t *testing.T) {
 		"tlb_director_vips_programmed":         1,
 		"tlb_director_services_programmed":     2,
 		"tlb_director_real_servers_programmed": 3,
-		"tlb_director_netlink_writes_total":    5,
+		"tlb_director_netlink_writes_total":    6,
 		"tlb_director_sync_errors_total":       1,
 		"tlb_director_foreign_services":        1,
 	}
@@ -368,5 +368,57 @@ func TestProcSys(t *testing.T) {
 	}
 	if err := p.Set("../etc/passwd", "x"); err == nil {
 		t.Error("Set accepted a path with ..")
+	}
+}
+
+func TestNewTableServiceIsStaged(t *testing.T) {
+	ctx := context.Background()
+	web := service("203.0.113.10", 80, mrs("198.18.2.3", 1), mrs("198.18.2.2", 1), mrs("198.18.2.4", 0))
+	tests := map[string]struct {
+		noSched   string
+		wantCalls []string
+	}{
+		"mh built on lc then switched once": {
+			wantCalls: []string{
+				"NewService 203.0.113.10:80/6 lc",
+				"NewDestination 203.0.113.10:80/6 198.18.2.4:80",
+				"NewDestination 203.0.113.10:80/6 198.18.2.3:80",
+				"NewDestination 203.0.113.10:80/6 198.18.2.2:80",
+				"UpdateService 203.0.113.10:80/6 mh",
+			},
+		},
+		"kernel without lc gets mh directly": {
+			noSched: "lc",
+			wantCalls: []string{
+				"NewService 203.0.113.10:80/6 lc",
+				"NewService 203.0.113.10:80/6 mh",
+				"NewDestination 203.0.113.10:80/6 198.18.2.4:80",
+				"NewDestination 203.0.113.10:80/6 198.18.2.3:80",
+				"NewDestination 203.0.113.10:80/6 198.18.2.2:80",
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeIPVS{noSched: tc.noSched}
+			d := newDirector(t, f, Options{})
+			if _, err := d.Reconcile(ctx, desired(web)); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f.calls, tc.wantCalls) {
+				t.Errorf("calls =\n%s\nwant\n%s", strings.Join(f.calls, "\n"), strings.Join(tc.wantCalls, "\n"))
+			}
+			got := f.svcs[0].svc
+			if got.SchedName != "mh" || got.Flags != model.SvcFlagSched1|model.SvcFlagSched2 {
+				t.Errorf("service ends as %s flags %#x; want mh 0x18", got.SchedName, got.Flags)
+			}
+			if order := f.order("203.0.113.10:80/6"); !slices.Equal(order, []string{"198.18.2.2 w1", "198.18.2.3 w1", "198.18.2.4 w0"}) {
+				t.Errorf("list = %v", order)
+			}
+			f.calls = nil
+			if res, _ := d.Reconcile(ctx, desired(web)); res.Writes != 0 {
+				t.Errorf("resync after staged create wrote %d: %v", res.Writes, f.calls)
+			}
+		})
 	}
 }

@@ -18,6 +18,8 @@ type fakeIPVS struct {
 	svcs   []*fakeSvc
 	calls  []string
 	failOn string // a call prefix that fails, e.g. "NewDestination 203.0.113.10:80"
+	// noSched is a scheduler the fake kernel lacks (NewService fails).
+	noSched string
 }
 
 type fakeSvc struct {
@@ -35,6 +37,9 @@ func destID(d *ipvs.Destination) string {
 
 func (f *fakeIPVS) call(name string, s *ipvs.Service, d *ipvs.Destination) error {
 	c := name + " " + svcID(s)
+	if name == "NewService" || name == "UpdateService" {
+		c += " " + s.SchedName
+	}
 	if d != nil {
 		c += " " + destID(d)
 	}
@@ -62,6 +67,9 @@ func (f *fakeIPVS) GetServices() ([]*ipvs.Service, error) {
 func (f *fakeIPVS) NewService(s *ipvs.Service) error {
 	if err := f.call("NewService", s, nil); err != nil {
 		return err
+	}
+	if s.SchedName == f.noSched {
+		return syscall.ENOENT
 	}
 	if f.find(s) >= 0 {
 		return syscall.EEXIST

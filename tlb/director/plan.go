@@ -61,6 +61,9 @@ func (p Plan) Writes() int {
 	n := len(p.AddServices) + len(p.UpdateServices) + len(p.DeleteServices)
 	for _, s := range p.AddServices {
 		n += len(s.RealServers)
+		if orderMatters(s.Scheduler) && len(s.RealServers) > 1 {
+			n++ // the switch from the build scheduler
+		}
 	}
 	for _, d := range p.Destinations {
 		n += len(d.Delete) + len(d.Update) + len(d.Add)

@@ -18,7 +18,7 @@ import (
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
-func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServers int, ipvsadmPath string) error {
+func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServers int, sched model.Scheduler, ipvsadmPath string) error {
 	r := &report{w: out}
 	if vips < 1 || realServers < 2 {
 		return fmt.Errorf("need at least 1 VIP and 2 real servers, got %d and %d", vips, realServers)
@@ -40,9 +40,13 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	}
 	defer os.RemoveAll(tmp)
 
-	desired := benchModel(vips, realServers)
+	desired := benchModel(vips, realServers, sched)
+	if err := desired.Validate(); err != nil {
+		return err
+	}
 	total := vips * realServers
-	r.info("model: %d VIPs x %d real servers = %d destinations (mh, mh-fallback, mh-port, tunnel)", vips, realServers, total)
+	first := desired.Sorted().Services[0]
+	r.info("model: %d VIPs x %d real servers = %d destinations (scheduler %s, flags %v, tunnel)", vips, realServers, total, first.Scheduler, first.Flags)
 
 	d, err := director.New(h, director.ProcSys{}, log, director.Options{RuntimeDir: tmp})
 	if err != nil {

@@ -15,12 +15,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+
+	"github.com/tlbproject/tlb/tlb/model"
 )
 
 func main() {
 	vips := flag.Int("vips", 1000, "number of VIPs (one TCP service each)")
 	realServers := flag.Int("real-servers", 32, "real servers per VIP")
 	ipvsadmPath := flag.String("ipvsadm", "ipvsadm", "ipvsadm binary for the comparison")
+	sched := flag.String("scheduler", "mh", "IPVS scheduler of every service")
 	verbose := flag.Bool("v", false, "log every director change")
 	flag.Parse()
 	level := slog.LevelWarn
@@ -28,7 +31,7 @@ func main() {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if err := bench(context.Background(), os.Stdout, log, *vips, *realServers, *ipvsadmPath); err != nil {
+	if err := bench(context.Background(), os.Stdout, log, *vips, *realServers, model.Scheduler(*sched), *ipvsadmPath); err != nil {
 		fmt.Fprintln(os.Stderr, "tlbbench:", err)
 		os.Exit(1)
 	}

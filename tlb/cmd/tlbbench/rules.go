@@ -11,12 +11,12 @@ import (
 // benchModel returns vips TCP services on port 80, VIPs from
 // 198.19.0.0/16 and real servers from 198.18.0.0/16 (the RFC 2544
 // benchmarking range), real servers at even addresses, every service with the same realServers gateways,
-// scheduler mh with its default flags.
-func benchModel(vips, realServers int) model.Desired {
+// scheduler sched (empty: mh) with its default flags.
+func benchModel(vips, realServers int, sched model.Scheduler) model.Desired {
 	var d model.Desired
 	for i := range vips {
 		vip := netip.AddrFrom4([4]byte{198, 19, byte((i + 1) >> 8), byte((i + 1) & 0xff)})
-		s := model.Service{VIP: vip, Protocol: model.TCP, Port: 80}
+		s := model.Service{VIP: vip, Protocol: model.TCP, Port: 80, Scheduler: sched}
 		for j := range realServers {
 			// Even last octets, so a new real server can sort in between.
 			rs := netip.AddrFrom4([4]byte{198, 18, byte(1 + j/100), byte(2 + 2*(j%100))})

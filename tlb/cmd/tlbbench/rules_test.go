@@ -7,7 +7,7 @@ import (
 
 func TestWriteRestore(t *testing.T) {
 	var b strings.Builder
-	if err := writeRestore(&b, benchModel(2, 3)); err != nil {
+	if err := writeRestore(&b, benchModel(2, 3, "")); err != nil {
 		t.Fatal(err)
 	}
 	want := `-A -t 198.19.0.1:80 -s mh -b flag-1,flag-2
@@ -25,7 +25,7 @@ func TestWriteRestore(t *testing.T) {
 }
 
 func TestBenchModelIsValidAndDistinct(t *testing.T) {
-	d := benchModel(1000, 32)
+	d := benchModel(1000, 32, "")
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
