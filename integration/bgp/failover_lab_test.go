@@ -98,6 +98,10 @@ func buildDC(t *testing.T, bin string) *dc {
 			fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
 		}
 		cfg := writeFile(t, tmp, dir.Name+".yaml", b.String())
+		// The VIP range must be local for IPVS (LOCAL_IN) to see it: the
+		// route tlb/anyip owns (protocol 241). Replace is idempotent, so
+		// this stays right once tlb run programs it itself.
+		dir.Run(t, "ip", "route", "replace", "local", vipSubnet, "dev", "lo", "table", "local", "proto", "241")
 		d.tlbProcs = append(d.tlbProcs, dir.Start(t, filepath.Join(bin, "tlb"), "run", "--config", cfg))
 		waitUntil(t, 60*time.Second, dir.Name+" programs IPVS", func() bool {
 			out, _ := dir.Cmd("ipvsadm", "-Ln").CombinedOutput()
@@ -109,6 +113,30 @@ func buildDC(t *testing.T, bin string) *dc {
 		d.speakers = append(d.speakers, dir.Start(t, filepath.Join(bin, "bgpspeaker"), "--config", bgpCfg, "--announce", vipSubnet))
 	}
 	return d
+}
+
+// diagnose logs the state of every node, for a failed test.
+func (d *dc) diagnose(t *testing.T) {
+	show := func(n *topo.Node, args ...string) {
+		out, err := n.Cmd(args[0], args[1:]...).CombinedOutput()
+		t.Logf("%s$ %s (err %v)\n%s", n.Name, strings.Join(args, " "), err, out)
+	}
+	show(d.router, "ip", "route")
+	show(d.router, "ip", "neigh")
+	show(d.router, "ip", "-s", "link")
+	show(d.client, "ip", "route")
+	for _, n := range d.directors {
+		show(n, "ipvsadm", "-Ln", "--stats")
+		show(n, "ip", "-br", "addr")
+		show(n, "ip", "route")
+		show(n, "ip", "route", "show", "table", "local")
+		show(n, "sysctl", "net.ipv4.vs.sloppy_tcp", "net.ipv4.conf.all.rp_filter")
+	}
+	for _, n := range d.gateways {
+		show(n, "ip", "-s", "link", "show", "tunl0")
+		show(n, "ip", "-br", "addr")
+		show(n, "ss", "-ltn")
+	}
 }
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -221,6 +249,7 @@ func TestDirectorLossBreaksNoStreams(t *testing.T) {
 	for i := range streams {
 		c, err := d.client.DialContext(ctx, "tcp", vip+":80")
 		if err != nil {
+			d.diagnose(t)
 			t.Fatalf("stream %d: dial the VIP: %v", i, err)
 		}
 		defer c.Close()
@@ -249,8 +278,8 @@ func TestDirectorLossBreaksNoStreams(t *testing.T) {
 	// Director 1 dies without a word: drop everything in and out of it
 	// (as if powered off), then SIGKILL its processes.
 	d.directors[0].Run(t, "nft", "add table inet dead; "+
-		"add chain inet dead in { type filter hook input priority -300; policy drop; }; "+
-		"add chain inet dead out { type filter hook output priority -300; policy drop; }")
+		"add chain inet dead drop_input { type filter hook input priority -300; policy drop; }; "+
+		"add chain inet dead drop_output { type filter hook output priority -300; policy drop; }")
 	killAt := time.Now()
 	for _, p := range []*exec.Cmd{d.speakers[0], d.tlbProcs[0]} {
 		_ = p.Process.Signal(syscall.SIGKILL)
