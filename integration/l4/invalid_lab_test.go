@@ -51,6 +51,7 @@ func TestInvalidConfigChangesNothing(t *testing.T) {
 	nd := startNetd(t, gw, vip)
 	waitFor(t, 30*time.Second, "netd metrics", func() bool { return metric(t, gw, nd.metrics, "netd_vips_bound") == "1" })
 	before := gatewayState(t, gw)
+	writesBefore := metric(t, gw, nd.metrics, "netd_kernel_writes_total")
 
 	// Valid YAML shape, but an out-of-range MSS and a second VIP: if any of
 	// it were applied the VIP set would change.
@@ -64,6 +65,11 @@ func TestInvalidConfigChangesNothing(t *testing.T) {
 	}
 	if nd.exited() {
 		t.Fatal("netd exited on an invalid config file")
+	}
+	if w := metric(t, gw, nd.metrics, "netd_kernel_writes_total"); w != writesBefore {
+		t.Errorf("netd made kernel writes while holding the last valid state: %s before, %s after", writesBefore, w)
+	} else {
+		t.Logf("netd kernel writes stayed at %s over the invalid files and the resyncs in between", w)
 	}
 	// It still follows valid changes.
 	writeFile(t, nd.config, netdConfig(nd.metrics, vip, vip11))
