@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# k8s-test.sh runs the Kubernetes integration tests (build tag k8s) against
+# a real kube-apiserver and etcd started by the tests on loopback.
+# kube-apiserver is built once from the module proxy and cached under
+# ${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}/k8s/<version>/; etcd comes from the
+# Debian package etcd-server. Extra arguments go to `go test`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ ! -x "${TLB_ETCD:-/usr/bin/etcd}" ]]; then
+	echo "k8s-test: etcd not found; install the Debian package etcd-server (tools/deps.sh)" >&2
+	exit 1
+fi
+TLB_KUBE_APISERVER="$(./tools/kube-apiserver/build.sh)"
+export TLB_KUBE_APISERVER
+
+bindir="$(mktemp -d)"
+trap 'rm -rf "$bindir"' EXIT
+go build -o "$bindir/ipam" ./ipam/cmd/ipam
+export TLB_IPAM_BIN="$bindir/ipam"
+
+go vet -tags k8s ./integration/k8s/...
+exec go test -tags k8s -count=1 -timeout 20m "$@" ./integration/k8s/...
