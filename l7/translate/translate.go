@@ -50,10 +50,25 @@ func Groups(r model.Resolved) []string {
 
 // Group builds the whole resource set of a group for a kind of client.
 func Group(r model.Resolved, group string, kind Kind) Resources {
-	out := Resources{
+	return ForKind(r, group, kind, Shared(r, group))
+}
+
+// Shared builds the resources every kind of client of a group shares:
+// routes, clusters and endpoints.
+func Shared(r model.Resolved, group string) Resources {
+	return Resources{
 		resource.RouteType:    asResources(Routes(r, group)),
 		resource.ClusterType:  asResources(Clusters(r, group)),
 		resource.EndpointType: asResources(Endpoints(r, group)),
+	}
+}
+
+// ForKind completes the shared resources with the kind's own listeners
+// (and, for gateways, secrets). shared is not modified.
+func ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resources {
+	out := Resources{}
+	for typ, items := range shared {
+		out[typ] = items
 	}
 	switch kind {
 	case GRPC:

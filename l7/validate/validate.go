@@ -3,7 +3,6 @@ package validate
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -18,7 +17,6 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 )
 
 // validator is what protoc-gen-validate generates on every Envoy message.
@@ -37,49 +35,8 @@ func (r refs) add(typ resource.Type, name, from string) {
 // Set checks a whole resource set (type URL -> resources) and returns every
 // problem found, joined, or nil when it may be published.
 func Set(set map[resource.Type][]types.Resource) error {
-	var errs []error
-	have := map[resource.Type]map[string]bool{}
-	want := refs{}
-	types := make([]string, 0, len(set))
-	for t := range set {
-		types = append(types, t)
-	}
-	slices.Sort(types)
-	for _, typ := range types {
-		have[typ] = map[string]bool{}
-		for _, res := range set[typ] {
-			name := cachev3.GetResourceName(res)
-			id := fmt.Sprintf("%s %q", shortType(typ), name)
-			if name == "" {
-				errs = append(errs, fmt.Errorf("%s: empty name", id))
-			}
-			if have[typ][name] {
-				errs = append(errs, fmt.Errorf("%s: duplicate name", id))
-			}
-			have[typ][name] = true
-			if err := Message(res); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", id, err))
-			}
-			collect(res, id, want)
-			if l, ok := res.(*listener.Listener); ok {
-				errs = append(errs, filterChains(l)...)
-			}
-		}
-	}
-	errs = append(errs, listenerPorts(set[resource.ListenerType])...)
-	for _, typ := range []resource.Type{resource.RouteType, resource.ClusterType, resource.EndpointType, resource.SecretType} {
-		names := make([]string, 0, len(want[typ]))
-		for n := range want[typ] {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			if !have[typ][n] {
-				errs = append(errs, fmt.Errorf("dangling reference: %s refers to %s %q, which is not in the set", strings.Join(want[typ][n], ", "), shortType(typ), n))
-			}
-		}
-	}
-	return errors.Join(errs...)
+	_, err := NewMemo().Set(set)
+	return err
 }
 
 func shortType(t resource.Type) string { return t[strings.LastIndex(t, ".")+1:] }

@@ -58,6 +58,7 @@ type Server struct {
 	resolved   model.Resolved
 
 	streams *streamLog
+	memo    *validate.Memo
 }
 
 // New returns a Server. Metrics go to reg (nil: none); now is the clock.
@@ -68,6 +69,7 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 		now:        now,
 		incumbents: map[string]bool{},
 		versions:   map[string]map[string]string{},
+		memo:       validate.NewMemo(),
 	}
 	s.cache = cachev3.NewSnapshotCache(true, nodeKey{}, cacheLogger{log})
 	s.streams = newStreamLog(s)
@@ -113,15 +115,17 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	next := map[string]built{}
 	rep.Invalid = map[string]error{}
 	for _, g := range translate.Groups(resolved) {
+		shared := translate.Shared(resolved, g)
 		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
 			key := Key(kind, g)
-			set := translate.Group(resolved, g, kind)
-			if err := validate.Set(set); err != nil {
+			set := translate.ForKind(resolved, g, kind, shared)
+			sums, err := s.memo.Set(set)
+			if err != nil {
 				rep.Invalid[key] = fmt.Errorf("validate resources of %s: %w", key, err)
 				s.metrics.rejected.WithLabelValues(key).Inc()
 				continue
 			}
-			snap, vers, err := buildSnapshot(set)
+			snap, vers, err := buildSnapshot(set, sums)
 			if err != nil {
 				rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
 				continue
@@ -129,6 +133,7 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 			next[key] = built{snap, vers}
 		}
 	}
+	s.memo.Sweep()
 	s.metrics.build.Observe(s.now().Sub(start).Seconds())
 
 	for _, key := range slices.Sorted(maps.Keys(next)) {
@@ -197,10 +202,18 @@ func (s *Server) currentVersion(key, typ string) string {
 	return snap.GetVersion(typ)
 }
 
-// cacheLogger adapts slog to go-control-plane's logger, at debug level.
+// cacheLogger adapts slog to go-control-plane's logger. Its debug and
+// info lines go to debug level, and are formatted only when enabled (they
+// list resource names and cost real time at scale).
 type cacheLogger struct{ log *slog.Logger }
 
-func (l cacheLogger) Debugf(f string, a ...any) { l.log.Debug(fmt.Sprintf(f, a...)) }
-func (l cacheLogger) Infof(f string, a ...any)  { l.log.Debug(fmt.Sprintf(f, a...)) }
-func (l cacheLogger) Warnf(f string, a ...any)  { l.log.Warn(fmt.Sprintf(f, a...)) }
-func (l cacheLogger) Errorf(f string, a ...any) { l.log.Error(fmt.Sprintf(f, a...)) }
+func (l cacheLogger) logf(level slog.Level, f string, a []any) {
+	if l.log.Enabled(context.Background(), level) {
+		l.log.Log(context.Background(), level, fmt.Sprintf(f, a...))
+	}
+}
+
+func (l cacheLogger) Debugf(f string, a ...any) { l.logf(slog.LevelDebug, f, a) }
+func (l cacheLogger) Infof(f string, a ...any)  { l.logf(slog.LevelDebug, f, a) }
+func (l cacheLogger) Warnf(f string, a ...any)  { l.logf(slog.LevelWarn, f, a) }
+func (l cacheLogger) Errorf(f string, a ...any) { l.logf(slog.LevelError, f, a) }

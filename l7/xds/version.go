@@ -8,7 +8,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
-	"google.golang.org/protobuf/proto"
+
+	"github.com/tlbproject/tlb/l7/validate"
 )
 
 // Schema is the generation of this control plane's translation: the DSL
@@ -17,39 +18,39 @@ import (
 // "tlb.schema"); the server refuses any other.
 const Schema = "tlb.l7.v1"
 
-// typeVersion is the content hash of one type's resources, which are
-// sorted by name. Equal content gives equal versions across restarts.
-func typeVersion(items []types.Resource) (string, error) {
+// typeVersion is the hash of one type's resources (sorted by name) from
+// their content sums. Equal content gives equal versions across restarts.
+func typeVersion(items []types.Resource, sums []validate.Sum) string {
 	h := sha256.New()
-	opts := proto.MarshalOptions{Deterministic: true}
-	for _, r := range items {
-		b, err := opts.Marshal(r)
-		if err != nil {
-			return "", fmt.Errorf("marshal %s for its version: %w", cachev3.GetResourceName(r), err)
-		}
+	for i, r := range items {
 		name := cachev3.GetResourceName(r)
-		fmt.Fprintf(h, "%d:%s:%d:", len(name), name, len(b))
-		h.Write(b)
+		fmt.Fprintf(h, "%d:%s:", len(name), name)
+		h.Write(sums[i][:])
 	}
-	return Schema + "-" + hex.EncodeToString(h.Sum(nil))[:16], nil
+	return Schema + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // buildSnapshot makes a snapshot whose versions are per type, so a change
 // to endpoints does not resend listeners to state-of-the-world clients.
-func buildSnapshot(set map[resource.Type][]types.Resource) (*cachev3.Snapshot, map[string]string, error) {
-	snap := &cachev3.Snapshot{}
+func buildSnapshot(set map[resource.Type][]types.Resource, sums map[resource.Type][]validate.Sum) (*cachev3.Snapshot, map[string]string, error) {
+	// The delta version map is go-control-plane's own (hex SHA-256 of the
+	// deterministic encoding), filled from the sums already computed so
+	// the cache does not encode every resource again.
+	snap := &cachev3.Snapshot{VersionMap: map[string]map[string]string{}}
 	versions := map[string]string{}
 	for typ, items := range set {
-		v, err := typeVersion(items)
-		if err != nil {
-			return nil, nil, err
-		}
+		v := typeVersion(items, sums[typ])
 		idx := cachev3.GetResponseType(typ)
 		if idx == types.UnknownType {
 			return nil, nil, fmt.Errorf("unknown resource type %s", typ)
 		}
 		snap.Resources[idx] = cachev3.NewResources(v, items)
 		versions[typ] = v
+		vm := make(map[string]string, len(items))
+		for i, r := range items {
+			vm[cachev3.GetResourceName(r)] = hex.EncodeToString(sums[typ][i][:])
+		}
+		snap.VersionMap[typ] = vm
 	}
 	return snap, versions, nil
 }

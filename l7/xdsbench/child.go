@@ -1,0 +1,79 @@
+package xdsbench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/tlbproject/tlb/l7/xds"
+)
+
+// Child is the server side: it publishes n services, serves ADS on
+// loopback and then obeys commands from in, one per line:
+//
+//	round K   change Changed endpoints and publish; prints "published K <ms>"
+//	stats     prints "hwm <KiB>"
+//
+// It first prints "ready <addr> <build ms>".
+func Child(ctx context.Context, n int, in io.Reader, out io.Writer) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv := xds.New(ctx, log, nil, time.Now)
+	gs := grpc.NewServer(grpc.MaxConcurrentStreams(10000))
+	srv.Register(gs)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	go func() { _ = gs.Serve(lis) }()
+	defer gs.Stop()
+
+	cfg := Config(n)
+	start := time.Now()
+	rep := srv.Publish(ctx, cfg)
+	build := time.Since(start)
+	if len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
+		return fmt.Errorf("bench config rejected: %v %v", rep.Problems, rep.Invalid)
+	}
+	fmt.Fprintf(out, "ready %s %.1f\n", lis.Addr(), ms(build))
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "round":
+			k, _ := strconv.Atoi(f[1])
+			t := time.Now()
+			Mutate(&cfg, k)
+			srv.Publish(ctx, cfg)
+			fmt.Fprintf(out, "published %d %.1f\n", k, ms(time.Since(t)))
+		case len(f) == 1 && f[0] == "stats":
+			fmt.Fprintf(out, "hwm %d\n", VmHWM())
+		}
+	}
+	return sc.Err()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// VmHWM returns this process's peak resident set in KiB (0 if unknown).
+func VmHWM() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			v, _ := strconv.Atoi(strings.Fields(l)[1])
+			return v
+		}
+	}
+	return 0
+}

@@ -1,0 +1,5 @@
+package xdsbench
+
+import "runtime"
+
+func cpus() int { return runtime.NumCPU() }

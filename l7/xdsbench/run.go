@@ -1,0 +1,154 @@
+package xdsbench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Figures are the results for one size.
+type Figures struct {
+	Services     int
+	Streams      int
+	Rounds       int
+	BuildMs      float64 // first full build and publish
+	InitialMs    float64 // until all streams hold the full set
+	P50Ms, P99Ms float64 // convergence of a 100-endpoint change
+	PublishP50Ms float64 // rebuild + publish part of a round
+	PeakRSSMiB   float64
+}
+
+// Measure runs one size: it starts the server child (self with childArgs),
+// connects streams gateways and runs rounds.
+func Measure(ctx context.Context, self string, childArgs []string, services, streams, rounds int) (Figures, error) {
+	f := Figures{Services: services, Streams: streams, Rounds: rounds}
+	cmd := exec.CommandContext(ctx, self, childArgs...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return f, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return f, err
+	}
+	if err := cmd.Start(); err != nil {
+		return f, fmt.Errorf("start server child: %w", err)
+	}
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	readLine := func(prefix string) ([]string, error) {
+		for lines.Scan() {
+			fs := strings.Fields(lines.Text())
+			if len(fs) > 0 && fs[0] == prefix {
+				return fs, nil
+			}
+		}
+		return nil, fmt.Errorf("server child ended before %q: %v", prefix, lines.Err())
+	}
+	ready, err := readLine("ready")
+	if err != nil {
+		return f, err
+	}
+	addr := ready[1]
+	f.BuildMs, _ = strconv.ParseFloat(ready[2], 64)
+
+	start := time.Now()
+	gws := make([]*gateway, streams)
+	for i := range gws {
+		if gws[i], err = dialGateway(ctx, addr, i, services); err != nil {
+			return f, err
+		}
+		defer gws[i].cc.Close()
+	}
+	for _, g := range gws {
+		select {
+		case <-g.synced:
+		case err := <-g.err:
+			return f, fmt.Errorf("initial sync: %w", err)
+		case <-time.After(5 * time.Minute):
+			return f, fmt.Errorf("initial sync of %d services timed out", services)
+		}
+	}
+	f.InitialMs = ms(time.Since(start))
+
+	var conv, pub []float64
+	for k := 1; k <= rounds; k++ {
+		for _, g := range gws {
+			g.startRound(k)
+		}
+		t0 := time.Now()
+		if _, err := fmt.Fprintf(stdin, "round %d\n", k); err != nil {
+			return f, err
+		}
+		var last time.Time
+		for _, g := range gws {
+			select {
+			case t := <-g.done:
+				if t.After(last) {
+					last = t
+				}
+			case err := <-g.err:
+				return f, fmt.Errorf("round %d: %w", k, err)
+			case <-time.After(2 * time.Minute):
+				return f, fmt.Errorf("round %d timed out", k)
+			}
+		}
+		conv = append(conv, ms(last.Sub(t0)))
+		p, err := readLine("published")
+		if err != nil {
+			return f, err
+		}
+		v, _ := strconv.ParseFloat(p[2], 64)
+		pub = append(pub, v)
+	}
+	f.P50Ms, f.P99Ms, f.PublishP50Ms = percentile(conv, 50), percentile(conv, 99), percentile(pub, 50)
+	if _, err := io.WriteString(stdin, "stats\n"); err != nil {
+		return f, err
+	}
+	h, err := readLine("hwm")
+	if err != nil {
+		return f, err
+	}
+	kib, _ := strconv.Atoi(h[1])
+	f.PeakRSSMiB = float64(kib) / 1024
+	return f, nil
+}
+
+// percentile is nearest-rank.
+func percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// Report prints the figures beside the reference and the BENCH lines.
+func Report(w io.Writer, figs []Figures) {
+	fmt.Fprintf(w, "\nL7 xDS convergence: %d-endpoint change, all gateway streams received and ACKed (delta ADS, gRPC on loopback)\n", Changed)
+	fmt.Fprintf(w, "%-9s %-8s %-7s %-10s %-10s %-11s %-12s %-11s %-9s\n", "services", "streams", "rounds", "p50_ms", "p99_ms", "publish_ms", "initial_ms", "build_ms", "rss_MiB")
+	for _, f := range figs {
+		fmt.Fprintf(w, "%-9d %-8d %-7d %-10.1f %-10.1f %-11.1f %-12.1f %-11.1f %-9.1f\n", f.Services, f.Streams, f.Rounds, f.P50Ms, f.P99Ms, f.PublishP50Ms, f.InitialMs, f.BuildMs, f.PeakRSSMiB)
+	}
+	fmt.Fprintf(w, "reference (eBay, Istio): p99 5000 ms at 2000 services, 32 gateway pods, 100 endpoints changing, 1 istiod on a 32-CPU control plane\n")
+	fmt.Fprintf(w, "this run: server and 32 clients share the machine (%d CPUs); p99 is nearest-rank over the rounds\n\n", cpus())
+	for _, f := range figs {
+		n := f.Services
+		fmt.Fprintf(w, "BENCH xds_p50_convergence_ms_%d %.1f ms\n", n, f.P50Ms)
+		fmt.Fprintf(w, "BENCH xds_p99_convergence_ms_%d %.1f ms\n", n, f.P99Ms)
+		fmt.Fprintf(w, "BENCH xds_publish_p50_ms_%d %.1f ms\n", n, f.PublishP50Ms)
+		fmt.Fprintf(w, "BENCH xds_full_build_ms_%d %.1f ms\n", n, f.BuildMs)
+		fmt.Fprintf(w, "BENCH xds_initial_sync_ms_%d %.1f ms\n", n, f.InitialMs)
+		fmt.Fprintf(w, "BENCH xds_peak_rss_mib_%d %.1f MiB\n", n, f.PeakRSSMiB)
+	}
+}
