@@ -35,7 +35,7 @@ func run(m *testing.M) int {
 	defer server.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := installCRDs(ctx, server.Config, filepath.Join(repoRoot(), "deploy", "crds")); err != nil {
+	if err := apiserver.InstallCRDs(ctx, server.Config, filepath.Join(repoRoot(), "deploy", "crds")); err != nil {
 		fmt.Fprintln(os.Stderr, "install CRDs:", err)
 		return 1
 	}

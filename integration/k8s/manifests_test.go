@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
@@ -60,7 +61,7 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 			checkKustomization(t, f)
 			continue
 		}
-		docs, err := readManifests(f)
+		docs, err := apiserver.ReadManifests(f)
 		if err != nil {
 			t.Fatalf("%s: %v", rel, err)
 		}

@@ -3,14 +3,8 @@
 package k8s
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,84 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
-
-var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-// readManifests decodes every YAML document of a file.
-func readManifests(path string) ([]*unstructured.Unstructured, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("decode %s: %w", path, err)
-		}
-		if len(m) == 0 {
-			continue
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-}
-
-// installCRDs creates every CRD in dir and waits until each is established.
-func installCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	for _, f := range files {
-		if filepath.Base(f) == "kustomization.yaml" {
-			continue
-		}
-		objs, err := readManifests(f)
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			if _, err := dyn.Resource(crdResource).Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("create CRD from %s: %w", f, err)
-			}
-			for {
-				got, err := dyn.Resource(crdResource).Get(ctx, o.GetName(), metav1.GetOptions{})
-				if err == nil && established(got) {
-					break
-				}
-				if ctx.Err() != nil {
-					return fmt.Errorf("CRD %s not established: %w", o.GetName(), ctx.Err())
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-		}
-	}
-	return nil
-}
-
-func established(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Established" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
-}
 
 // clients returns typed and dynamic clients for the shared server.
 func clients(t *testing.T) (kubernetes.Interface, dynamic.Interface) {

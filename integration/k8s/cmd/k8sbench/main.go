@@ -1,0 +1,240 @@
+// Command k8sbench measures the ipam controller against a real
+// kube-apiserver + etcd: 1,000 LoadBalancer Services created at once, the
+// time until every one has a VIP in its status, and the controller's peak
+// RSS. It ends with BENCH lines. Run it through tools/bench-k8s.sh, which
+// provides the binaries.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "k8sbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	n := flag.Int("services", 1000, "Services to create at once")
+	repo := flag.String("repo", ".", "repository root (for deploy/crds)")
+	ipamBin := flag.String("ipam", os.Getenv("TLB_IPAM_BIN"), "ipam controller binary")
+	extra := flag.String("ipam-args", "", "extra flags for the controller, space-separated")
+	flag.Parse()
+	if *ipamBin == "" {
+		return fmt.Errorf("no controller binary: set -ipam or TLB_IPAM_BIN")
+	}
+
+	t0 := time.Now()
+	srv, err := apiserver.Start(3 * time.Minute)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	fmt.Printf("kube-apiserver + etcd ready in %s\n", time.Since(t0).Round(time.Millisecond))
+	ctx := context.Background()
+	if err := apiserver.InstallCRDs(ctx, srv.Config, filepath.Join(*repo, "deploy", "crds")); err != nil {
+		return err
+	}
+	cfg := *srv.Config
+	cfg.QPS, cfg.Burst = 1000, 2000
+	kc, err := kubernetes.NewForConfig(&cfg)
+	if err != nil {
+		return err
+	}
+	dc, err := dynamic.NewForConfig(&cfg)
+	if err != nil {
+		return err
+	}
+	// Two L4 clusters of the default capacity with a /22 each: room for
+	// 2,000 VIPs, so the scheduler spreads 1,000 over both.
+	for i, cidr := range []string{"198.18.4.0/22", "198.18.8.0/22"} {
+		name := fmt.Sprintf("bench-%d", i)
+		if err := create(ctx, dc, v1alpha1.L4ClusterResource, &v1alpha1.L4Cluster{
+			TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "L4Cluster"}, ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.L4ClusterSpec{Environment: "bench"},
+		}); err != nil {
+			return err
+		}
+		if err := create(ctx, dc, v1alpha1.VIPPoolResource, &v1alpha1.VIPPool{
+			TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "VIPPool"}, ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: v1alpha1.VIPPoolSpec{L4Cluster: name, CIDRs: []string{cidr}},
+		}); err != nil {
+			return err
+		}
+	}
+	ns := "bench"
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	args := []string{"--kubeconfig=" + srv.Kubeconfig, "--leader-elect=false", "--default-environment=bench", "--metrics-addr=" + metricsAddr}
+	args = append(args, strings.Fields(*extra)...)
+	ctrl := exec.Command(*ipamBin, args...)
+	logf, err := os.Create(filepath.Join(srv.Dir, "ipam.log"))
+	if err != nil {
+		return err
+	}
+	ctrl.Stdout, ctrl.Stderr = logf, logf
+	ctrl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := ctrl.Start(); err != nil {
+		return fmt.Errorf("start controller: %w", err)
+	}
+	defer func() { _ = ctrl.Process.Kill(); _, _ = ctrl.Process.Wait() }()
+	if err := waitHTTP("http://"+metricsAddr+"/readyz", 30*time.Second); err != nil {
+		return fmt.Errorf("controller not ready: %w", err)
+	}
+	fmt.Printf("controller: %s %s\n", *ipamBin, strings.Join(args[1:], " "))
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, *n)
+	sem := make(chan struct{}, 50)
+	for i := range *n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, err := kc.CoreV1().Services(ns).Create(ctx, service(ns, fmt.Sprintf("svc-%04d", i)), metav1.CreateOptions{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	created := time.Since(start)
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return fmt.Errorf("create Service: %w", err)
+		}
+	}
+	fmt.Printf("%d Services created in %s\n", *n, created.Round(time.Millisecond))
+
+	var done time.Duration
+	var vips map[netip.Addr]string
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		list, err := kc.CoreV1().Services(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return err
+		}
+		vips = map[netip.Addr]string{}
+		for _, s := range list.Items {
+			for _, in := range s.Status.LoadBalancer.Ingress {
+				if a, err := netip.ParseAddr(in.IP); err == nil {
+					if prev, dup := vips[a]; dup {
+						return fmt.Errorf("VIP %s given to both %s and %s", a, prev, s.Name)
+					}
+					vips[a] = s.Name
+				}
+			}
+		}
+		if len(vips) == *n {
+			done = time.Since(start)
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d Services allocated after 10 minutes", len(vips), *n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rss, err := peakRSS(ctrl.Process.Pid)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("all %d Services have distinct VIPs in status after %s\n", *n, done.Round(time.Millisecond))
+	fmt.Printf("BENCH k8s_%d_services_allocated_s %.2f s\n", *n, done.Seconds())
+	fmt.Printf("BENCH k8s_controller_rss_mib %.1f MiB\n", rss)
+	return nil
+}
+
+func service(ns, name string) *corev1.Service {
+	class := ipam.LoadBalancerClass
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
+			Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 80}},
+			AllocateLoadBalancerNodePorts: new(false),
+		},
+	}
+}
+
+func create(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, obj any) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	_, err = dc.Resource(gvr).Create(ctx, &unstructured.Unstructured{Object: m}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create %s: %w", gvr.Resource, err)
+	}
+	return nil
+}
+
+// peakRSS reads VmHWM (peak resident set) of pid, in MiB.
+func peakRSS(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read controller memory: %w", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, err := strconv.ParseFloat(f[1], 64)
+			return kb / 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func waitHTTP(url string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not OK after %s", url, timeout)
+}
