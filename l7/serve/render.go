@@ -42,6 +42,14 @@ func Render(dir, group string, kind translate.Kind, format string) ([]byte, []er
 	}
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "# TLB L7 config of group %q for %s clients, schema %s.\n", group, kind, xds.Schema)
+	if kind == translate.Gateway {
+		out.WriteString("# Port map (map the VIP's external port to the listener port on the node):\n")
+		for _, l := range r.Listeners {
+			if l.Group == group {
+				fmt.Fprintf(&out, "#   %v:%d/%s -> %d (listener %s)\n", l.VIPs, l.External, l.Protocol, l.Port, l.Name)
+			}
+		}
+	}
 	switch format {
 	case FormatXDS:
 		y, err := translate.ResourcesYAML(set)

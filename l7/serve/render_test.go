@@ -25,6 +25,9 @@ func TestRenderNeverPrintsKeys(t *testing.T) {
 				t.Fatalf("%s: render output contains key material", format)
 			}
 		}
+		if !strings.Contains(s, "[203.0.113.10]:443/HTTPS -> 10443 (listener https-443)") {
+			t.Errorf("%s: no port map line for 443/HTTPS", format)
+		}
 		want := map[string]string{serve.FormatXDS: "[REDACTED]", serve.FormatBootstrap: "/etc/envoy/certs/public.shop/tls.key"}[format]
 		if !strings.Contains(s, want) {
 			t.Errorf("%s: output lacks %q", format, want)
