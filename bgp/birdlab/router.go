@@ -237,3 +237,36 @@ func (r *Router) WaitRoutes(ctx context.Context, prefix string, timeout time.Dur
 	}
 	return last, time.Since(start), fmt.Errorf("routes for %s in bird after %v: %v", prefix, timeout, last)
 }
+
+// Session is one BGP session as `birdc show protocols all` reports it, read
+// in one command so state and route count belong to the same instant.
+type Session struct {
+	// State is the BGP state ("Established", "Active", ...).
+	State string
+	// Imported is how many routes BIRD holds from this session.
+	Imported int
+}
+
+// Session returns the state and imported route count of neighbor name.
+func (r *Router) Session(ctx context.Context, name string) (Session, error) {
+	out, err := r.Birdc(ctx, "show", "protocols", "all", name)
+	if err != nil {
+		return Session{}, err
+	}
+	return ParseSession(out), nil
+}
+
+// ParseSession reads `birdc show protocols all NAME` output.
+func ParseSession(out string) Session {
+	var s Session
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "BGP" && f[1] == "state:":
+			s.State = f[2]
+		case len(f) >= 3 && f[0] == "Routes:":
+			_, _ = fmt.Sscanf(f[1], "%d", &s.Imported)
+		}
+	}
+	return s
+}
