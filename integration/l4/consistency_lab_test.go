@@ -26,7 +26,7 @@ func TestDirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 	slices.Reverse(reversed)
 
 	d1, h1 := newDirector(t, p.dirs[0])
-	d2, h2 := newDirector(t, p.dirs[1])
+	d2, _ := newDirector(t, p.dirs[1])
 	reconcile(t, d1, webService(shuffled, nil))
 	reconcile(t, d2, webService(reversed, nil))
 
@@ -49,7 +49,7 @@ func TestDirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 
 	// Director 2 starts fresh with the final set.
 	p.dirs[1].Run(t, "ipvsadm", "-C")
-	d2, h2 = newDirector(t, p.dirs[1])
+	d2, h2 := newDirector(t, p.dirs[1])
 	reconcile(t, d2, webService(final, nil))
 
 	// Control: the same history applied naively with ipvsadm.

@@ -131,7 +131,7 @@ func watch(ctx context.Context, path string, log *slog.Logger) (<-chan struct{},
 	}
 	out := make(chan struct{}, 1)
 	go func() {
-		defer w.Close()
+		defer func() { _ = w.Close() }()
 		var debounce <-chan time.Time
 		for {
 			select {
