@@ -50,6 +50,6 @@ func FuzzParse(f *testing.F) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("accepted invalid config: %v", err)
 		}
-		_ = NewProber(c)
+		_ = NewProber(c, nil)
 	})
 }

@@ -15,22 +15,29 @@ type Prober interface {
 	Probe(ctx context.Context, realServer netip.Addr) error
 }
 
+// DialFunc opens a connection; (*net.Dialer).DialContext is one. Passing
+// another one lets probes leave from a chosen network namespace.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+func (d DialFunc) orDefault() DialFunc {
+	if d == nil {
+		return (&net.Dialer{}).DialContext
+	}
+	return d
+}
+
 // TCPProber succeeds when a TCP connection to Port opens.
 type TCPProber struct {
 	// Port is the health port.
 	Port uint16
-	// Dialer dials; a zero Dialer when nil.
-	Dialer *net.Dialer
+	// Dial opens the connection; a plain net.Dialer when nil.
+	Dial DialFunc
 }
 
 // Probe opens and closes one connection.
 func (p TCPProber) Probe(ctx context.Context, rs netip.Addr) error {
-	d := p.Dialer
-	if d == nil {
-		d = &net.Dialer{}
-	}
 	addr := netip.AddrPortFrom(rs, p.Port).String()
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := p.Dial.orDefault()(ctx, "tcp", addr)
 	if err != nil {
 		return fmt.Errorf("tcp health check of %s: %w", addr, err)
 	}
@@ -47,12 +54,12 @@ type HTTPProber struct {
 	Client *http.Client
 }
 
-// NewHTTPProber returns an HTTPProber whose client follows no redirects
-// and keeps no idle connections (each probe opens a fresh one, as a new
-// flow would).
-func NewHTTPProber(port uint16, path string) HTTPProber {
+// NewHTTPProber returns an HTTPProber whose client dials with dial (nil: a
+// plain net.Dialer), follows no redirects and keeps no idle connections
+// (each probe opens a fresh one, as a new flow would).
+func NewHTTPProber(port uint16, path string, dial DialFunc) HTTPProber {
 	return HTTPProber{Port: port, Path: path, Client: &http.Client{
-		Transport:     &http.Transport{DisableKeepAlives: true, Proxy: nil},
+		Transport:     &http.Transport{DisableKeepAlives: true, Proxy: nil, DialContext: dial.orDefault()},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }
@@ -77,10 +84,11 @@ func (p HTTPProber) Probe(ctx context.Context, rs netip.Addr) error {
 	return nil
 }
 
-// NewProber returns the Prober a defaulted, valid Config asks for.
-func NewProber(c Config) Prober {
+// NewProber returns the Prober a defaulted, valid Config asks for; dial
+// may be nil.
+func NewProber(c Config, dial DialFunc) Prober {
 	if c.Kind == KindHTTP {
-		return NewHTTPProber(c.Port, c.Path)
+		return NewHTTPProber(c.Port, c.Path, dial)
 	}
-	return TCPProber{Port: c.Port}
+	return TCPProber{Port: c.Port, Dial: dial}
 }

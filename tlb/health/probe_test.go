@@ -73,7 +73,7 @@ func TestHTTPProber(t *testing.T) {
 	}
 	for name, tc := range cases {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := NewHTTPProber(port, tc.path).Probe(ctx, loopback)
+		err := NewHTTPProber(port, tc.path, nil).Probe(ctx, loopback)
 		cancel()
 		if tc.wantErr == "" && err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -81,5 +81,31 @@ func TestHTTPProber(t *testing.T) {
 		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 			t.Errorf("%s: error = %v, want one containing %q", name, err, tc.wantErr)
 		}
+	}
+}
+
+// TestProbersUseTheGivenDial: probes leave through the DialFunc (how a
+// director in one namespace probes from another in tests).
+func TestProbersUseTheGivenDial(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	port := portOf(t, srv.Listener.Addr())
+	var dialed []string
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dialed = append(dialed, addr)
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	ctx := context.Background()
+	cfgTCP := Config{Kind: KindTCP, Port: port}.Defaulted()
+	cfgHTTP := Config{Kind: KindHTTP, Port: port}.Defaulted()
+	if err := NewProber(cfgTCP, dial).Probe(ctx, loopback); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewProber(cfgHTTP, dial).Probe(ctx, loopback); err != nil {
+		t.Fatal(err)
+	}
+	want := netip.AddrPortFrom(loopback, port).String()
+	if len(dialed) != 2 || dialed[0] != want || dialed[1] != want {
+		t.Errorf("dialed %v, want %s twice", dialed, want)
 	}
 }
