@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -18,21 +19,13 @@ import (
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
-func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServers int, sched model.Scheduler, ipvsadmPath string) error {
+func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServers int, sched model.Scheduler, ipvsadmPath, cpuProfile string) error {
 	r := &report{w: out}
 	if vips < 1 || realServers < 2 {
 		return fmt.Errorf("need at least 1 VIP and 2 real servers, got %d and %d", vips, realServers)
 	}
 	if err := director.CheckKernel(director.ProcSys{}); err != nil {
 		return err
-	}
-	h, err := ipvs.New("")
-	if err != nil {
-		return fmt.Errorf("open IPVS netlink socket: %w", err)
-	}
-	defer h.Close()
-	if err := h.Flush(); err != nil {
-		return fmt.Errorf("flush IPVS: %w", err)
 	}
 	tmp, err := os.MkdirTemp("", "tlbbench")
 	if err != nil {
@@ -48,12 +41,58 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	first := desired.Sorted().Services[0]
 	r.info("model: %d VIPs x %d real servers = %d destinations (scheduler %s, flags %v, tunnel)", vips, realServers, total, first.Scheduler, first.Flags)
 
-	d, err := director.New(h, director.ProcSys{}, log, director.Options{RuntimeDir: tmp})
+	// Each side runs in a network namespace of its own, with an empty
+	// IPVS table: the kernel keeps deleted real servers in a per-namespace
+	// trash list for minutes and searches it on every add, so whoever
+	// runs after a flush in the same namespace is slowed down.
+
+	// 1. ipvsadm --restore of the rules, in the VM's initial namespace.
+	root, err := ipvs.New("")
+	if err != nil {
+		return fmt.Errorf("open IPVS netlink socket: %w", err)
+	}
+	defer root.Close()
+	if err := root.Flush(); err != nil {
+		return fmt.Errorf("flush IPVS: %w", err)
+	}
+	defer func() { _ = root.Flush() }()
+	rules := filepath.Join(tmp, "rules")
+	if err := writeRestoreFile(rules, desired); err != nil {
+		return err
+	}
+	restore, err := timeRestore(ipvsadmPath, rules)
 	if err != nil {
 		return err
 	}
+	r.info("ipvsadm --restore from empty: %v", restore)
+	if err := checkKernel(root, vips, total); err != nil {
+		return fmt.Errorf("after ipvsadm restore: %w", err)
+	}
+	if err := root.Flush(); err != nil {
+		return fmt.Errorf("flush IPVS: %w", err)
+	}
 
-	// 1. The director, from empty.
+	// 2. The director, from empty, in a fresh namespace.
+	const ns = "tlbbench-director"
+	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
+		return fmt.Errorf("create network namespace %s: %w: %s", ns, err, out)
+	}
+	defer func() { _ = exec.Command("ip", "netns", "del", ns).Run() }()
+	// Bring lo up: the kernel refuses (EINVAL) real servers whose address
+	// type it cannot resolve, which needs the namespace's local table.
+	if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		return fmt.Errorf("bring lo up in %s: %w: %s", ns, err, out)
+	}
+	nsPath := "/var/run/netns/" + ns
+	h, err := ipvs.New(nsPath)
+	if err != nil {
+		return fmt.Errorf("open IPVS netlink socket in %s: %w", nsPath, err)
+	}
+	defer h.Close()
+	d, err := director.New(h, director.NetnsProcSys{NsPath: nsPath}, log, director.Options{RuntimeDir: tmp})
+	if err != nil {
+		return err
+	}
 	res, err := d.Reconcile(ctx, desired)
 	if err != nil {
 		return fmt.Errorf("full sync: %w", err)
@@ -64,44 +103,17 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 		return fmt.Errorf("after full sync: %w", err)
 	}
 
-	// 2. ipvsadm --restore of the same rule set, from empty.
-	if err := h.Flush(); err != nil {
-		return fmt.Errorf("flush IPVS: %w", err)
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
-	rules := filepath.Join(tmp, "rules")
-	f, err := os.Create(rules)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	if err := writeRestore(bw, desired); err != nil {
-		f.Close()
-		return fmt.Errorf("write restore file: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	f.Close()
-	restore, err := timeRestore(ipvsadmPath, rules)
-	if err != nil {
-		return err
-	}
-	r.info("ipvsadm --restore of the same rules: %v", restore)
-	if err := checkKernel(h, vips, total); err != nil {
-		return fmt.Errorf("after ipvsadm restore: %w", err)
-	}
-
-	// The director takes the restored services over (same model), then
-	// the resync figures are measured on its own state.
-	if err := h.Flush(); err != nil {
-		return fmt.Errorf("flush IPVS: %w", err)
-	}
-	res, err = d.Reconcile(ctx, desired)
-	if err != nil {
-		return fmt.Errorf("second full sync: %w", err)
-	}
-	r.info("director full sync from empty, second run: %v, %d netlink writes", res.Duration, res.Writes)
 
 	// 3. No-op resync.
 	res, err = d.Reconcile(ctx, desired)
@@ -139,10 +151,6 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 		return err
 	}
 	r.info("director peak RSS (VmHWM) holding the model: %.1f MiB", rss)
-
-	if err := h.Flush(); err != nil {
-		return fmt.Errorf("flush IPVS: %w", err)
-	}
 	r.add("l4_full_sync_ms", ms(full), "ms")
 	r.add("l4_ipvsadm_restore_ms", ms(restore), "ms")
 	r.add("l4_full_sync_ratio_vs_ipvsadm", full.Seconds()/restore.Seconds(), "x")
@@ -154,6 +162,23 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func writeRestoreFile(path string, d model.Desired) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := writeRestore(bw, d); err != nil {
+		f.Close()
+		return fmt.Errorf("write restore file: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("write restore file: %w", err)
+	}
+	return f.Close()
+}
 
 func timeRestore(ipvsadmPath, rules string) (time.Duration, error) {
 	in, err := os.Open(rules)

@@ -24,6 +24,7 @@ func main() {
 	realServers := flag.Int("real-servers", 32, "real servers per VIP")
 	ipvsadmPath := flag.String("ipvsadm", "ipvsadm", "ipvsadm binary for the comparison")
 	sched := flag.String("scheduler", "mh", "IPVS scheduler of every service")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the resync phases (no-op, single change) to this file")
 	verbose := flag.Bool("v", false, "log every director change")
 	flag.Parse()
 	level := slog.LevelWarn
@@ -31,7 +32,7 @@ func main() {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	if err := bench(context.Background(), os.Stdout, log, *vips, *realServers, model.Scheduler(*sched), *ipvsadmPath); err != nil {
+	if err := bench(context.Background(), os.Stdout, log, *vips, *realServers, model.Scheduler(*sched), *ipvsadmPath, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "tlbbench:", err)
 		os.Exit(1)
 	}
