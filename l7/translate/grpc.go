@@ -26,17 +26,21 @@ func GRPCListeners(r model.Resolved, group string) []*listener.Listener {
 	hosts = slices.Compact(hosts)
 	out := make([]*listener.Listener, 0, len(hosts))
 	for _, h := range hosts {
-		m := &hcm.HttpConnectionManager{
-			StatPrefix: h,
-			RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
-				ConfigSource: adsSource(), RouteConfigName: RouteConfigName(group),
-			}},
-			HttpFilters: []*hcm.HttpFilter{routerFilter()},
-		}
-		out = append(out, &listener.Listener{
-			Name:        h,
-			ApiListener: &listener.ApiListener{ApiListener: mustAny(m)},
-		})
+		out = append(out, grpcListener(group, h))
 	}
 	return out
+}
+
+func grpcListener(group, host string) *listener.Listener {
+	m := &hcm.HttpConnectionManager{
+		StatPrefix: host,
+		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
+			ConfigSource: adsSource(), RouteConfigName: RouteConfigName(group),
+		}},
+		HttpFilters: []*hcm.HttpFilter{routerFilter()},
+	}
+	return &listener.Listener{
+		Name:        host,
+		ApiListener: &listener.ApiListener{ApiListener: mustAny(m)},
+	}
 }

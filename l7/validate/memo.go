@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -29,6 +30,7 @@ type Memo struct {
 }
 
 type memoEntry struct {
+	res  types.Resource // the exact message last checked
 	sum  Sum
 	err  error
 	refs refs
@@ -57,19 +59,39 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 	var errs []error
 	sums := map[resource.Type][]Sum{}
 	have := map[resource.Type]map[string]bool{}
-	want := refs{}
+	var checked []memoEntry
 	opts := proto.MarshalOptions{Deterministic: true}
 	for _, typ := range slices.Sorted(mapsKeys(set)) {
-		have[typ] = map[string]bool{}
+		have[typ] = make(map[string]bool, len(set[typ]))
 		for _, res := range set[typ] {
 			name := cachev3.GetResourceName(res)
-			id := fmt.Sprintf("%s %q", shortType(typ), name)
-			b, err := opts.Marshal(res)
-			if err != nil {
-				return nil, fmt.Errorf("%s: encode: %w", id, err)
+			id := shortType(typ) + " " + strconv.Quote(name)
+			key := typ + "\x00" + name
+			e, ok := m.entries[key]
+			// The same message as last time (callers never modify a
+			// resource once built) needs no encoding or checks.
+			if !ok || e.res != res {
+				b, err := opts.Marshal(res)
+				if err != nil {
+					return nil, fmt.Errorf("%s: encode: %w", id, err)
+				}
+				sum := Sum(sha256.Sum256(b))
+				if !ok || e.sum != sum {
+					e = memoEntry{sum: sum, refs: refs{}}
+					if err := Message(res); err != nil {
+						e.err = fmt.Errorf("%s: %w", id, err)
+					}
+					collect(res, id, e.refs)
+					if l, ok := res.(*listener.Listener); ok {
+						if fe := errors.Join(filterChains(l)...); fe != nil {
+							e.err = errors.Join(e.err, fe)
+						}
+					}
+				}
+				e.res = res
+				m.entries[key] = e
 			}
-			sum := Sum(sha256.Sum256(b))
-			sums[typ] = append(sums[typ], sum)
+			sums[typ] = append(sums[typ], e.sum)
 			if name == "" {
 				errs = append(errs, fmt.Errorf("%s: empty name", id))
 			}
@@ -77,36 +99,28 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 				errs = append(errs, fmt.Errorf("%s: duplicate name", id))
 			}
 			have[typ][name] = true
-			key := typ + "\x00" + name
-			e, ok := m.entries[key]
-			if !ok || e.sum != sum {
-				e = memoEntry{sum: sum, refs: refs{}}
-				if err := Message(res); err != nil {
-					e.err = fmt.Errorf("%s: %w", id, err)
-				}
-				collect(res, id, e.refs)
-				if l, ok := res.(*listener.Listener); ok {
-					if fe := errors.Join(filterChains(l)...); fe != nil {
-						e.err = errors.Join(e.err, fe)
-					}
-				}
-				m.entries[key] = e
-			}
 			m.used[key] = true
 			if e.err != nil {
 				errs = append(errs, e.err)
 			}
-			for t, byName := range e.refs {
-				for n, from := range byName {
+			checked = append(checked, e)
+		}
+	}
+	errs = append(errs, listenerPorts(set[resource.ListenerType])...)
+	// Dangling references: only the missing ones are collected.
+	missing := refs{}
+	for _, e := range checked {
+		for t, byName := range e.refs {
+			for n, from := range byName {
+				if !have[t][n] {
 					for _, f := range from {
-						want.add(t, n, f)
+						missing.add(t, n, f)
 					}
 				}
 			}
 		}
 	}
-	errs = append(errs, listenerPorts(set[resource.ListenerType])...)
-	errs = append(errs, dangling(have, want)...)
+	errs = append(errs, dangling(have, missing)...)
 	return sums, errors.Join(errs...)
 }
 

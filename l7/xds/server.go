@@ -59,17 +59,20 @@ type Server struct {
 
 	streams *streamLog
 	memo    *validate.Memo
+	// translations rebuilds only the services that changed.
+	translations *translate.Cache
 }
 
 // New returns a Server. Metrics go to reg (nil: none); now is the clock.
 func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now func() time.Time) *Server {
 	s := &Server{
-		log:        log,
-		metrics:    newMetrics(reg),
-		now:        now,
-		incumbents: map[string]bool{},
-		versions:   map[string]map[string]string{},
-		memo:       validate.NewMemo(),
+		log:          log,
+		metrics:      newMetrics(reg),
+		now:          now,
+		incumbents:   map[string]bool{},
+		versions:     map[string]map[string]string{},
+		memo:         validate.NewMemo(),
+		translations: translate.NewCache(),
 	}
 	s.cache = cachev3.NewSnapshotCache(true, nodeKey{}, cacheLogger{log})
 	s.streams = newStreamLog(s)
@@ -115,10 +118,10 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	next := map[string]built{}
 	rep.Invalid = map[string]error{}
 	for _, g := range translate.Groups(resolved) {
-		shared := translate.Shared(resolved, g)
+		shared := s.translations.Shared(resolved, g)
 		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
 			key := Key(kind, g)
-			set := translate.ForKind(resolved, g, kind, shared)
+			set := s.translations.ForKind(resolved, g, kind, shared)
 			sums, err := s.memo.Set(set)
 			if err != nil {
 				rep.Invalid[key] = fmt.Errorf("validate resources of %s: %w", key, err)
@@ -134,6 +137,7 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 		}
 	}
 	s.memo.Sweep()
+	s.translations.Sweep()
 	s.metrics.build.Observe(s.now().Sub(start).Seconds())
 
 	for _, key := range slices.Sorted(maps.Keys(next)) {
