@@ -34,6 +34,7 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	createPool(t, dc, "t1-dev", "t1dev", 0, "t1-dev-pool", "198.51.100.16/28")
 	createPool(t, dc, "t1-tiny", "t1tiny", 0, "t1-tiny-pool", "198.51.100.200/32")
 	startController(t, kc, dc, "")
+	deleteServicesAtCleanup(t, kc, ns)
 	svcs := kc.CoreV1().Services(ns)
 
 	if _, err := svcs.Create(ctx, lbService(ns, "web", map[string]string{ipam.AnnotationEnvironment: "t1dev"}), metav1.CreateOptions{}); err != nil {
@@ -163,8 +164,12 @@ func TestManyServicesAndRestart(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			// No annotation: the controller's default environment applies.
-			_, err := kc.CoreV1().Services(ns).Create(ctx, lbService(ns, fmt.Sprintf("s%03d", i), nil), metav1.CreateOptions{})
+			svc := lbService(ns, fmt.Sprintf("s%03d", i), map[string]string{ipam.AnnotationEnvironment: "t2"})
+			if i%2 == 0 {
+				// Half rely on the controller's default environment.
+				svc.Annotations = nil
+			}
+			_, err := kc.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
 			errs <- err
 		})
 	}
@@ -201,6 +206,7 @@ func TestManyServicesAndRestart(t *testing.T) {
 		t.Fatalf("all %d allocated before the restart; the restart proves nothing", n)
 	}
 	startController(t, kc, dc, "t2")
+	deleteServicesAtCleanup(t, kc, ns)
 
 	var after map[string]netip.Addr
 	eventually(t, 180*time.Second, "all Services allocated", func() (bool, string) {

@@ -4,6 +4,7 @@ package k8s
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -146,4 +147,30 @@ func poolStatus(t *testing.T, dc dynamic.Interface, name string) v1alpha1.VIPPoo
 		t.Fatal(err)
 	}
 	return p.Status
+}
+
+// deleteServicesAtCleanup deletes every Service of ns when the test ends
+// (while its controller still runs, so finalizers are honoured) and waits
+// until they are gone, leaving a clean API server for the next test.
+func deleteServicesAtCleanup(t *testing.T, kc kubernetes.Interface, ns string) {
+	t.Cleanup(func() {
+		ctx := context.Background()
+		l, err := kc.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Errorf("list Services of %s: %v", ns, err)
+			return
+		}
+		for _, s := range l.Items {
+			if err := kc.CoreV1().Services(ns).Delete(ctx, s.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete Service %s/%s: %v", ns, s.Name, err)
+			}
+		}
+		eventually(t, 120*time.Second, "Services of "+ns+" gone (finalizers released)", func() (bool, string) {
+			l, err := kc.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(l.Items) == 0, fmt.Sprintf("%d left", len(l.Items))
+		})
+	})
 }

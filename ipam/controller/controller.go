@@ -70,6 +70,10 @@ type Controller struct {
 	// pending are Services refused for lack of a free address; they are
 	// tried again when addresses are freed or pools change.
 	pending map[string]struct{}
+	// intermediate maps a Service key to the resourceVersion our first of
+	// two writes produced, so a sync that sees that version waits for the
+	// event of the second instead of conflicting with it.
+	intermediate map[string]string
 }
 
 const (
@@ -99,6 +103,8 @@ func New(o Options) (*Controller, error) {
 		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		poolQueue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		pending:   map[string]struct{}{},
+
+		intermediate: map[string]string{},
 	}
 	c.kubeInformers = informers.NewSharedInformerFactory(o.Client, 0)
 	svcInf := c.kubeInformers.Core().V1().Services()
@@ -242,4 +248,26 @@ func (c *Controller) retryPending() {
 	for k := range c.pending {
 		c.queue.Add(k)
 	}
+}
+
+func (c *Controller) setIntermediate(key, rv string) {
+	if rv == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.intermediate[key] = rv
+}
+
+// isIntermediate reports whether rv is the in-between version of key; any
+// other version clears the record.
+func (c *Controller) isIntermediate(key, rv string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.intermediate[key]
+	if ok && v == rv {
+		return true
+	}
+	delete(c.intermediate, key)
+	return false
 }

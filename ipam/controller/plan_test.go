@@ -62,7 +62,7 @@ func TestDiffService(t *testing.T) {
 					t.Errorf("status = %+v", d.status.Status)
 				}
 			}},
-		"in sync: no writes": {svc: done, plan: planFor(al)},
+		"in sync: no writes":     {svc: done, plan: planFor(al)},
 		"moved VIP: status only": {svc: done, plan: planFor(ipam.Allocation{Address: netip.MustParseAddr("203.0.113.6"), Pool: "p", L4Cluster: "c"}), wantStatus: true},
 		"leaving: everything of ours removed, nothing else": {svc: done, plan: planFor(ipam.Allocation{}), wantMeta: true, wantStatus: true,
 			check: func(t *testing.T, d serviceDiff) {

@@ -39,6 +39,11 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	if err != nil {
 		return fmt.Errorf("get Service %s from cache: %w", key, err)
 	}
+	if c.isIntermediate(key, svc.ResourceVersion) {
+		// The cache shows the state between our two writes; the event
+		// for the second is on its way. Syncing now would only conflict.
+		return nil
+	}
 
 	if !wantsVIP(svc) || svc.DeletionTimestamp != nil {
 		if !ownedByUs(svc) {
@@ -93,45 +98,31 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 // adding (the finalizer must exist before a VIP is published), status first
 // when removing (the finalizer goes last, after the VIP is withdrawn).
 func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p servicePlan) error {
-	d := diffService(svc, p)
-	if d.empty() {
+	if diffService(svc, p).empty() {
 		return nil
 	}
 	svcs := c.opts.Client.CoreV1().Services(svc.Namespace)
-	writeMeta := func() error {
-		if d.meta == nil {
-			return nil
+	metaFirst := p.finalizer
+	cur := svc
+	for i, meta := range []bool{metaFirst, !metaFirst} {
+		if i == 1 && cur != svc {
+			c.setIntermediate(svc.Namespace+"/"+svc.Name, cur.ResourceVersion)
 		}
-		updated, err := svcs.Update(ctx, d.meta, metav1.UpdateOptions{FieldManager: "tlb-ipam"})
-		if err != nil {
-			return fmt.Errorf("update finalizer and annotations of Service %s/%s: %w", svc.Namespace, svc.Name, err)
-		}
-		if d.status != nil {
-			// Carry the new resourceVersion so our own write is no conflict.
-			d.status.ResourceVersion = updated.ResourceVersion
-		}
-		return nil
-	}
-	writeStatus := func() error {
-		if d.status == nil {
-			return nil
-		}
-		updated, err := svcs.UpdateStatus(ctx, d.status, metav1.UpdateOptions{FieldManager: "tlb-ipam"})
-		if err != nil {
-			return fmt.Errorf("update load balancer status of Service %s/%s: %w", svc.Namespace, svc.Name, err)
-		}
-		if d.meta != nil {
-			d.meta.ResourceVersion = updated.ResourceVersion
-		}
-		return nil
-	}
-	order := []func() error{writeMeta, writeStatus}
-	if !p.finalizer {
-		order = []func() error{writeStatus, writeMeta}
-	}
-	for _, w := range order {
-		if err := w(); err != nil {
-			return err
+		// Each write starts from the object the previous one returned,
+		// so our own write is never a conflict and nothing is lost.
+		d := diffService(cur, p)
+		var err error
+		switch {
+		case meta && d.meta != nil:
+			cur, err = svcs.Update(ctx, d.meta, metav1.UpdateOptions{FieldManager: "tlb-ipam"})
+			if err != nil {
+				return fmt.Errorf("update finalizer and annotations of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+			}
+		case !meta && d.status != nil:
+			cur, err = svcs.UpdateStatus(ctx, d.status, metav1.UpdateOptions{FieldManager: "tlb-ipam"})
+			if err != nil {
+				return fmt.Errorf("update load balancer status of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+			}
 		}
 	}
 	return nil
@@ -140,6 +131,7 @@ func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p servicePl
 // release frees the VIP of key; svc (nil when gone) receives an Event.
 func (c *Controller) release(key string, svc *corev1.Service) {
 	c.markPending(key, false)
+	c.isIntermediate(key, "") // forget any in-between version
 	al, ok := c.alloc.Release(key)
 	if !ok {
 		return
