@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -109,4 +110,35 @@ func value(t *testing.T, m prometheus.Metric) float64 {
 	}
 	t.Fatalf("metric %v is neither counter nor gauge", m.Desc())
 	return 0
+}
+
+func TestRunReloadsOnChangeAndKeepsRunningOnBadFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "netd.yaml")
+	write(t, path, "vips: [203.0.113.10]\n")
+	rec := &recordingReconciler{}
+	a := New(path, rec, NewMetrics(prometheus.NewRegistry()), slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
+	if err := a.Load(); err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{})
+	readies := make(chan bool, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		a.Run(ctx, changed, time.Hour, func(ok bool, _ string) { readies <- ok })
+		close(done)
+	}()
+
+	write(t, path, "vips: [nope]\n")
+	changed <- struct{}{} // rejected: no reconcile, loop continues
+	write(t, path, "vips: [203.0.113.10, 203.0.113.11]\n")
+	changed <- struct{}{}
+	if ok := <-readies; !ok {
+		t.Fatal("reconcile after a valid change reported not ready")
+	}
+	cancel()
+	<-done
+	if len(rec.got) != 1 || len(rec.got[0].VIPs) != 2 {
+		t.Fatalf("reconciled %v, want exactly one reconcile with the two VIPs of the valid file", rec.got)
+	}
 }
