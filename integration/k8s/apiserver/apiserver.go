@@ -96,7 +96,7 @@ func Start(timeout time.Duration) (_ *Server, err error) {
 		"--name=tlb-test", "--data-dir="+filepath.Join(dir, "etcd"),
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
 		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=tlb-test="+peerURL, "--log-level=warn",
+		"--initial-cluster=tlb-test="+peerURL, "--logger=zap", "--log-level=warn",
 		"--quota-backend-bytes=2147483648")
 	if err != nil {
 		return nil, err
@@ -130,8 +130,6 @@ func Start(timeout time.Duration) (_ *Server, err error) {
 		"--service-account-key-file="+keyFile, "--service-account-signing-key-file="+keyFile,
 		"--authorization-mode=RBAC", "--token-auth-file="+tokenFile,
 		"--service-cluster-ip-range=10.96.0.0/16",
-		"--enable-priority-and-fairness=false",
-		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
 		"--v=0")
 	if err != nil {
 		return nil, err
