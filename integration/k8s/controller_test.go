@@ -26,6 +26,28 @@ type runningController struct {
 // from the API server) until stop or the end of the test.
 func startController(t *testing.T, kc kubernetes.Interface, dc dynamic.Interface, defaultEnv string) *runningController {
 	t.Helper()
+	return startControllerWith(t, kc, dc, defaultEnv)
+}
+
+// slowClients returns clients limited to qps requests per second, to make
+// a controller slow enough to be stopped half-way.
+func slowClients(t *testing.T, qps float32) (kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
+	cfg := *server.Config
+	cfg.QPS, cfg.Burst = qps, int(qps)
+	kc, err := kubernetes.NewForConfig(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := dynamic.NewForConfig(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kc, dc
+}
+
+func startControllerWith(t *testing.T, kc kubernetes.Interface, dc dynamic.Interface, defaultEnv string) *runningController {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := controller.New(controller.Options{
 		Client: kc, Dynamic: dc, Log: log, DefaultEnvironment: ipam.Environment(defaultEnv),
