@@ -29,9 +29,13 @@ func (r *recordingReconciler) Reconcile(d model.Gateway) (netd.Result, error) {
 	return netd.Result{Writes: 1}, r.fail
 }
 
+// write replaces the file atomically, as a ConfigMap update does.
 func write(t *testing.T, path, s string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+	if err := os.WriteFile(path+".tmp", []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -138,7 +142,12 @@ func TestRunReloadsOnChangeAndKeepsRunningOnBadFiles(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if len(rec.got) != 1 || len(rec.got[0].VIPs) != 2 {
-		t.Fatalf("reconciled %v, want exactly one reconcile with the two VIPs of the valid file", rec.got)
+	if len(rec.got) == 0 {
+		t.Fatal("no reconcile after a valid change")
+	}
+	for _, g := range rec.got {
+		if len(g.VIPs) != 2 {
+			t.Fatalf("reconciled %v, want only the two VIPs of the valid file", rec.got)
+		}
 	}
 }

@@ -8,6 +8,7 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -69,13 +70,17 @@ func Load(path string) (Config, error) {
 	return cfg, nil
 }
 
-// Parse parses and validates a configuration. Unknown fields are errors.
+// Parse parses and validates a configuration. Unknown fields are errors,
+// and so is an empty file.
 func Parse(data []byte) (Config, error) {
+	// An empty file is refused rather than read as "no VIPs": a file caught
+	// half-written (truncated, not yet filled) must not unbind every VIP.
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Config{}, errors.New("vips: the file is empty; write `vips: []` to serve no VIPs")
+	}
 	var f File
-	if len(bytes.TrimSpace(data)) > 0 {
-		if err := yaml.UnmarshalStrict(data, &f); err != nil {
-			return Config{}, fmt.Errorf("parse: %w", err)
-		}
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return Config{}, fmt.Errorf("parse: %w", err)
 	}
 	return f.Validate()
 }

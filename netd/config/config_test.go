@@ -36,8 +36,9 @@ vips: [203.0.113.11, 203.0.113.10]
 				Tunnel: "tunl0", MSS: 1440, VIPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")},
 			}},
 		},
-		"empty file": {
-			in:   "",
+		"empty file": {in: "  \n", wantErr: "the file is empty"},
+		"explicit no vips": {
+			in:   "vips: []\n",
 			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSS: 1440, VIPs: []netip.Addr{}}},
 		},
 		"unknown top-level field": {in: "vip: [203.0.113.10]\n", wantErr: `unknown field "vip"`},
