@@ -37,14 +37,32 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 
-	var files []string
+	// What kustomize would build from the top overlay, plus the examples;
+	// every YAML file under deploy/ must be one or the other.
 	root := filepath.Join(repoRoot(), "deploy")
+	used := map[string]bool{}
+	objs, err := buildKustomization(root, filepath.Join(root, "overlays", "all"), used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Glob(filepath.Join(root, "examples", "*.yaml"))
+	for _, f := range examples {
+		docs, err := apiserver.ReadManifests(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used[f] = true
+		rel, _ := filepath.Rel(root, f)
+		for _, o := range docs {
+			objs = append(objs, built{obj: o, from: rel})
+		}
+	}
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			files = append(files, p)
+		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) && !used[p] {
+			t.Errorf("%s is neither built by deploy/overlays/all nor an example", p)
 		}
 		return nil
 	})
@@ -53,25 +71,12 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 	}
 	// Namespaces are created for real first: namespaced objects cannot even
 	// be dry-run into a namespace that does not exist.
-	var objs []*unstructured.Unstructured
-	where := map[*unstructured.Unstructured]string{}
-	for _, f := range files {
-		rel, _ := filepath.Rel(root, f)
-		if filepath.Base(f) == "kustomization.yaml" {
-			checkKustomization(t, f)
-			continue
+	for _, b := range objs {
+		if b.obj.GetKind() == "Namespace" {
+			ensureNamespace(t, kc, b.obj.GetName())
 		}
-		docs, err := apiserver.ReadManifests(f)
-		if err != nil {
-			t.Fatalf("%s: %v", rel, err)
-		}
-		for _, o := range docs {
-			where[o] = rel
-			objs = append(objs, o)
-			if o.GetKind() == "Namespace" {
-				ensureNamespace(t, kc, o.GetName())
-			}
-			if ns := o.GetNamespace(); ns != "" {
+		for _, ns := range []string{b.obj.GetNamespace(), b.namespace} {
+			if ns != "" {
 				ensureNamespace(t, kc, ns)
 			}
 		}
@@ -80,11 +85,12 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 		t.Fatalf("found only %d objects under deploy/", len(objs))
 	}
 	kinds := map[string]int{}
-	for _, o := range objs {
+	for _, b := range objs {
+		o := b.obj
 		gvk := o.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
-			t.Errorf("%s: %s %s: no such resource on the API server: %v", where[o], gvk, o.GetName(), err)
+			t.Errorf("%s: %s %s: no such resource on the API server: %v", b.from, gvk, o.GetName(), err)
 			continue
 		}
 		ri := dc.Resource(m.Resource)
@@ -93,6 +99,9 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 		} = ri
 		if m.Scope.Name() == meta.RESTScopeNameNamespace {
 			ns := o.GetNamespace()
+			if b.namespace != "" {
+				ns = b.namespace
+			}
 			if ns == "" {
 				ns = "default"
 			}
@@ -107,7 +116,7 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 			DryRun: []string{metav1.DryRunAll}, FieldManager: "tlb-manifest-test", Force: &force,
 		})
 		if err != nil {
-			t.Errorf("%s: %s %s rejected: %v", where[o], gvk.Kind, o.GetName(), err)
+			t.Errorf("%s: %s %s rejected: %v", b.from, gvk.Kind, o.GetName(), err)
 			continue
 		}
 		kinds[gvk.Kind]++
@@ -138,35 +147,6 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 		_, err := dc.Resource(gvr).Create(ctx, &u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), field) {
 			t.Errorf("invalid %s: err = %v, want Invalid naming %s", kind, err, field)
-		}
-	}
-}
-
-// checkKustomization verifies that every resource a kustomization names
-// exists: a file, or a directory holding a kustomization.yaml.
-func checkKustomization(t *testing.T, path string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k struct {
-		Resources []string `json:"resources"`
-	}
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	for _, r := range k.Resources {
-		p := filepath.Join(filepath.Dir(path), r)
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Errorf("%s: resource %s: %v", path, r, err)
-			continue
-		}
-		if st.IsDir() {
-			if _, err := os.Stat(filepath.Join(p, "kustomization.yaml")); err != nil {
-				t.Errorf("%s: resource %s is a directory without kustomization.yaml", path, r)
-			}
 		}
 	}
 }
