@@ -71,6 +71,8 @@ func (d Desired) Validate() error {
 			bad("vip", "must be an IP address")
 		case s.VIP.Zone() != "":
 			bad("vip", "must not carry a zone")
+		case s.VIP.Is4In6():
+			bad("vip", "%s is IPv4-mapped; write it as %s", s.VIP, s.VIP.Unmap())
 		case s.VIP.IsUnspecified() || s.VIP.IsMulticast() || s.VIP.IsLoopback():
 			bad("vip", "%s is not a unicast address", s.VIP)
 		case len(d.VIPRanges) > 0 && !inRanges(d, s):
@@ -115,6 +117,8 @@ func validateRealServers(s Service, bad func(field, format string, args ...any))
 			bad(field+".address", "must be an IP address")
 		case rs.Addr.Zone() != "":
 			bad(field+".address", "must not carry a zone")
+		case rs.Addr.Is4In6():
+			bad(field+".address", "%s is IPv4-mapped; write it as %s", rs.Addr, rs.Addr.Unmap())
 		case rs.Addr.IsUnspecified() || rs.Addr.IsMulticast():
 			bad(field+".address", "%s is not a unicast address", rs.Addr)
 		case s.VIP.IsValid() && rs.Addr.Is4() != s.VIP.Is4():

@@ -80,6 +80,14 @@ func TestValidate(t *testing.T) {
 				Services:  []Service{svc("203.0.113.99", 80)},
 			},
 		},
+		"ipv4-mapped vip": {
+			desired: Desired{Services: []Service{svc("::ffff:203.0.113.10", 80)}},
+			want:    []string{"vip: ::ffff:203.0.113.10 is IPv4-mapped; write it as 203.0.113.10"},
+		},
+		"ipv4-mapped real server": {
+			desired: Desired{Services: []Service{svc("203.0.113.10", 80, rs("::ffff:198.18.2.2", 1))}},
+			want:    []string{"realServers[0].address: ::ffff:198.18.2.2 is IPv4-mapped"},
+		},
 		"loopback vip": {
 			desired: Desired{Services: []Service{svc("127.0.0.1", 80)}},
 			want:    []string{"vip: 127.0.0.1 is not a unicast address"},
