@@ -191,7 +191,7 @@ func (s *Server) spawn(name, bin string, args ...string) (*proc, error) {
 	p := &proc{cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
-		logf.Close()
+		_ = logf.Close()
 		close(p.exited)
 	}()
 	return p, nil
@@ -230,7 +230,7 @@ func waitReady(host, token, caFile string, timeout time.Duration, p *proc) error
 				req.Header.Set("Authorization", "Bearer "+token)
 				resp, err := c.Do(req)
 				if err == nil {
-					resp.Body.Close()
+					_ = resp.Body.Close()
 					if resp.StatusCode == http.StatusOK {
 						cancel()
 						return nil
@@ -252,7 +252,7 @@ func freePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
 		for _, l := range lns {
-			l.Close()
+			_ = l.Close()
 		}
 	}()
 	for range n {
