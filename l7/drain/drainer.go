@@ -77,7 +77,7 @@ func (d *Drainer) post(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("envoy admin POST %s: %w", path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("envoy admin POST %s: status %s", path, resp.Status)
@@ -96,7 +96,7 @@ func (d *Drainer) active(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("envoy admin GET /stats: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("envoy admin GET /stats: status %s", resp.Status)
 	}

@@ -44,12 +44,14 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		return fmt.Errorf("signal envoy: %w", err)
 	}
 	select {
-	case <-exited:
+	case err := <-exited:
+		s.Log.Info("envoy stopped", "exit", fmt.Sprint(err))
 		return nil
 	case <-time.After(s.StopGrace):
 		s.Log.Warn("envoy did not exit after SIGTERM; killing it", "grace", s.StopGrace)
 		_ = s.Cmd.Process.Kill()
-		<-exited
+		err := <-exited
+		s.Log.Info("envoy killed", "exit", fmt.Sprint(err))
 		return nil
 	}
 }

@@ -16,7 +16,7 @@ func (d *Dir) Watch(ctx context.Context, debounce, resync time.Duration, changed
 	if err != nil {
 		return fmt.Errorf("watch config directory %s: %w", d.path, err)
 	}
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	if err := w.Add(d.path); err != nil {
 		return fmt.Errorf("watch config directory %s: %w", d.path, err)
 	}

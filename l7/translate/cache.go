@@ -33,7 +33,7 @@ type Cache struct {
 type serviceEntry struct {
 	svc      model.Service
 	clusters []*cluster.Cluster
-	clas     []*endpoint.ClusterLoadAssignment
+	loads    []*endpoint.ClusterLoadAssignment
 	routes   []*route.Route
 }
 
@@ -78,7 +78,7 @@ func (c *Cache) service(s model.Service) *serviceEntry {
 		return old
 	}
 	one := model.Resolved{Config: model.Config{Services: []model.Service{s}}}
-	e := &serviceEntry{svc: cloneService(s), clusters: Clusters(one, s.Group), clas: Endpoints(one, s.Group)}
+	e := &serviceEntry{svc: cloneService(s), clusters: Clusters(one, s.Group), loads: Endpoints(one, s.Group)}
 	for i, r := range s.Routes {
 		if ok && i < len(old.svc.Routes) && reflect.DeepEqual(old.svc.Routes[i], r) {
 			e.routes = append(e.routes, old.routes[i]) // unchanged route, same proto
@@ -95,7 +95,7 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var cs []*cluster.Cluster
-	var clas []*endpoint.ClusterLoadAssignment
+	var loads []*endpoint.ClusterLoadAssignment
 	type entry struct {
 		svc   string
 		idx   int
@@ -106,7 +106,7 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 	for _, s := range servicesOf(r, group) {
 		e := c.service(s)
 		cs = append(cs, e.clusters...)
-		clas = append(clas, e.clas...)
+		loads = append(loads, e.loads...)
 		for _, h := range model.ServiceHosts(s) {
 			for i, rt := range s.Routes {
 				byHost[h] = append(byHost[h], entry{svc: s.Name, idx: i, r: rt, built: e.routes[i]})
@@ -149,7 +149,7 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 	return Resources{
 		resource.RouteType:    asResources([]*route.RouteConfiguration{re.rc}),
 		resource.ClusterType:  asResources(cs),
-		resource.EndpointType: asResources(clas),
+		resource.EndpointType: asResources(loads),
 	}
 }
 

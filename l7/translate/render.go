@@ -35,10 +35,10 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 		rc := r.(*route.RouteConfiguration)
 		routes[rc.GetName()] = rc
 	}
-	clas := map[string]*endpoint.ClusterLoadAssignment{}
+	loads := map[string]*endpoint.ClusterLoadAssignment{}
 	for _, r := range set[resource.EndpointType] {
 		c := r.(*endpoint.ClusterLoadAssignment)
-		clas[c.GetClusterName()] = c
+		loads[c.GetClusterName()] = c
 	}
 	sr := &bootstrap.Bootstrap_StaticResources{}
 	for _, r := range set[resource.ListenerType] {
@@ -75,7 +75,7 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 		c := proto.Clone(r).(*cluster.Cluster)
 		c.ClusterDiscoveryType = &cluster.Cluster_Type{Type: cluster.Cluster_STATIC}
 		c.EdsClusterConfig = nil
-		c.LoadAssignment = clas[c.GetName()]
+		c.LoadAssignment = loads[c.GetName()]
 		sr.Clusters = append(sr.Clusters, c)
 	}
 	for _, r := range set[resource.SecretType] {

@@ -137,7 +137,7 @@ func filterChains(l *listener.Listener) []error {
 	for i := range chains {
 		for j := 0; j < i; j++ {
 			if proto.Equal(chains[i].GetFilterChainMatch(), chains[j].GetFilterChainMatch()) {
-				errs = append(errs, fmt.Errorf("Listener %q: filter chains %d and %d have the same match", l.GetName(), j, i))
+				errs = append(errs, fmt.Errorf("listener %q: filter chains %d and %d have the same match", l.GetName(), j, i))
 			}
 		}
 	}
@@ -156,7 +156,7 @@ func listenerPorts(ls []types.Resource) []error {
 		}
 		k := fmt.Sprintf("%s:%d", sa.GetAddress(), sa.GetPortValue())
 		if o, ok := seen[k]; ok {
-			errs = append(errs, fmt.Errorf("Listener %q: address %s is already used by listener %q", l.GetName(), k, o))
+			errs = append(errs, fmt.Errorf("listener %q: address %s is already used by listener %q", l.GetName(), k, o))
 		}
 		seen[k] = l.GetName()
 	}

@@ -118,8 +118,6 @@ func edgeConfig(endpoints ...string) model.Config {
 	}
 }
 
-// A throw-away self-signed test certificate; the key is a marker the
-// leak tests look for.
+// A placeholder certificate and key for tests that need an HTTPS listener.
 const testChain = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 const testKey = "-----BEGIN PRIVATE KEY-----\nS3CRETKEYMATERIALDONOTLOG0123456789\n-----END PRIVATE KEY-----\n"
-const keyMarker = "S3CRETKEYMATERIALDONOTLOG"

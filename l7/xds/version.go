@@ -24,7 +24,7 @@ func typeVersion(items []types.Resource, sums []validate.Sum) string {
 	h := sha256.New()
 	for i, r := range items {
 		name := cachev3.GetResourceName(r)
-		fmt.Fprintf(h, "%d:%s:", len(name), name)
+		_, _ = fmt.Fprintf(h, "%d:%s:", len(name), name)
 		h.Write(sums[i][:])
 	}
 	return Schema + "-" + hex.EncodeToString(h.Sum(nil))[:16]

@@ -43,7 +43,7 @@ func Child(ctx context.Context, n int, in io.Reader, out io.Writer) error {
 	if len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
 		return fmt.Errorf("bench config rejected: %v %v", rep.Problems, rep.Invalid)
 	}
-	fmt.Fprintf(out, "ready %s %.1f\n", lis.Addr(), ms(build))
+	_, _ = fmt.Fprintf(out, "ready %s %.1f\n", lis.Addr(), ms(build))
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -53,9 +53,9 @@ func Child(ctx context.Context, n int, in io.Reader, out io.Writer) error {
 			t := time.Now()
 			Mutate(&cfg, k)
 			srv.Publish(ctx, cfg)
-			fmt.Fprintf(out, "published %d %.1f\n", k, ms(time.Since(t)))
+			_, _ = fmt.Fprintf(out, "published %d %.1f\n", k, ms(time.Since(t)))
 		case len(f) == 1 && f[0] == "stats":
-			fmt.Fprintf(out, "hwm %d\n", VmHWM())
+			_, _ = fmt.Fprintf(out, "hwm %d\n", VmHWM())
 		}
 	}
 	return sc.Err()

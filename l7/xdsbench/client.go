@@ -44,7 +44,7 @@ func dialGateway(ctx context.Context, addr string, id, services int) (*gateway, 
 	}
 	st, err := discovery.NewAggregatedDiscoveryServiceClient(cc).DeltaAggregatedResources(ctx)
 	if err != nil {
-		cc.Close()
+		_ = cc.Close()
 		return nil, fmt.Errorf("open ADS stream: %w", err)
 	}
 	md, _ := structpb.NewStruct(map[string]any{xds.MetaKind: "gateway", xds.MetaSchema: xds.Schema})
@@ -59,7 +59,7 @@ func dialGateway(ctx context.Context, addr string, id, services int) (*gateway, 
 		names []string
 	}{{resource.ClusterType, nil}, {resource.EndpointType, names}, {resource.ListenerType, nil}, {resource.RouteType, []string{"routes/edge"}}} {
 		if err := st.Send(&discovery.DeltaDiscoveryRequest{Node: g.node, TypeUrl: sub.typ, ResourceNamesSubscribe: sub.names}); err != nil {
-			cc.Close()
+			_ = cc.Close()
 			return nil, fmt.Errorf("subscribe %s: %w", sub.typ, err)
 		}
 	}

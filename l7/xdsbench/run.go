@@ -51,7 +51,7 @@ func Measure(ctx context.Context, self string, childArgs []string, services, str
 				return fs, nil
 			}
 		}
-		return nil, fmt.Errorf("server child ended before %q: %v", prefix, lines.Err())
+		return nil, fmt.Errorf("server child ended before %q: %w", prefix, lines.Err())
 	}
 	ready, err := readLine("ready")
 	if err != nil {
@@ -66,7 +66,7 @@ func Measure(ctx context.Context, self string, childArgs []string, services, str
 		if gws[i], err = dialGateway(ctx, addr, i, services); err != nil {
 			return f, err
 		}
-		defer gws[i].cc.Close()
+		defer func(g *gateway) { _ = g.cc.Close() }(gws[i])
 	}
 	for _, g := range gws {
 		select {
@@ -135,20 +135,21 @@ func percentile(xs []float64, p float64) float64 {
 
 // Report prints the figures beside the reference and the BENCH lines.
 func Report(w io.Writer, figs []Figures) {
-	fmt.Fprintf(w, "\nL7 xDS convergence: %d-endpoint change, all gateway streams received and ACKed (delta ADS, gRPC on loopback)\n", Changed)
-	fmt.Fprintf(w, "%-9s %-8s %-7s %-10s %-10s %-11s %-12s %-11s %-9s\n", "services", "streams", "rounds", "p50_ms", "p99_ms", "publish_ms", "initial_ms", "build_ms", "rss_MiB")
+	p := func(format string, a ...any) { _, _ = fmt.Fprintf(w, format, a...) }
+	p("\nL7 xDS convergence: %d-endpoint change, all gateway streams received and ACKed (delta ADS, gRPC on loopback)\n", Changed)
+	p("%-9s %-8s %-7s %-10s %-10s %-11s %-12s %-11s %-9s\n", "services", "streams", "rounds", "p50_ms", "p99_ms", "publish_ms", "initial_ms", "build_ms", "rss_MiB")
 	for _, f := range figs {
-		fmt.Fprintf(w, "%-9d %-8d %-7d %-10.1f %-10.1f %-11.1f %-12.1f %-11.1f %-9.1f\n", f.Services, f.Streams, f.Rounds, f.P50Ms, f.P99Ms, f.PublishP50Ms, f.InitialMs, f.BuildMs, f.PeakRSSMiB)
+		p("%-9d %-8d %-7d %-10.1f %-10.1f %-11.1f %-12.1f %-11.1f %-9.1f\n", f.Services, f.Streams, f.Rounds, f.P50Ms, f.P99Ms, f.PublishP50Ms, f.InitialMs, f.BuildMs, f.PeakRSSMiB)
 	}
-	fmt.Fprintf(w, "reference (eBay, Istio): p99 5000 ms at 2000 services, 32 gateway pods, 100 endpoints changing, 1 istiod on a 32-CPU control plane\n")
-	fmt.Fprintf(w, "this run: server and 32 clients share the machine (%d CPUs); p99 is nearest-rank over the rounds\n\n", cpus())
+	p("reference (eBay, Istio): p99 5000 ms at 2000 services, 32 gateway pods, 100 endpoints changing, 1 istiod on a 32-CPU control plane\n")
+	p("this run: server and 32 clients share the machine (%d CPUs); p99 is nearest-rank over the rounds\n\n", cpus())
 	for _, f := range figs {
 		n := f.Services
-		fmt.Fprintf(w, "BENCH xds_p50_convergence_ms_%d %.1f ms\n", n, f.P50Ms)
-		fmt.Fprintf(w, "BENCH xds_p99_convergence_ms_%d %.1f ms\n", n, f.P99Ms)
-		fmt.Fprintf(w, "BENCH xds_publish_p50_ms_%d %.1f ms\n", n, f.PublishP50Ms)
-		fmt.Fprintf(w, "BENCH xds_full_build_ms_%d %.1f ms\n", n, f.BuildMs)
-		fmt.Fprintf(w, "BENCH xds_initial_sync_ms_%d %.1f ms\n", n, f.InitialMs)
-		fmt.Fprintf(w, "BENCH xds_peak_rss_mib_%d %.1f MiB\n", n, f.PeakRSSMiB)
+		p("BENCH xds_p50_convergence_ms_%d %.1f ms\n", n, f.P50Ms)
+		p("BENCH xds_p99_convergence_ms_%d %.1f ms\n", n, f.P99Ms)
+		p("BENCH xds_publish_p50_ms_%d %.1f ms\n", n, f.PublishP50Ms)
+		p("BENCH xds_full_build_ms_%d %.1f ms\n", n, f.BuildMs)
+		p("BENCH xds_initial_sync_ms_%d %.1f ms\n", n, f.InitialMs)
+		p("BENCH xds_peak_rss_mib_%d %.1f MiB\n", n, f.PeakRSSMiB)
 	}
 }
