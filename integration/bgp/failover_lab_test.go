@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +36,8 @@ type dc struct {
 	gatewayAddr        []string
 	speakers, tlbProcs []*exec.Cmd
 	speakerArgs        [][]string // to restart a speaker
+	tlbConfig          []string   // each director's tlb config file
+	accepted           []*atomic.Int64
 	bird               *birdlab.Router
 	bin                string
 }
@@ -83,23 +86,20 @@ func buildDC(t *testing.T, bin string) *dc {
 	})
 
 	tmp := t.TempDir()
-	for i, gw := range d.gateways {
+	for _, gw := range d.gateways {
 		cfg := writeFile(t, tmp, gw.Name+".yaml", fmt.Sprintf("netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\nvips: [%s]\n", vip))
 		gw.Start(t, filepath.Join(bin, "netd"), "run", "--config", cfg)
 		waitUntil(t, 60*time.Second, gw.Name+" binds the VIP on tunl0", func() bool {
 			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
 			return strings.Contains(string(out), vip+"/32")
 		})
-		echo(t, gw, i)
+		var n atomic.Int64
+		d.accepted = append(d.accepted, &n)
+		echo(t, gw, &n)
 	}
 	for i, dir := range d.directors {
-		var b strings.Builder
-		fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  vipRanges: [%s]\n", vipSubnet)
-		fmt.Fprintf(&b, "services:\n  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", vip)
-		for _, g := range d.gatewayAddr {
-			fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
-		}
-		cfg := writeFile(t, tmp, dir.Name+".yaml", b.String())
+		cfg := writeFile(t, tmp, dir.Name+".yaml", tlbConfig(d.gatewayAddr, nil))
+		d.tlbConfig = append(d.tlbConfig, cfg)
 		// The VIP range must be local for IPVS (LOCAL_IN) to see it: the
 		// route tlb/anyip owns (protocol 241). Replace is idempotent, so
 		// this stays right once tlb run programs it itself.
@@ -173,8 +173,24 @@ func waitUntil(t *testing.T, within time.Duration, what string, ok func() bool) 
 	t.Fatalf("timed out after %v waiting until %s", within, what)
 }
 
-// echo serves a TCP echo on VIP:80 inside gateway gw.
-func echo(t *testing.T, gw *topo.Node, _ int) {
+// tlbConfig is a director's config: VIP:80 with mh over the gateways,
+// weight 1 unless down[gateway].
+func tlbConfig(gateways []string, down map[string]bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  vipRanges: [%s]\n", vipSubnet)
+	fmt.Fprintf(&b, "services:\n  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", vip)
+	for _, g := range gateways {
+		w := 1
+		if down[g] {
+			w = 0
+		}
+		fmt.Fprintf(&b, "      - {address: %s, weight: %d}\n", g, w)
+	}
+	return b.String()
+}
+
+// echo serves a TCP echo on VIP:80 inside gateway gw, counting connections.
+func echo(t *testing.T, gw *topo.Node, accepted *atomic.Int64) {
 	ln, err := gw.Listen("tcp", vip+":80")
 	if err != nil {
 		t.Fatalf("listen on the VIP in %s: %v", gw.Name, err)
@@ -186,6 +202,7 @@ func echo(t *testing.T, gw *topo.Node, _ int) {
 			if err != nil {
 				return
 			}
+			accepted.Add(1)
 			go func() { defer c.Close(); _, _ = io.Copy(c, c) }()
 		}
 	}()
