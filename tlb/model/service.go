@@ -38,9 +38,14 @@ const (
 	WeightedFailover            Scheduler = "fo"
 	WeightedOverflow            Scheduler = "ovf"
 	PowerOfTwoRandomChoices     Scheduler = "twos"
-	DefaultScheduler                      = Maglev
-	defaultWeight                         = 1
-	maxWeight                             = 65535
+
+	// DefaultScheduler is the scheduler of a service that names none.
+	DefaultScheduler = Maglev
+)
+
+const (
+	defaultWeight = 1
+	maxWeight     = 65535 // what ipvsadm accepts
 )
 
 var knownSchedulers = []Scheduler{
