@@ -112,7 +112,7 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	s.metrics.problems.Set(float64(len(resolved.Problems)))
 
 	type built struct {
-		snap     *cachev3.Snapshot
+		snap     *snapshot
 		versions map[string]string
 	}
 	next := map[string]built{}

@@ -32,7 +32,7 @@ func typeVersion(items []types.Resource, sums []validate.Sum) string {
 
 // buildSnapshot makes a snapshot whose versions are per type, so a change
 // to endpoints does not resend listeners to state-of-the-world clients.
-func buildSnapshot(set map[resource.Type][]types.Resource, sums map[resource.Type][]validate.Sum) (*cachev3.Snapshot, map[string]string, error) {
+func buildSnapshot(set map[resource.Type][]types.Resource, sums map[resource.Type][]validate.Sum) (*snapshot, map[string]string, error) {
 	// The delta version map is go-control-plane's own (hex SHA-256 of the
 	// deterministic encoding), filled from the sums already computed so
 	// the cache does not encode every resource again.
@@ -52,5 +52,9 @@ func buildSnapshot(set map[resource.Type][]types.Resource, sums map[resource.Typ
 		}
 		snap.VersionMap[typ] = vm
 	}
-	return snap, versions, nil
+	typs := make([]string, 0, len(set))
+	for typ := range set {
+		typs = append(typs, typ)
+	}
+	return newSnapshot(snap, typs), versions, nil
 }
