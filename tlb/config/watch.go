@@ -47,7 +47,7 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 	if err != nil {
 		return fmt.Errorf("watch config %s: %w", w.Path, err)
 	}
-	defer fw.Close()
+	defer func() { _ = fw.Close() }()
 	dir := filepath.Dir(w.Path)
 	if err := fw.Add(dir); err != nil {
 		return fmt.Errorf("watch config directory %s: %w", dir, err)

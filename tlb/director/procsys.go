@@ -19,7 +19,7 @@ type ProcSys struct {
 
 func (p ProcSys) path(name string) (string, error) {
 	if name == "" || strings.Contains(name, "..") || filepath.IsAbs(name) {
-		return "", fmt.Errorf("sysctl name %q: must be a relative path without ..", name)
+		return "", fmt.Errorf("sysctl name %q: must be a relative path with no parent (..) element", name)
 	}
 	root := p.Root
 	if root == "" {
@@ -74,14 +74,14 @@ func (p NetnsProcSys) in(fn func() error) error {
 			done <- fmt.Errorf("get current network namespace: %w", err)
 			return
 		}
-		defer orig.Close()
+		defer func() { _ = orig.Close() }()
 		target, err := netns.GetFromPath(p.NsPath)
 		if err != nil {
 			runtime.UnlockOSThread()
 			done <- fmt.Errorf("open network namespace %s: %w", p.NsPath, err)
 			return
 		}
-		defer target.Close()
+		defer func() { _ = target.Close() }()
 		if err := netns.Set(target); err != nil {
 			done <- fmt.Errorf("enter network namespace %s: %w", p.NsPath, err)
 			return

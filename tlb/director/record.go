@@ -129,9 +129,9 @@ func (r *Record) save() error {
 	if err != nil {
 		return fmt.Errorf("write ownership record %s: %w", r.path, err)
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return fmt.Errorf("write ownership record %s: %w", r.path, err)
 	}
 	if err := tmp.Close(); err != nil {

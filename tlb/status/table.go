@@ -11,7 +11,7 @@ import (
 // service, in the kernel's list order.
 func WriteTable(w io.Writer, svcs []Service) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tSCHEDULER\tOWNER\tREAL SERVER\tWEIGHT\tFORWARDING\tACTIVE\tINACTIVE")
+	_, _ = fmt.Fprintln(tw, "SERVICE\tSCHEDULER\tOWNER\tREAL SERVER\tWEIGHT\tFORWARDING\tACTIVE\tINACTIVE")
 	for _, s := range svcs {
 		name := fmt.Sprintf("%s:%d/%s", bracket(s.VIP), s.Port, s.Protocol)
 		if s.FWMark != 0 {
@@ -26,19 +26,19 @@ func WriteTable(w io.Writer, svcs []Service) error {
 			owner = "tlb"
 		}
 		if len(s.RealServers) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t\t\t\t\n", name, sched, owner)
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t-\t\t\t\t\n", name, sched, owner)
 			continue
 		}
 		for i, rs := range s.RealServers {
 			if i > 0 {
 				name, sched, owner = "", "", ""
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\n", name, sched, owner, bracket(rs.Address), rs.Weight, rs.Forwarding,
+			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\n", name, sched, owner, bracket(rs.Address), rs.Weight, rs.Forwarding,
 				rs.ActiveConnections, rs.InactiveConns)
 		}
 	}
 	if len(svcs) == 0 {
-		fmt.Fprintln(tw, "(no IPVS services)")
+		_, _ = fmt.Fprintln(tw, "(no IPVS services)")
 	}
 	return tw.Flush()
 }

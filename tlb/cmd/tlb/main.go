@@ -21,7 +21,7 @@ func main() {
 
 func dispatch(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		_, _ = fmt.Fprint(stderr, usage)
 		return 2
 	}
 	switch args[0] {
@@ -30,10 +30,10 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	case "status":
 		return statusCommand(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
+		_, _ = fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "tlb: unknown command %q\n%s", args[0], usage)
+		_, _ = fmt.Fprintf(stderr, "tlb: unknown command %q\n%s", args[0], usage)
 		return 2
 	}
 }

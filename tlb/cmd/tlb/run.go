@@ -28,12 +28,12 @@ func runCommand(args []string, stderr io.Writer) int {
 		return 2
 	}
 	if *path == "" {
-		fmt.Fprintln(stderr, "tlb run: --config is required")
+		_, _ = fmt.Fprintln(stderr, "tlb run: --config is required")
 		return 2
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintf(stderr, "tlb run: --log-level: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "tlb run: --log-level: %v\n", err)
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))

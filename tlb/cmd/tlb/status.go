@@ -21,7 +21,7 @@ func statusCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := printStatus(stdout, *runtimeDir, *asJSON); err != nil {
-		fmt.Fprintf(stderr, "tlb status: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "tlb status: %v\n", err)
 		return 1
 	}
 	return 0

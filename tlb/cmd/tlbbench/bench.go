@@ -31,7 +31,7 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 
 	desired := benchModel(vips, realServers, sched)
 	if err := desired.Validate(); err != nil {
@@ -108,7 +108,7 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
@@ -170,11 +170,11 @@ func writeRestoreFile(path string, d model.Desired) error {
 	}
 	bw := bufio.NewWriter(f)
 	if err := writeRestore(bw, d); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("write restore file: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("write restore file: %w", err)
 	}
 	return f.Close()
@@ -185,7 +185,7 @@ func timeRestore(ipvsadmPath, rules string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	cmd := exec.Command(ipvsadmPath, "--restore")
 	cmd.Stdin = in
 	var stderr strings.Builder

@@ -33,7 +33,7 @@ func main() {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	if err := bench(context.Background(), os.Stdout, log, *vips, *realServers, model.Scheduler(*sched), *ipvsadmPath, *cpuProfile); err != nil {
-		fmt.Fprintln(os.Stderr, "tlbbench:", err)
+		_, _ = fmt.Fprintln(os.Stderr, "tlbbench:", err)
 		os.Exit(1)
 	}
 }
@@ -44,7 +44,7 @@ type report struct {
 	bench []string
 }
 
-func (r *report) info(format string, args ...any) { fmt.Fprintf(r.w, format+"\n", args...) }
+func (r *report) info(format string, args ...any) { _, _ = fmt.Fprintf(r.w, format+"\n", args...) }
 
 func (r *report) add(name string, value float64, unit string) {
 	r.bench = append(r.bench, fmt.Sprintf("BENCH %s %.3f %s", name, value, unit))
@@ -52,6 +52,6 @@ func (r *report) add(name string, value float64, unit string) {
 
 func (r *report) flush() {
 	for _, b := range r.bench {
-		fmt.Fprintln(r.w, b)
+		_, _ = fmt.Fprintln(r.w, b)
 	}
 }
