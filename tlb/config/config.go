@@ -23,6 +23,8 @@ type Config struct {
 	// BGP and Health are the raw `bgp:` and `health:` sections (JSON),
 	// nil when absent, for their packages to decode strictly.
 	BGP, Health json.RawMessage
+
+	raw []byte // the file's bytes, so a watcher knows what it applied
 }
 
 // Director is the `director:` section.
@@ -87,6 +89,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	cfg.raw = data
 	return cfg, nil
 }
 

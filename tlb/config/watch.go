@@ -54,12 +54,12 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 	}
 
 	good := initial
-	lastData, _ := os.ReadFile(w.Path)
+	lastData := initial.raw
 	apply(ctx, good)
-
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	// The file may have changed between Load and the watch: look once.
+	timer := time.NewTimer(debounce)
 	defer timer.Stop()
+
 	for {
 		select {
 		case <-ctx.Done():

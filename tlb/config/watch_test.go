@@ -99,3 +99,35 @@ func TestWatcher(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+func TestWatcherSeesChangeBeforeItStarted(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tlb.yaml")
+	if err := os.WriteFile(path, []byte(oneService), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	initial, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(twoService), 0o644); err != nil { // before Run watches
+		t.Fatal(err)
+	}
+	applied := make(chan int, 10)
+	w := &Watcher{Path: path, Debounce: 10 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = w.Run(ctx, initial, nil, func(_ context.Context, c *Config) { applied <- len(c.Desired.Services) })
+	}()
+	for i, want := range []int{1, 2} {
+		select {
+		case n := <-applied:
+			if n != want {
+				t.Fatalf("apply %d: %d services; want %d", i, n, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("apply %d: nothing applied", i)
+		}
+	}
+}
