@@ -32,9 +32,13 @@ type Service struct {
 	Scheduler string   `json:"scheduler"`
 	Flags     []string `json:"flags"`
 	// Owned is true when the director recorded the service as its own.
-	Owned       bool         `json:"owned"`
-	Connections uint32       `json:"connections"`
-	RealServers []RealServer `json:"realServers"`
+	Owned       bool   `json:"owned"`
+	Connections uint32 `json:"connections"`
+	// CanonicalOrder is true when the real servers are listed in the
+	// canonical order (sorted by address), the order every director
+	// builds its Maglev table from.
+	CanonicalOrder bool         `json:"canonicalOrder"`
+	RealServers    []RealServer `json:"realServers"`
 }
 
 // RealServer is one IPVS destination, in the kernel's list order (the
@@ -93,6 +97,11 @@ func Read(h Lister, owned func(model.Key) bool) ([]Service, error) {
 				ActiveConnections: d.ActiveConnections, InactiveConns: d.InactiveConnections,
 			})
 		}
+		sv.CanonicalOrder = slices.IsSortedFunc(sv.RealServers, func(a, b RealServer) int {
+			aa, _ := netip.ParseAddr(a.Address)
+			ba, _ := netip.ParseAddr(b.Address)
+			return aa.Compare(ba)
+		})
 		out = append(out, sv)
 	}
 	slices.SortFunc(out, func(a, b Service) int {

@@ -30,11 +30,16 @@ func TestReadAndRender(t *testing.T) {
 			{Address: net.ParseIP("203.0.113.99").To4(), Protocol: 6, Port: 443, SchedName: "wrr", Flags: 0x2},
 			{Address: net.ParseIP("203.0.113.10").To4(), Protocol: 6, Port: 80, SchedName: "mh", Flags: 0x2 | 0x8 | 0x10},
 			{Address: net.ParseIP("203.0.113.10").To4(), Protocol: 17, Port: 53, SchedName: "mh", Flags: 0x2 | 0x8},
+			{Address: net.ParseIP("203.0.113.10").To4(), Protocol: 6, Port: 8080, SchedName: "mh", Flags: 0x2 | 0x8 | 0x10},
 		},
 		dests: map[uint16][]*ipvs.Destination{
 			80: {
 				{Address: net.ParseIP("198.18.2.2").To4(), Port: 80, Weight: 1, ConnectionFlags: ipvs.ConnFwdTunnel, ActiveConnections: 7, InactiveConnections: 2},
 				{Address: net.ParseIP("198.18.2.3").To4(), Port: 80, Weight: 0, ConnectionFlags: ipvs.ConnFwdTunnel, ActiveConnections: 1},
+			},
+			8080: { // churned: not in canonical order
+				{Address: net.ParseIP("198.18.2.3").To4(), Port: 8080, Weight: 1, ConnectionFlags: ipvs.ConnFwdTunnel},
+				{Address: net.ParseIP("198.18.2.2").To4(), Port: 8080, Weight: 1, ConnectionFlags: ipvs.ConnFwdTunnel},
 			},
 			443: {{Address: net.ParseIP("10.1.1.1").To4(), Port: 443, Weight: 5, ConnectionFlags: ipvs.ConnFwdMasq}},
 		},

@@ -8,7 +8,9 @@ import (
 )
 
 // WriteTable writes svcs as a table, one line per real server under its
-// service, in the kernel's list order.
+// service, in the kernel's list order. A table-hashing service (mh, sh,
+// dh) whose list is not in canonical order is marked, since its table
+// differs from a fresh director's.
 func WriteTable(w io.Writer, svcs []Service) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	_, _ = fmt.Fprintln(tw, "SERVICE\tSCHEDULER\tOWNER\tREAL SERVER\tWEIGHT\tFORWARDING\tACTIVE\tINACTIVE")
@@ -24,6 +26,9 @@ func WriteTable(w io.Writer, svcs []Service) error {
 		owner := "foreign"
 		if s.Owned {
 			owner = "tlb"
+		}
+		if !s.CanonicalOrder && (s.Scheduler == "mh" || s.Scheduler == "sh" || s.Scheduler == "dh") {
+			sched += " [not canonical order]"
 		}
 		if len(s.RealServers) == 0 {
 			_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t-\t\t\t\t\n", name, sched, owner)
