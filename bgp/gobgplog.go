@@ -35,13 +35,20 @@ func (g *gobgpLogger) emit(lvl slog.Level, msg string, fields gobgplog.Fields) {
 	g.log.Log(context.Background(), lvl, msg, attrs...)
 }
 
+// Panic, Fatal and Error log at error level; none of them exits or panics.
 func (g *gobgpLogger) Panic(msg string, f gobgplog.Fields) { g.emit(slog.LevelError, msg, f) }
 func (g *gobgpLogger) Fatal(msg string, f gobgplog.Fields) { g.emit(slog.LevelError, msg, f) }
 func (g *gobgpLogger) Error(msg string, f gobgplog.Fields) { g.emit(slog.LevelError, msg, f) }
-func (g *gobgpLogger) Warn(msg string, f gobgplog.Fields)  { g.emit(slog.LevelWarn, msg, f) }
+
+// Warn logs at warn level.
+func (g *gobgpLogger) Warn(msg string, f gobgplog.Fields) { g.emit(slog.LevelWarn, msg, f) }
 
 // Info is demoted to Debug: GoBGP logs every FSM step at Info.
-func (g *gobgpLogger) Info(msg string, f gobgplog.Fields)  { g.emit(slog.LevelDebug, msg, f) }
+func (g *gobgpLogger) Info(msg string, f gobgplog.Fields) { g.emit(slog.LevelDebug, msg, f) }
+
+// Debug logs below slog's debug level: GoBGP's debug output is very chatty.
 func (g *gobgpLogger) Debug(msg string, f gobgplog.Fields) { g.emit(slog.LevelDebug-4, msg, f) }
-func (g *gobgpLogger) SetLevel(l gobgplog.LogLevel)        { g.level = l }
-func (g *gobgpLogger) GetLevel() gobgplog.LogLevel         { return g.level }
+
+// SetLevel and GetLevel keep GoBGP's idea of the level; slog's handler filters.
+func (g *gobgpLogger) SetLevel(l gobgplog.LogLevel) { g.level = l }
+func (g *gobgpLogger) GetLevel() gobgplog.LogLevel  { return g.level }

@@ -193,8 +193,5 @@ func strs(ps []netip.Prefix) []string {
 		out[i] = p.String()
 	}
 	sort.Strings(out)
-	if out == nil {
-		return []string{}
-	}
 	return out
 }

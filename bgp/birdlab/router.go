@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -42,6 +43,8 @@ type RouterConfig struct {
 
 // Router is one running BIRD in a network namespace.
 type Router struct {
+	stop sync.Once
+	exit error
 	dir  string
 	sock string
 	cmd  *exec.Cmd
@@ -115,10 +118,10 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 	}
 	r.cmd.Stdout, r.cmd.Stderr = out, out
 	if err := r.cmd.Start(); err != nil {
-		out.Close()
+		_ = out.Close()
 		return nil, fmt.Errorf("start bird in %s: %w", netns, err)
 	}
-	go func() { r.done <- r.cmd.Wait(); out.Close() }()
+	go func() { r.done <- r.cmd.Wait(); _ = out.Close() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := r.Birdc(ctx, "show", "status"); err == nil {
@@ -127,7 +130,7 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 		select {
 		case err := <-r.done:
 			b, _ := os.ReadFile(filepath.Join(dir, "bird.out"))
-			return nil, fmt.Errorf("bird exited at start: %v: %s", err, b)
+			return nil, fmt.Errorf("bird exited at start: %w: %s", err, b)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -135,13 +138,12 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 	return nil, errors.New("bird did not answer on its control socket within 10s")
 }
 
-// Stop kills bird and waits for it.
+// Stop kills bird and waits for it. Later calls do nothing.
 func (r *Router) Stop() {
-	if r.cmd.Process != nil {
+	r.stop.Do(func() {
 		_ = r.cmd.Process.Kill()
-		<-r.done
-		r.done <- nil // later Stops return at once
-	}
+		r.exit = <-r.done // "signal: killed", expected
+	})
 }
 
 // Log returns bird's log file, for test failure messages.

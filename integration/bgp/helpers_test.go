@@ -101,6 +101,9 @@ func waitEstablished(t *testing.T, r *birdlab.Router, name string, within time.D
 	t.Fatalf("bird session %s is %q after %v, want Established", name, state, within)
 }
 
+// none matches an empty route list.
+func none(rs []birdlab.Route) bool { return len(rs) == 0 }
+
 func prefixes(ss ...string) []netip.Prefix {
 	out := make([]netip.Prefix, len(ss))
 	for i, s := range ss {

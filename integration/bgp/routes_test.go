@@ -16,5 +16,3 @@ func hasNextHops(want ...string) func([]birdlab.Route) bool {
 		return true
 	}
 }
-
-func none(rs []birdlab.Route) bool { return len(rs) == 0 }

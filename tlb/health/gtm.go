@@ -64,7 +64,7 @@ func (g *GTM) serveVIP(w http.ResponseWriter, r *http.Request) {
 	if !h.Up() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	fmt.Fprintln(w, line(h))
+	_, _ = fmt.Fprintln(w, line(h))
 }
 
 func (g *GTM) serveAll(w http.ResponseWriter, _ *http.Request) {
@@ -74,7 +74,7 @@ func (g *GTM) serveAll(w http.ResponseWriter, _ *http.Request) {
 	hs := Evaluate(g.vips, g.up)
 	g.mu.RUnlock()
 	for _, h := range hs {
-		fmt.Fprintln(w, line(h))
+		_, _ = fmt.Fprintln(w, line(h))
 	}
 }
 

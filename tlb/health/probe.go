@@ -77,7 +77,7 @@ func (p HTTPProber) Probe(ctx context.Context, rs netip.Addr) error {
 		return fmt.Errorf("http health check of %s: %w", url, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf("http health check of %s: status %d", url, resp.StatusCode)
 	}

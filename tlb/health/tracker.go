@@ -13,6 +13,7 @@ const (
 	Down
 )
 
+// String returns "up", "down" or "unknown".
 func (s State) String() string {
 	switch s {
 	case Up:

@@ -58,7 +58,7 @@ func bench(lab *birdlab.Lab, n int, verbose bool) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	router, err := lab.StartRouter(ctx, dir, birdlab.RouterConfig{ASN: 64500, Neighbors: []birdlab.Neighbor{
 		{Name: "director0", Address: lab.DirectorAddrs[0], ASN: 64512},
 	}})
@@ -82,7 +82,7 @@ func bench(lab *birdlab.Lab, n int, verbose bool) error {
 	if err := sp.Start(ctx); err != nil {
 		return err
 	}
-	defer sp.Stop(ctx)
+	defer func() { _ = sp.Stop(ctx) }()
 	for !sp.Established() {
 		if time.Since(start) > 30*time.Second {
 			return fmt.Errorf("session not established after 30s: %v", sp.Peers())

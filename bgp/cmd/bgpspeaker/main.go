@@ -70,7 +70,7 @@ func run(cfgPath, announce string, drain time.Duration, metricsAddr string, log 
 	if _, err := o.Start(nil); err != nil {
 		return err
 	}
-	defer o.Shutdown(context.Background())
+	defer func() { _ = o.Shutdown(context.Background()) }()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
