@@ -146,3 +146,17 @@ func TestSupervisorDrainsBeforeStopping(t *testing.T) {
 		t.Fatalf("child state %q; want terminated by SIGTERM", ws)
 	}
 }
+
+// FuzzSumActive: Envoy's stats text is outside input; the parser never
+// panics and never reports a negative sum from well-formed gauges.
+func FuzzSumActive(f *testing.F) {
+	f.Add("listener.0.0.0.0_80.downstream_cx_active: 4\nlistener.admin.downstream_cx_active: 2\n")
+	f.Add("listener.x.downstream_cx_active: -1\n")
+	f.Add("garbage\n: \nlistener..downstream_cx_active: 99999999999999999999\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		n, err := drain.SumActive(strings.NewReader(in))
+		if err == nil && n < 0 && !strings.Contains(in, "-") {
+			t.Fatalf("negative sum %d from %q", n, in)
+		}
+	})
+}
