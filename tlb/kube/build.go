@@ -1,0 +1,139 @@
+package kube
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+// BuildDesired builds the model of the director of L4 cluster clusterName
+// from cached API objects. It does not modify its inputs.
+//
+//   - Real servers: the IPv4 InternalIP of every gateway node (label
+//     tlb.io/gateway=true) of the cluster's gateway group. A Ready node has
+//     weight 1; a node that is not Ready stays in the set at weight 0
+//     (drained: no new flows, existing ones keep their real server), so
+//     every director keeps the same Maglev table while a node flaps.
+//   - Services: one IPVS service per (VIP, port, protocol) for every
+//     TLB Service annotated tlb.io/assigned-l4-cluster=clusterName, for each
+//     VIP in its status.loadBalancer.ingress, with the default scheduler
+//     (mh, flags mh-fallback and mh-port).
+//   - VIPRanges: the CIDRs of the cluster's VIPPools.
+//
+// Objects that cannot be used are left out, each with an *ObjectError.
+// When the model cannot be built at all (the L4Cluster does not exist,
+// or the result fails model validation) the errors include one wrapping
+// ErrNotBuilt and the model must not be used. The result is Sorted.
+func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster, clusterName string) (model.Desired, []error) {
+	idx := slices.IndexFunc(clusters, func(c v1alpha1.L4Cluster) bool { return c.Name == clusterName })
+	if idx < 0 {
+		return model.Desired{}, []error{fmt.Errorf("%w: L4Cluster %q does not exist", ErrNotBuilt, clusterName)}
+	}
+	mine := map[string]bool{clusterName: true}
+	ranges, errs := PoolPrefixes(pools, mine)
+	realServers, rsErrs := gatewayRealServers(nodes, GatewayGroup(clusters[idx].Labels))
+	errs = append(errs, rsErrs...)
+
+	d := model.Desired{VIPRanges: ranges}
+	owner := map[model.Key]string{}
+	for _, svc := range AssignedServices(services, mine) {
+		name := svc.Namespace + "/" + svc.Name
+		vips, vErrs := ServiceVIPs(svc, ranges)
+		errs = append(errs, vErrs...)
+		for _, vip := range vips {
+			for i, p := range svc.Spec.Ports {
+				s, err := virtualService(name, i, vip, p)
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if prev, dup := owner[s.Key()]; dup {
+					errs = append(errs, &ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d]", i),
+						Reason: fmt.Sprintf("%s is already served for the older Service %s; left out", s.Key(), prev)})
+					continue
+				}
+				owner[s.Key()] = name
+				s.RealServers = slices.Clone(realServers)
+				d.Services = append(d.Services, s)
+			}
+		}
+	}
+	d = d.Sorted()
+	if err := d.Validate(); err != nil {
+		return model.Desired{}, append(errs, fmt.Errorf("%w: the model built for L4 cluster %q is invalid: %w", ErrNotBuilt, clusterName, err))
+	}
+	return d, errs
+}
+
+// virtualService maps one Service port on one VIP to an IPVS service.
+func virtualService(name string, i int, vip netip.Addr, p corev1.ServicePort) (model.Service, error) {
+	proto := model.Protocol(strings.ToLower(string(p.Protocol)))
+	if p.Protocol == "" {
+		proto = model.TCP
+	}
+	if proto != model.TCP && proto != model.UDP && proto != model.SCTP {
+		return model.Service{}, &ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d].protocol", i),
+			Reason: fmt.Sprintf("%q is not TCP, UDP or SCTP; left out", p.Protocol)}
+	}
+	if p.Port < 1 || p.Port > 65535 {
+		return model.Service{}, &ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d].port", i),
+			Reason: fmt.Sprintf("%d is not 1..65535; left out", p.Port)}
+	}
+	return model.Service{VIP: vip, Protocol: proto, Port: uint16(p.Port)}, nil
+}
+
+// gatewayRealServers returns the real servers of gateway group group,
+// sorted by address: the first IPv4 InternalIP of each gateway node of the
+// group, weight 1 when Ready and 0 otherwise. Nodes are read in name
+// order, so of two nodes reporting one address the first by name wins.
+func gatewayRealServers(nodes []*corev1.Node, group string) ([]model.RealServer, []error) {
+	sorted := slices.Clone(nodes)
+	slices.SortFunc(sorted, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
+	var out []model.RealServer
+	var errs []error
+	seen := map[netip.Addr]string{}
+	for _, n := range sorted {
+		if !IsGateway(n) || GatewayGroup(n.Labels) != group {
+			continue
+		}
+		addr, ok := NodeIPv4(n)
+		if !ok {
+			errs = append(errs, &ObjectError{Kind: "Node", Name: n.Name, Field: "status.addresses",
+				Reason: "no IPv4 InternalIP (IPIP needs one); left out of the real servers"})
+			continue
+		}
+		if prev, dup := seen[addr]; dup {
+			errs = append(errs, &ObjectError{Kind: "Node", Name: n.Name, Field: "status.addresses",
+				Reason: fmt.Sprintf("InternalIP %s is also node %s's; left out of the real servers", addr, prev)})
+			continue
+		}
+		seen[addr] = n.Name
+		w := model.DefaultWeight()
+		if !IsReady(n) {
+			w = 0
+		}
+		out = append(out, model.RealServer{Addr: addr, Weight: w})
+	}
+	slices.SortFunc(out, func(a, b model.RealServer) int { return a.Addr.Compare(b.Addr) })
+	return out, errs
+}
+
+// NodeIPv4 returns the first IPv4 InternalIP of node.
+func NodeIPv4(node *corev1.Node) (netip.Addr, bool) {
+	for _, a := range node.Status.Addresses {
+		if a.Type != corev1.NodeInternalIP {
+			continue
+		}
+		if ip, err := netip.ParseAddr(a.Address); err == nil && ip.Is4() && !ip.IsUnspecified() && !ip.IsMulticast() {
+			return ip, true
+		}
+	}
+	return netip.Addr{}, false
+}

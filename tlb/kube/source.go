@@ -1,0 +1,233 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+// modelKey is the only key of the workqueue: every event rebuilds the
+// whole model.
+const modelKey = "model"
+
+// Source watches the API server and emits the director's model whenever it
+// changes. Build it with NewSource, run it with Run.
+type Source struct {
+	cluster string
+	log     *slog.Logger
+
+	factories []interface{ Start(<-chan struct{}) }
+	shutdown  []func()
+	services  corelisters.ServiceLister
+	nodes     corelisters.NodeLister
+	pools     cache.GenericLister
+	clusters  cache.GenericLister
+	synced    []cache.InformerSynced
+	queue     workqueue.TypedRateLimitingInterface[string]
+
+	last     *model.Desired
+	lastErrs map[string]bool
+}
+
+// NewSource returns a Source for the director of L4 cluster clusterName.
+// client reads Services and Nodes (only those labelled tlb.io/gateway=true
+// are cached); dyn reads VIPPools and L4Clusters. Nothing runs until Run.
+func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName string, log *slog.Logger) (*Source, error) {
+	if client == nil || dyn == nil || log == nil {
+		return nil, errors.New("director kube source: client, dynamic client and logger are required")
+	}
+	if clusterName == "" {
+		return nil, errors.New("director kube source: the L4 cluster name is required")
+	}
+	s := &Source{
+		cluster: clusterName,
+		log:     log.With("l4Cluster", clusterName),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-director-model"}),
+		lastErrs: map[string]bool{},
+	}
+	svcFactory := informers.NewSharedInformerFactory(client, 0)
+	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = LabelGateway + "=true"
+	}))
+	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
+	svcInf := svcFactory.Core().V1().Services()
+	nodeInf := nodeFactory.Core().V1().Nodes()
+	poolInf := dynFactory.ForResource(v1alpha1.VIPPoolResource)
+	clusterInf := dynFactory.ForResource(v1alpha1.L4ClusterResource)
+	s.services, s.nodes = svcInf.Lister(), nodeInf.Lister()
+	s.pools, s.clusters = poolInf.Lister(), clusterInf.Lister()
+	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), nodeInf.Informer(), poolInf.Informer(), clusterInf.Informer()} {
+		if _, err := inf.AddEventHandler(queueHandler(s.queue, s.log)); err != nil {
+			return nil, fmt.Errorf("director kube source: add an event handler: %w", err)
+		}
+		s.synced = append(s.synced, inf.HasSynced)
+	}
+	s.factories = []interface{ Start(<-chan struct{}) }{svcFactory, nodeFactory, dynFactory}
+	s.shutdown = []func(){svcFactory.Shutdown, nodeFactory.Shutdown, dynFactory.Shutdown}
+	return s, nil
+}
+
+// queueHandler enqueues the single model key on every event. Deletions
+// may arrive as tombstones (cache.DeletedFinalStateUnknown) when a watch
+// missed the delete; the key is logged either way and the model rebuilt
+// from the listers, which no longer hold the object.
+func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { q.Add(modelKey) },
+		UpdateFunc: func(_, _ any) { q.Add(modelKey) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				log.Debug("object deleted while the watch was down", "object", t.Key)
+			}
+			q.Add(modelKey)
+		},
+	}
+}
+
+// Run starts the informers, waits for their caches and then calls emit
+// with the first model and with every model that differs from the last
+// one emitted (emit runs on Run's goroutine, one call at a time). Until
+// the caches have synced, and while the API server is unreachable,
+// nothing is emitted. Run returns when ctx ends; an error only if the
+// caches never synced.
+func (s *Source) Run(ctx context.Context, emit func(model.Desired)) error {
+	defer s.queue.ShutDown()
+	for _, f := range s.factories {
+		f.Start(ctx.Done())
+	}
+	defer func() {
+		s.queue.ShutDown()
+		for _, sd := range s.shutdown {
+			sd()
+		}
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
+		return fmt.Errorf("director kube source: wait for the Service, Node, VIPPool and L4Cluster caches: %w", ctx.Err())
+	}
+	s.queue.Add(modelKey)
+	go func() {
+		<-ctx.Done()
+		s.queue.ShutDown()
+	}()
+	wait.Until(func() {
+		for s.processNext(emit) {
+		}
+	}, time.Second, ctx.Done())
+	return nil
+}
+
+func (s *Source) processNext(emit func(model.Desired)) bool {
+	key, quit := s.queue.Get()
+	if quit {
+		return false
+	}
+	defer s.queue.Done(key)
+	d, err := s.build()
+	if err != nil {
+		s.log.Warn("build the director model from the API server; the last model stays", "err", err)
+		s.queue.AddRateLimited(key)
+		return true
+	}
+	s.queue.Forget(key)
+	if d == nil {
+		return true
+	}
+	if s.last != nil && reflect.DeepEqual(*s.last, *d) {
+		return true
+	}
+	s.last = d
+	s.log.Info("director model changed", "services", len(d.Services), "vipRanges", len(d.VIPRanges))
+	emit(*d)
+	return true
+}
+
+// build lists the caches and builds the model. A nil model and nil error
+// mean the model could not be built from the objects (logged); an error
+// means the caches could not be read.
+func (s *Source) build() (*model.Desired, error) {
+	svcs, err := s.services.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list Services: %w", err)
+	}
+	nodes, err := s.nodes.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list Nodes: %w", err)
+	}
+	pools, err := ListTyped[v1alpha1.VIPPool](s.pools, "VIPPool")
+	if err != nil {
+		return nil, err
+	}
+	clusters, err := ListTyped[v1alpha1.L4Cluster](s.clusters, "L4Cluster")
+	if err != nil {
+		return nil, err
+	}
+	d, errs := BuildDesired(svcs, nodes, pools, clusters, s.cluster)
+	s.logErrors(errs)
+	if Blocking(errs) {
+		return nil, nil
+	}
+	return &d, nil
+}
+
+// logErrors logs each object error once, while it persists.
+func (s *Source) logErrors(errs []error) {
+	now := map[string]bool{}
+	for _, e := range errs {
+		msg := e.Error()
+		now[msg] = true
+		if !s.lastErrs[msg] {
+			s.log.Warn("API object left out of the director model", "err", msg)
+		}
+	}
+	s.lastErrs = now
+}
+
+// listTyped lists a dynamic cache and converts each object to T.
+func ListTyped[T any](l cache.GenericLister, kind string) ([]T, error) {
+	objs, err := l.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list %ss: %w", kind, err)
+	}
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		var v T
+		if err := FromUnstructured(o, &v); err != nil {
+			return nil, fmt.Errorf("read a %s from the cache: %w", kind, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// FromUnstructured converts an object of a dynamic informer's cache into
+// its typed form.
+func FromUnstructured(o runtime.Object, into any) error {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("unexpected %T in a dynamic cache", o)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		return fmt.Errorf("convert %s %q: %w", u.GetKind(), u.GetName(), err)
+	}
+	return nil
+}
