@@ -3,6 +3,14 @@
 package bgp_test
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/bgp"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,7 +40,17 @@ func TestMD5(t *testing.T) {
 	c0, c1 := speakerConfig(l, 0), speakerConfig(l, 1)
 	c0.Peers[0].PasswordFile = good
 	c1.Peers[0].PasswordFile = bad
-	startSpeaker(t, c0)
+	// Speaker 0 logs everything, GoBGP's debug output included, into buf:
+	// the password must not appear in it.
+	var buf lockedBuffer
+	s0, err := bgp.NewSpeaker(c0, slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug - 8})), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s0.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s0.Stop(context.Background()) })
 	s1 := startSpeaker(t, c1)
 
 	waitEstablished(t, r, director(0), 20*time.Second)
@@ -49,4 +67,31 @@ func TestMD5(t *testing.T) {
 		t.Fatal("speaker with the wrong password reports Established")
 	}
 	t.Logf("right password: Established; wrong password: %s", st)
+	_ = s0.Stop(context.Background())
+	logs := buf.String()
+	if !strings.Contains(logs, "bgp peer added") || len(logs) < 1000 {
+		t.Fatalf("speaker logged only %d bytes; the leak check below would prove nothing", len(logs))
+	}
+	if strings.Contains(logs, secret) {
+		t.Errorf("the MD5 password appears in the speaker's logs")
+	}
+	t.Logf("%d bytes of speaker logs (debug level) checked: no password", len(logs))
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent log writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
