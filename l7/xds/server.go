@@ -111,33 +111,52 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	rep.Problems = resolved.Problems
 	s.metrics.problems.Set(float64(len(resolved.Problems)))
 
+	sets := map[string]translate.Resources{}
+	for _, g := range translate.Groups(resolved) {
+		shared := s.translations.Shared(resolved, g)
+		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+			sets[Key(kind, g)] = s.translations.ForKind(resolved, g, kind, shared)
+		}
+	}
+	s.apply(ctx, start, sets, &rep)
+	s.translations.Sweep()
+	s.incumbents = map[string]bool{}
+	for _, sv := range resolved.Config.Services {
+		s.incumbents["service/"+sv.Name] = true
+	}
+	for _, gw := range resolved.Config.Gateways {
+		s.incumbents["gateway/"+gw.Name] = true
+	}
+	s.resolved = resolved
+	return rep
+}
+
+// apply validates every key's resource set and swaps the snapshots that
+// changed. A set that fails validation is never sent: its key keeps the
+// snapshot it had. Keys absent from sets (and not invalid) are removed.
+func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]translate.Resources, rep *Report) {
 	type built struct {
 		snap     *snapshot
 		versions map[string]string
 	}
 	next := map[string]built{}
 	rep.Invalid = map[string]error{}
-	for _, g := range translate.Groups(resolved) {
-		shared := s.translations.Shared(resolved, g)
-		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
-			key := Key(kind, g)
-			set := s.translations.ForKind(resolved, g, kind, shared)
-			sums, err := s.memo.Set(set)
-			if err != nil {
-				rep.Invalid[key] = fmt.Errorf("validate resources of %s: %w", key, err)
-				s.metrics.rejected.WithLabelValues(key).Inc()
-				continue
-			}
-			snap, vers, err := buildSnapshot(set, sums)
-			if err != nil {
-				rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
-				continue
-			}
-			next[key] = built{snap, vers}
+	for _, key := range slices.Sorted(maps.Keys(sets)) {
+		set := sets[key]
+		sums, err := s.memo.Set(set)
+		if err != nil {
+			rep.Invalid[key] = fmt.Errorf("validate resources of %s: %w", key, err)
+			s.metrics.rejected.WithLabelValues(key).Inc()
+			continue
 		}
+		snap, vers, err := buildSnapshot(set, sums)
+		if err != nil {
+			rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
+			continue
+		}
+		next[key] = built{snap, vers}
 	}
 	s.memo.Sweep()
-	s.translations.Sweep()
 	s.metrics.build.Observe(s.now().Sub(start).Seconds())
 
 	for _, key := range slices.Sorted(maps.Keys(next)) {
@@ -166,18 +185,9 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 		delete(s.versions, key)
 		rep.Removed = append(rep.Removed, key)
 	}
-	s.incumbents = map[string]bool{}
-	for _, sv := range resolved.Config.Services {
-		s.incumbents["service/"+sv.Name] = true
-	}
-	for _, gw := range resolved.Config.Gateways {
-		s.incumbents["gateway/"+gw.Name] = true
-	}
-	s.resolved = resolved
 	if len(rep.Changed) > 0 || len(rep.Removed) > 0 {
 		s.metrics.push.Observe(s.now().Sub(start).Seconds())
 	}
-	return rep
 }
 
 // Versions returns the served versions: key -> type URL -> version.

@@ -27,7 +27,7 @@ func TestVersionMapMatchesGoControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs := &cachev3.Snapshot{Resources: ours.Snapshot.Resources}
+	theirs := &cachev3.Snapshot{Resources: ours.Resources}
 	if err := theirs.ConstructVersionMap(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,79 @@
+package xds
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/translate"
+)
+
+// TestInvalidSetIsNeverSent hands apply a resource set that fails
+// validation (a listener refers to a route configuration that is not in
+// the set): the key keeps its snapshot, the other keys are served.
+func TestInvalidSetIsNeverSent(t *testing.T) {
+	cfg, errs := dsl.NewDir("../testdata/config").Load()
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	s := New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now)
+	if rep := s.Publish(context.Background(), cfg); len(rep.Invalid) > 0 || len(rep.Changed) != 4 {
+		t.Fatalf("first publish: %+v", rep)
+	}
+	key := Key(translate.Gateway, "edge")
+	before, err := s.cache.GetSnapshot(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := s.Versions()
+
+	r := model.Resolve(cfg, nil)
+	sets := map[string]translate.Resources{}
+	for _, g := range translate.Groups(r) {
+		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+			sets[Key(kind, g)] = translate.Group(r, g, kind)
+		}
+	}
+	bad := translate.Resources{}
+	for typ, items := range sets[key] {
+		bad[typ] = items
+	}
+	delete(bad, resource.RouteType)
+	sets[key] = bad
+	// Also change the internal group, which is valid and must go out.
+	sets[Key(translate.Gateway, "internal")] = translate.Resources{
+		resource.ListenerType: nil, resource.RouteType: nil, resource.ClusterType: nil, resource.EndpointType: nil, resource.SecretType: nil,
+	}
+
+	var rep Report
+	s.mu.Lock()
+	s.apply(context.Background(), time.Now(), sets, &rep)
+	s.mu.Unlock()
+
+	if err := rep.Invalid[key]; err == nil || !strings.Contains(err.Error(), "dangling reference") {
+		t.Fatalf("invalid set not reported: %v", rep.Invalid)
+	}
+	after, _ := s.cache.GetSnapshot(key)
+	if after != before {
+		t.Fatal("the snapshot of the invalid key was replaced")
+	}
+	if !maps.Equal(s.Versions()[key], versions[key]) {
+		t.Fatalf("versions of %s changed: %v -> %v", key, versions[key], s.Versions()[key])
+	}
+	for _, k := range rep.Removed {
+		if k == key {
+			t.Fatal("an invalid key was removed instead of kept")
+		}
+	}
+	if len(rep.Changed) != 1 || rep.Changed[0] != Key(translate.Gateway, "internal") {
+		t.Fatalf("changed = %v; the valid change must go out", rep.Changed)
+	}
+}
