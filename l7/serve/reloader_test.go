@@ -227,3 +227,35 @@ func TestKeyNeverLogged(t *testing.T) {
 	}
 	_ = res
 }
+
+// TestRunWatchesTheDirectory: a file written after start is served
+// without a restart, and a file deleted stops being served.
+func TestRunWatchesTheDirectory(t *testing.T) {
+	dir := copyExample(t)
+	rl, srv, _ := newReloader(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- rl.Run(ctx, 20*time.Millisecond, time.Hour) }()
+	defer func() { cancel(); <-done }()
+
+	waitFor := func(what string, cond func(map[string]map[string]string) bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond(srv.Versions()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s: %v", what, srv.Versions())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitFor("the first load", func(v map[string]map[string]string) bool { return len(v) == 4 })
+	body := "kind: gateway/service/v1\nname: late\ngroup: late\nhosts: [late.example.com]\nupstreams: [{name: u, endpoints: [\"198.51.100.77:80\"]}]\nroutes:\n  - {prefix: /, target: u}\n"
+	if err := os.WriteFile(filepath.Join(dir, "late.yaml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the new group", func(v map[string]map[string]string) bool { return v["grpc/late"] != nil })
+	if err := os.Remove(filepath.Join(dir, "late.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the group to go", func(v map[string]map[string]string) bool { return v["grpc/late"] == nil })
+}

@@ -55,7 +55,6 @@ type Server struct {
 	mu         sync.Mutex // serialises Publish
 	incumbents map[string]bool
 	versions   map[string]map[string]string // key -> type URL -> version
-	resolved   model.Resolved
 
 	streams *streamLog
 	memo    *validate.Memo
@@ -127,7 +126,6 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	for _, gw := range resolved.Config.Gateways {
 		s.incumbents["gateway/"+gw.Name] = true
 	}
-	s.resolved = resolved
 	return rep
 }
 
