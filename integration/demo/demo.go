@@ -83,19 +83,20 @@ func Run(ctx context.Context, opts Options) (err error) {
 		if i == 1 {
 			sort.Sort(sort.Reverse(sort.StringSlice(gws)))
 		}
-		cfg := r.writeFile(s.tmp, d.Name+".yaml", directorConfig(gws))
+		cfg := r.writeFile(s.tmp, d.Name+".yaml", directorConfig(filepath.Join(s.tmp, d.Name), gws))
 		d.Start(r, filepath.Join(opts.BinDir, "tlb"), "run", "--config", cfg)
 		waitFor(r, 20*time.Second, d.Name+" programs IPVS", func() bool {
 			out, _ := d.Cmd("ipvsadm", "-Ln").CombinedOutput()
 			return strings.Count(string(out), "Tunnel") == len(s.gateways)
 		})
 	}
-	out, _ := s.directors[0].Cmd(filepath.Join(opts.BinDir, "tlb"), "status").CombinedOutput()
+	out, _ := s.directors[0].Cmd(filepath.Join(opts.BinDir, "tlb"), "status", "--runtime-dir", filepath.Join(s.tmp, s.directors[0].Name)).CombinedOutput()
 	say("   `tlb status` on %s:\n%s", s.directors[0].Name, indent(string(out)))
 
 	say("\n== 4. The client sends %d requests to http://%s/ (a new connection each)", opts.Requests, vip)
 	before := txBytes(r, s)
 	counts := map[string]int{}
+	received := 0
 	client := s.client.HTTPClient()
 	for i := 0; i < opts.Requests; i++ {
 		resp, err := client.Get("http://" + vip + "/")
@@ -105,6 +106,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		counts[strings.TrimSpace(string(body))]++
+		received += len(body)
 	}
 	after := txBytes(r, s)
 	names := make([]string, 0, len(counts))
@@ -123,16 +125,18 @@ func Run(ctx context.Context, opts Options) (err error) {
 	for i, d := range s.directors {
 		say("   %s: %d bytes out (IPIP to gateways only; replies bypass it)", d.Name, after[i]-before[i])
 	}
-	say("   gateways' replies went gateway -> router -> client, source address %s", vip)
+	say("   the client received %d bytes of response bodies (plus headers) straight from the gateways,", received)
+	say("   source address %s: gateway -> router -> client, never through a director", vip)
+	time.Sleep(2500 * time.Millisecond) // the kernel folds IPVS counters every 2 s
 	out, _ = s.directors[0].Cmd("ipvsadm", "-Ln", "--stats").CombinedOutput()
 	say("   IPVS counters on %s (OutPkts stays 0 in tunnel mode):\n%s", s.directors[0].Name, indent(string(out)))
 	say("\nDemo finished: %d requests, answered by %d gateways through %d directors.", opts.Requests, len(counts), len(s.directors))
 	return ctx.Err()
 }
 
-func directorConfig(gateways []string) string {
+func directorConfig(runtimeDir string, gateways []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  vipRanges: [%s]\n", vipRange)
+	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n", runtimeDir, vipRange)
 	fmt.Fprintf(&b, "services:\n  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", vip)
 	for _, g := range gateways {
 		fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)

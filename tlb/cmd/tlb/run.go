@@ -13,9 +13,13 @@ import (
 
 	"github.com/moby/ipvs"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/tlb/anyip"
 	"github.com/tlbproject/tlb/tlb/config"
 	"github.com/tlbproject/tlb/tlb/director"
+	"github.com/tlbproject/tlb/tlb/model"
 	"github.com/tlbproject/tlb/tlb/obs"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 func runCommand(args []string, stderr io.Writer) int {
@@ -77,8 +81,28 @@ func run(ctx context.Context, path string, once bool, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	routes, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("open route netlink socket: %w", err)
+	}
+	defer routes.Close()
+	local := anyip.New(routes, log)
+	// reconcile makes the VIP ranges local (so IPVS sees their packets),
+	// then programs IPVS.
+	reconcile := func(ctx context.Context, desired model.Desired) (director.Result, error) {
+		if err := desired.Validate(); err != nil {
+			// The director refuses it too, writing nothing; keep the
+			// routes as they are as well.
+			return d.Reconcile(ctx, desired)
+		}
+		if _, err := local.Reconcile(ctx, desired.VIPRanges); err != nil {
+			return director.Result{}, err
+		}
+		return d.Reconcile(ctx, desired)
+	}
+
 	if once {
-		res, err := d.Reconcile(ctx, cfg.Desired)
+		res, err := reconcile(ctx, cfg.Desired)
 		log.Info("reconciled once", "writes", res.Writes, "services", res.Services, "realServers", res.RealServers,
 			"duration", res.Duration)
 		return err
@@ -101,7 +125,7 @@ func run(ctx context.Context, path string, once bool, log *slog.Logger) error {
 	defer ticker.Stop()
 	w := &config.Watcher{Path: path, Log: log, OnReject: func(error) { rejected.Inc() }}
 	apply := func(ctx context.Context, c *config.Config) {
-		res, err := d.Reconcile(ctx, c.Desired)
+		res, err := reconcile(ctx, c.Desired)
 		if err != nil {
 			srv.SetReady(false, "last reconcile failed: "+err.Error())
 			return
