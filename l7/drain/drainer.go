@@ -27,7 +27,8 @@ type Drainer struct {
 
 // Result says how a drain ended.
 type Result struct {
-	// Active is the last count of active downstream connections.
+	// Active is the last count of active downstream connections read
+	// (-1 if none could be read).
 	Active int
 	// TimedOut is true when the deadline came before zero.
 	TimedOut bool
@@ -51,18 +52,21 @@ func (d *Drainer) Drain(ctx context.Context) (Result, error) {
 	d.Log.Info("envoy draining", "admin", d.Admin, "deadline", d.Deadline)
 	tick := time.NewTicker(d.Poll)
 	defer tick.Stop()
+	last := -1 // last count read; -1 until one is read
 	for {
 		n, err := d.active(ctx)
-		if err == nil && n == 0 {
+		switch {
+		case err == nil && n == 0:
 			return Result{Took: d.Now().Sub(start)}, nil
-		}
-		if err != nil && ctx.Err() == nil {
+		case err == nil:
+			last = n
+		case ctx.Err() == nil:
 			d.Log.Warn("read envoy connection count", "admin", d.Admin, "err", err)
 		}
 		select {
 		case <-ctx.Done():
-			d.Log.Warn("envoy drain deadline reached", "active", n)
-			return Result{Active: n, TimedOut: true, Took: d.Now().Sub(start)}, nil
+			d.Log.Warn("envoy drain deadline reached", "active", last)
+			return Result{Active: last, TimedOut: true, Took: d.Now().Sub(start)}, nil
 		case <-tick.C:
 		}
 	}
