@@ -9,9 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-out="$root/.cache/lab"
+# Each run has its own directory, so that runs side by side don't clobber
+# each other's binaries.
+mkdir -p "$root/.cache/lab"
+out=$(mktemp -d "$root/.cache/lab/run-XXXXXX")
+trap 'rm -rf "$out"' EXIT
 bin="$out/bin"
-rm -rf "$out/tests" && mkdir -p "$bin" "$out/tests"
+mkdir -p "$bin" "$out/tests"
 
 if [ $# -gt 0 ]; then
   pkgs=("$@")
@@ -51,4 +55,4 @@ RUN
 } > "$runner"
 
 go build -o "$bin/labrun" ./integration/cmd/labrun
-exec "$bin/labrun" -mem "${LAB_MEM:-3072}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" -- sh "$runner"
+"$bin/labrun" -mem "${LAB_MEM:-3072}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" -- sh "$runner"
