@@ -1,7 +1,6 @@
 package config
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlbproject/tlb/bgp"
+	"github.com/tlbproject/tlb/tlb/health"
 	"github.com/tlbproject/tlb/tlb/model"
 	"sigs.k8s.io/yaml"
 )
@@ -20,9 +21,13 @@ type Config struct {
 	Director Director
 	// Desired is the L4 model the director programs.
 	Desired model.Desired
-	// BGP and Health are the raw `bgp:` and `health:` sections (JSON),
-	// nil when absent, for their packages to decode strictly.
-	BGP, Health json.RawMessage
+	// BGP is the `bgp:` section parsed strictly by package bgp (defaults
+	// applied), nil when absent: the director then announces nothing.
+	BGP *bgp.Config
+	// Health is the `health:` section parsed strictly by package health
+	// (defaults applied), nil when absent: every real server then counts
+	// as healthy and none is probed.
+	Health *health.Config
 
 	raw []byte // the file's bytes, so a watcher knows what it applied
 }
@@ -33,8 +38,12 @@ type Director struct {
 	MetricsAddress string
 	// RuntimeDir holds the director's ownership record.
 	RuntimeDir string
-	// VIPRanges are the prefixes every VIP must be in (empty: any).
+	// VIPRanges are the prefixes every VIP must be in (empty: any). With
+	// a `bgp:` section they are the subnets announced.
 	VIPRanges []netip.Prefix
+	// DrainPeriod is how long the director keeps serving after it has
+	// withdrawn its routes on SIGTERM, before it exits.
+	DrainPeriod time.Duration
 	// ResyncInterval is how often the whole state is re-applied, which
 	// also repairs drift.
 	ResyncInterval time.Duration
@@ -71,8 +80,9 @@ func Parse(name string, data []byte) (*Config, error) {
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("config %s: %s: %s", name, field, fmt.Sprintf(format, args...)))
 	}
-	cfg := &Config{Director: directorSettings(doc.Director, bad), BGP: doc.BGP, Health: doc.Health}
+	cfg := &Config{Director: directorSettings(doc.Director, bad)}
 	cfg.Desired.VIPRanges = cfg.Director.VIPRanges
+	cfg.BGP, cfg.Health = sections(doc, cfg.Director, bad)
 	for i, s := range *doc.Services {
 		cfg.Desired.Services = append(cfg.Desired.Services, service(fmt.Sprintf("services[%d]", i), s, bad))
 	}
@@ -94,7 +104,7 @@ func Parse(name string, data []byte) (*Config, error) {
 }
 
 func directorSettings(d *directorDoc, bad func(field, format string, args ...any)) Director {
-	out := Director{MetricsAddress: DefaultMetricsAddress, RuntimeDir: DefaultRuntimeDir, ResyncInterval: DefaultResync}
+	out := Director{MetricsAddress: DefaultMetricsAddress, RuntimeDir: DefaultRuntimeDir, ResyncInterval: DefaultResync, DrainPeriod: DefaultDrainPeriod}
 	if d == nil {
 		return out
 	}
@@ -133,6 +143,17 @@ func directorSettings(d *directorDoc, bad func(field, format string, args ...any
 			bad("director.resyncInterval", "%s is below the minimum of 1s", dur)
 		default:
 			out.ResyncInterval = dur
+		}
+	}
+	if d.DrainPeriod != nil {
+		dur, err := time.ParseDuration(*d.DrainPeriod)
+		switch {
+		case err != nil:
+			bad("director.drainPeriod", "%q is not a duration like 10s", *d.DrainPeriod)
+		case dur < 0 || dur > MaxDrainPeriod:
+			bad("director.drainPeriod", "%s is outside 0s..%s", dur, MaxDrainPeriod)
+		default:
+			out.DrainPeriod = dur
 		}
 	}
 	return out

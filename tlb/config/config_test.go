@@ -3,11 +3,13 @@ package config
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tlbproject/tlb/bgp"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -32,8 +34,12 @@ func render(cfg *Config, err error) string {
 	out := struct {
 		Director Director
 		Services []svc
-		BGP      json.RawMessage `json:",omitempty"`
+		BGP      *bgp.Config `json:",omitempty"`
+		Health   string      `json:",omitempty"`
 	}{Director: cfg.Director, BGP: cfg.BGP}
+	if cfg.Health != nil {
+		out.Health = fmt.Sprintf("%+v", *cfg.Health)
+	}
 	for _, s := range cfg.Desired.Sorted().Services {
 		v := svc{Key: s.Key().String(), Scheduler: s.Scheduler, Flags: s.Flags}
 		for _, r := range s.RealServers {
@@ -103,6 +109,34 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		"bad scheduler": {
 			yaml: "services:\n- {vip: 203.0.113.1, port: 80, scheduler: magic, realServers: []}\n",
 			want: []string{`config my.yaml: services[0].scheduler (service 203.0.113.1:80/tcp): "magic" is not one of`},
+		},
+		"bgp field named": {
+			yaml: "director: {vipRanges: [203.0.113.0/24]}\nservices: []\nbgp: {localASN: 64512, routerID: 198.18.1.2, allowedPrefixes: [203.0.113.0/24], peers: [{address: 198.18.1.1, asn: 64500, holdTimeSeconds: 2}]}\n",
+			want: []string{"config my.yaml: bgp: peers[0].holdTimeSeconds: 2 is below"},
+		},
+		"bgp unknown field": {
+			yaml: "director: {vipRanges: [203.0.113.0/24]}\nservices: []\nbgp: {localASN: 64512, routerID: 198.18.1.2, allowedPrefixes: [203.0.113.0/24], peers: [], asn: 1}\n",
+			want: []string{"config my.yaml: bgp: ", `unknown field "asn"`},
+		},
+		"bgp needs vipRanges": {
+			yaml: "services: []\nbgp: {localASN: 64512, routerID: 198.18.1.2, allowedPrefixes: [203.0.113.0/24], peers: [{address: 198.18.1.1, asn: 64500}]}\n",
+			want: []string{"config my.yaml: director.vipRanges: required with a bgp section"},
+		},
+		"vipRange outside allowedPrefixes": {
+			yaml: "director: {vipRanges: [203.0.113.0/24, 198.51.100.0/24]}\nservices: []\nbgp: {localASN: 64512, routerID: 198.18.1.2, allowedPrefixes: [203.0.113.0/25, 203.0.113.0/24], peers: [{address: 198.18.1.1, asn: 64500}]}\n",
+			want: []string{"config my.yaml: director.vipRanges[1]: 198.51.100.0/24 is outside bgp.allowedPrefixes"},
+		},
+		"health field named": {
+			yaml: "services: []\nhealth: {port: 8081, fall: 0, rise: 500}\n",
+			want: []string{"config my.yaml: health: rise: 500 is outside 1..100"},
+		},
+		"health bad duration": {
+			yaml: "services: []\nhealth: {port: 8081, interval: soon}\n",
+			want: []string{`config my.yaml: health: interval: "soon" is not a duration`},
+		},
+		"bad drain period": {
+			yaml: "director: {drainPeriod: 1h}\nservices: []\n",
+			want: []string{"config my.yaml: director.drainPeriod: 1h0m0s is outside 0s..10m0s"},
 		},
 		"two problems both reported": {
 			yaml: "services:\n- {vip: 203.0.113.1, port: 70000, realServers: [{address: x}]}\n",

@@ -5,6 +5,8 @@
 // valid one on every resync tick, to the caller.
 //
 // It owns only parsing and watching; it does not touch the kernel. The
-// `bgp:` and `health:` sections are kept as raw JSON for the packages that
-// own them to decode strictly.
+// `bgp:` and `health:` sections are decoded strictly by the packages that
+// own them (bgp.Parse, health.Parse); this package reports their errors
+// under the section's name and checks what ties them to the director
+// (the announced director.vipRanges must lie inside bgp.allowedPrefixes).
 package config

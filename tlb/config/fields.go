@@ -14,7 +14,7 @@ import (
 // packages, which check their own fields.
 var (
 	topFields        = []string{"director", "services", "bgp", "health"}
-	directorFields   = []string{"metricsAddress", "runtimeDir", "vipRanges", "resyncInterval"}
+	directorFields   = []string{"metricsAddress", "runtimeDir", "vipRanges", "resyncInterval", "drainPeriod"}
 	serviceFields    = []string{"vip", "port", "protocol", "scheduler", "flags", "realServers"}
 	realServerFields = []string{"address", "weight"}
 )

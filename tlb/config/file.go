@@ -10,6 +10,11 @@ const (
 	DefaultMetricsAddress = "127.0.0.1:9100"
 	DefaultRuntimeDir     = "/run/tlb"
 	DefaultResync         = 30 * time.Second
+	// DefaultDrainPeriod is how long a director keeps its IPVS rules
+	// serving after withdrawing its routes on SIGTERM.
+	DefaultDrainPeriod = 10 * time.Second
+	// MaxDrainPeriod bounds director.drainPeriod.
+	MaxDrainPeriod = 10 * time.Minute
 	defaultProtocol       = "tcp"
 )
 
@@ -29,6 +34,7 @@ type directorDoc struct {
 	RuntimeDir     *string  `json:"runtimeDir,omitempty"`
 	VIPRanges      []string `json:"vipRanges,omitempty"`
 	ResyncInterval *string  `json:"resyncInterval,omitempty"`
+	DrainPeriod    *string  `json:"drainPeriod,omitempty"`
 }
 
 type serviceDoc struct {

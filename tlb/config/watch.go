@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -92,8 +93,9 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 				continue
 			}
 			if cfg.Director.MetricsAddress != good.Director.MetricsAddress || cfg.Director.RuntimeDir != good.Director.RuntimeDir ||
-				cfg.Director.ResyncInterval != good.Director.ResyncInterval {
-				log.Warn("director settings changed in config; they take effect at the next restart", "path", w.Path)
+				cfg.Director.ResyncInterval != good.Director.ResyncInterval || cfg.Director.DrainPeriod != good.Director.DrainPeriod ||
+				!reflect.DeepEqual(cfg.BGP, good.BGP) || !reflect.DeepEqual(cfg.Health, good.Health) {
+				log.Warn("director, bgp or health settings changed in config; they take effect at the next restart", "path", w.Path)
 			}
 			log.Info("config changed, applying", "path", w.Path, "services", len(cfg.Desired.Services))
 			good = cfg
