@@ -14,8 +14,8 @@ const (
 	// serving after withdrawing its routes on SIGTERM.
 	DefaultDrainPeriod = 10 * time.Second
 	// MaxDrainPeriod bounds director.drainPeriod.
-	MaxDrainPeriod = 10 * time.Minute
-	defaultProtocol       = "tcp"
+	MaxDrainPeriod  = 10 * time.Minute
+	defaultProtocol = "tcp"
 )
 
 // fileDoc is the file as written. Addresses and durations are strings so
