@@ -37,6 +37,21 @@ type File struct {
 	Netd Settings `json:"netd"`
 	// VIPs are the IPv4 addresses this gateway serves.
 	VIPs []string `json:"vips"`
+	// Ports redirect external VIP ports to local listener ports.
+	Ports []Port `json:"ports,omitempty"`
+}
+
+// Port is one entry of the port map in the file: connections to VIP:Port
+// are redirected to the listener on VIP:TargetPort.
+type Port struct {
+	// VIP is one of the file's vips.
+	VIP string `json:"vip"`
+	// Protocol is "tcp" (the default and the only one supported).
+	Protocol string `json:"protocol,omitempty"`
+	// Port is the external port clients connect to.
+	Port int `json:"port"`
+	// TargetPort is the port the local listener binds.
+	TargetPort int `json:"targetPort"`
 }
 
 // Settings are netd's own settings in the file.
@@ -124,7 +139,11 @@ func (f File) Validate() (Config, error) {
 		seen[a] = i
 		vips = append(vips, a)
 	}
-	cfg.Gateway = model.NewGateway(tunnel, vips, uint16(mss))
+	ports, err := validatePorts(f.Ports, seen)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.Gateway = model.NewGateway(tunnel, vips, uint16(mss)).WithPorts(ports)
 	return cfg, nil
 }
 

@@ -56,6 +56,38 @@ vips: [203.0.113.11, 203.0.113.10]
 		"metrics not host:port":   {in: "netd:\n  metricsAddress: localhost\n", wantErr: "netd.metricsAddress"},
 		"metrics host not ip":     {in: "netd:\n  metricsAddress: example.com:1\n", wantErr: "netd.metricsAddress"},
 		"vips wrong type":         {in: "vips: 203.0.113.10\n", wantErr: "parse"},
+		"ports": {
+			in: `
+vips: [203.0.113.10, 203.0.113.11]
+ports:
+- {vip: 203.0.113.11, port: 443, targetPort: 10443}
+- {vip: 203.0.113.10, protocol: tcp, port: 80, targetPort: 8080}
+`,
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{
+				Tunnel: "tunl0", MSS: 1440,
+				VIPs: []netip.Addr{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11")},
+				Ports: []model.PortMap{
+					{VIP: netip.MustParseAddr("203.0.113.10"), Protocol: "tcp", Port: 80, TargetPort: 8080},
+					{VIP: netip.MustParseAddr("203.0.113.11"), Protocol: "tcp", Port: 443, TargetPort: 10443},
+				},
+			}},
+		},
+		"port vip not in vips": {in: portsFile("{vip: 203.0.113.99, port: 80, targetPort: 8080}"),
+			wantErr: "ports[1].vip: 203.0.113.99 is not one of vips"},
+		"port vip not an address": {in: portsFile("{vip: x, port: 80, targetPort: 8080}"), wantErr: `ports[1].vip: "x"`},
+		"port vip missing":        {in: portsFile("{port: 80, targetPort: 8080}"), wantErr: "ports[1].vip"},
+		"port protocol udp": {in: portsFile("{vip: 203.0.113.10, protocol: udp, port: 53, targetPort: 5353}"),
+			wantErr: `ports[1].protocol: "udp" is not supported`},
+		"port zero":         {in: portsFile("{vip: 203.0.113.10, port: 0, targetPort: 8080}"), wantErr: "ports[1].port: 0 is outside 1..65535"},
+		"port missing":      {in: portsFile("{vip: 203.0.113.10, targetPort: 8080}"), wantErr: "ports[1].port"},
+		"port too large":    {in: portsFile("{vip: 203.0.113.10, port: 65536, targetPort: 8080}"), wantErr: "ports[1].port"},
+		"targetPort zero":   {in: portsFile("{vip: 203.0.113.10, port: 81, targetPort: 0}"), wantErr: "ports[1].targetPort: 0 is outside 1..65535"},
+		"targetPort large":  {in: portsFile("{vip: 203.0.113.10, port: 81, targetPort: 70000}"), wantErr: "ports[1].targetPort"},
+		"targetPort = port": {in: portsFile("{vip: 203.0.113.10, port: 81, targetPort: 81}"), wantErr: "ports[1].targetPort: 81 equals port"},
+		"port repeated": {in: portsFile("{vip: 203.0.113.10, port: 443, targetPort: 9443}"),
+			wantErr: "ports[1].port: tcp 203.0.113.10:443 repeats ports[0]"},
+		"port unknown field": {in: portsFile("{vip: 203.0.113.10, port: 81, target: 8081}"), wantErr: `unknown field "target"`},
+		"port negative":      {in: portsFile("{vip: 203.0.113.10, port: -1, targetPort: 8081}"), wantErr: "ports[1].port"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -70,11 +102,18 @@ vips: [203.0.113.11, 203.0.113.10]
 				t.Fatalf("Parse: %v", err)
 			}
 			if got.MetricsAddress != tc.want.MetricsAddress || got.Gateway.Tunnel != tc.want.Gateway.Tunnel ||
-				got.Gateway.MSS != tc.want.Gateway.MSS || !slices.Equal(got.Gateway.VIPs, tc.want.Gateway.VIPs) {
+				got.Gateway.MSS != tc.want.Gateway.MSS || !slices.Equal(got.Gateway.VIPs, tc.want.Gateway.VIPs) ||
+				!slices.Equal(got.Gateway.Ports, tc.want.Gateway.Ports) {
 				t.Fatalf("Parse = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
+}
+
+// portsFile is a valid file with one good mapping (ports[0]) followed by
+// entry, which is ports[1].
+func portsFile(entry string) string {
+	return "vips: [203.0.113.10]\nports:\n- {vip: 203.0.113.10, port: 443, targetPort: 10443}\n- " + entry + "\n"
 }
 
 func TestLoadNamesTheFile(t *testing.T) {
@@ -100,6 +139,12 @@ func FuzzParse(f *testing.F) {
 		"netd:\n  tunnel: \"\\u0000\"\n",
 		"- a\n- b\n",
 		"vips: [1.2.3.4, 1.2.3.4]\n",
+		"vips: [203.0.113.10]\nports:\n- {vip: 203.0.113.10, port: 443, targetPort: 10443}\n",
+		"vips: [203.0.113.10]\nports:\n- {vip: 203.0.113.10, protocol: tcp, port: 80, targetPort: 8080}\n- {vip: 203.0.113.10, port: 443, targetPort: 10443}\n",
+		"vips: [203.0.113.10]\nports:\n- {vip: 203.0.113.11, port: 443, targetPort: 10443}\n",
+		"vips: [203.0.113.10]\nports:\n- {vip: 203.0.113.10, protocol: udp, port: 65535, targetPort: 1}\n",
+		"vips: [203.0.113.10]\nports: [{vip: 203.0.113.10, port: 99999999999, targetPort: -3}]\n",
+		"ports: {vip: 1.2.3.4}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -118,6 +163,14 @@ func FuzzParse(f *testing.F) {
 		for i, v := range g.VIPs {
 			if !v.Is4() || (i > 0 && g.VIPs[i-1].Compare(v) >= 0) {
 				t.Fatalf("VIPs not sorted unique IPv4: %v", g.VIPs)
+			}
+		}
+		for i, p := range g.Ports {
+			if !slices.Contains(g.VIPs, p.VIP) || p.Protocol != model.ProtocolTCP || p.Port == 0 || p.TargetPort == 0 || p.Port == p.TargetPort {
+				t.Fatalf("accepted bad port mapping %s (VIPs %v)", p, g.VIPs)
+			}
+			if i > 0 && model.ComparePortMaps(g.Ports[i-1], p) >= 0 {
+				t.Fatalf("ports not sorted unique: %v", g.Ports)
 			}
 		}
 	})

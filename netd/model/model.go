@@ -1,6 +1,7 @@
 // Package model holds the desired state of a TLB gateway node as plain data:
-// the IPIP tunnel interface, the VIPs it serves and the TCP MSS it
-// advertises for them. It does no I/O and must not touch the kernel.
+// the IPIP tunnel interface, the VIPs it serves, the TCP MSS it
+// advertises for them and the port map from external VIP ports to local
+// listener ports. It does no I/O and must not touch the kernel.
 package model
 
 import (
@@ -34,6 +35,9 @@ type Gateway struct {
 	VIPs []netip.Addr
 	// MSS is the largest TCP MSS the gateway advertises from its VIPs.
 	MSS uint16
+	// Ports redirect external VIP ports to local listener ports, sorted
+	// (see WithPorts). Every mapping's VIP is one of VIPs.
+	Ports []PortMap
 }
 
 // NewGateway returns a Gateway with VIPs sorted and de-duplicated, so that

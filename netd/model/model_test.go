@@ -38,3 +38,21 @@ func TestSysctlsNameTheTunnel(t *testing.T) {
 		t.Fatalf("no rp_filter setting for the tunnel in %v", g.Sysctls())
 	}
 }
+
+func TestWithPortsSortsAndDeduplicates(t *testing.T) {
+	v10, v11 := netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11")
+	https11 := PortMap{VIP: v11, Protocol: ProtocolTCP, Port: 443, TargetPort: 10443}
+	http10 := PortMap{VIP: v10, Protocol: ProtocolTCP, Port: 80, TargetPort: 8080}
+	https10 := PortMap{VIP: v10, Protocol: ProtocolTCP, Port: 443, TargetPort: 10443}
+	in := []PortMap{https11, https10, http10, https11}
+	g := NewGateway("tunl0", []netip.Addr{v10, v11}, DefaultMSS).WithPorts(in)
+	if want := []PortMap{http10, https10, https11}; !slices.Equal(g.Ports, want) {
+		t.Fatalf("Ports = %v, want %v", g.Ports, want)
+	}
+	if in[0] != https11 {
+		t.Fatalf("WithPorts changed its input: %v", in)
+	}
+	if got, want := https10.String(), "tcp 203.0.113.10:443->10443"; got != want {
+		t.Fatalf("String = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,54 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/tlbproject/tlb/netd/model"
+)
+
+// validatePorts checks the port map against the VIPs (vips maps each VIP
+// to its index in the file) and returns it as model data. Errors name the
+// entry and field: "ports[1].targetPort: 0 is outside 1..65535".
+func validatePorts(in []Port, vips map[netip.Addr]int) ([]model.PortMap, error) {
+	type key struct {
+		vip   netip.Addr
+		proto string
+		port  uint16
+	}
+	out := make([]model.PortMap, 0, len(in))
+	seen := make(map[key]int, len(in))
+	for i, p := range in {
+		field := fmt.Sprintf("ports[%d]", i)
+		a, err := netip.ParseAddr(p.VIP)
+		if err != nil {
+			return nil, fmt.Errorf("%s.vip: %q is not an IP address", field, p.VIP)
+		}
+		if _, ok := vips[a]; !ok {
+			return nil, fmt.Errorf("%s.vip: %s is not one of vips", field, a)
+		}
+		proto := p.Protocol
+		if proto == "" {
+			proto = model.ProtocolTCP
+		}
+		if proto != model.ProtocolTCP {
+			return nil, fmt.Errorf("%s.protocol: %q is not supported (only %q)", field, p.Protocol, model.ProtocolTCP)
+		}
+		if p.Port < 1 || p.Port > 65535 {
+			return nil, fmt.Errorf("%s.port: %d is outside 1..65535", field, p.Port)
+		}
+		if p.TargetPort < 1 || p.TargetPort > 65535 {
+			return nil, fmt.Errorf("%s.targetPort: %d is outside 1..65535", field, p.TargetPort)
+		}
+		if p.TargetPort == p.Port {
+			return nil, fmt.Errorf("%s.targetPort: %d equals port; a mapping to itself changes nothing, leave it out", field, p.TargetPort)
+		}
+		k := key{a, proto, uint16(p.Port)}
+		if j, dup := seen[k]; dup {
+			return nil, fmt.Errorf("%s.port: %s %s repeats ports[%d]", field, proto, netip.AddrPortFrom(a, k.port), j)
+		}
+		seen[k] = i
+		out = append(out, model.PortMap{VIP: a, Protocol: proto, Port: k.port, TargetPort: uint16(p.TargetPort)})
+	}
+	return out, nil
+}
