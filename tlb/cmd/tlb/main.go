@@ -1,7 +1,10 @@
 // Command tlb is the L4 director: `tlb run --config FILE` programs kernel
-// IPVS from a YAML file and keeps it in step with the file; `tlb status`
-// prints what the kernel holds. main only wires; the logic lives in
-// tlb/config, tlb/director and tlb/status.
+// IPVS from a YAML file and keeps it in step with the file, probes the
+// real servers (`health:`), announces the VIP ranges over BGP while ready
+// (`bgp:`), and on SIGTERM withdraws, drains with IPVS in place and exits;
+// `tlb status` prints what the kernel holds. main only wires; the logic
+// lives in tlb/config, tlb/agent, tlb/director, tlb/health, bgp and
+// tlb/status.
 package main
 
 import (

@@ -13,18 +13,23 @@ func TestDispatch(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("services:\n- {vip: 203.0.113.10, port: 80, realServers: [{address: 198.18.2.2, weight: 70000}]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	badBGP := filepath.Join(t.TempDir(), "bad-bgp.yaml")
+	if err := os.WriteFile(badBGP, []byte("director: {vipRanges: [203.0.113.0/24]}\nservices: []\nbgp: {localASN: 64512, routerID: 198.18.1.2, allowedPrefixes: [198.51.100.0/24], peers: [{address: 198.18.1.1, asn: 64500}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		args     []string
 		wantCode int
 		wantErr  string
 	}{
-		"no command":          {args: nil, wantCode: 2, wantErr: "usage:"},
-		"unknown command":     {args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
-		"run without config":  {args: []string{"run"}, wantCode: 2, wantErr: "--config is required"},
-		"run bad log level":   {args: []string{"run", "--config", bad, "--log-level", "loud"}, wantCode: 2, wantErr: "--log-level"},
-		"run invalid config":  {args: []string{"run", "--config", bad}, wantCode: 1, wantErr: "services[0].realServers[0].weight"},
-		"run missing config":  {args: []string{"run", "--config", bad + ".nope"}, wantCode: 1, wantErr: "read config"},
-		"status unknown flag": {args: []string{"status", "--yaml"}, wantCode: 2, wantErr: "flag provided but not defined"},
+		"no command":            {args: nil, wantCode: 2, wantErr: "usage:"},
+		"unknown command":       {args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
+		"run without config":    {args: []string{"run"}, wantCode: 2, wantErr: "--config is required"},
+		"run bad log level":     {args: []string{"run", "--config", bad, "--log-level", "loud"}, wantCode: 2, wantErr: "--log-level"},
+		"run invalid config":    {args: []string{"run", "--config", bad}, wantCode: 1, wantErr: "services[0].realServers[0].weight"},
+		"run bgp outside range": {args: []string{"run", "--config", badBGP}, wantCode: 1, wantErr: "director.vipRanges[0]: 203.0.113.0/24 is outside bgp.allowedPrefixes"},
+		"run missing config":    {args: []string{"run", "--config", bad + ".nope"}, wantCode: 1, wantErr: "read config"},
+		"status unknown flag":   {args: []string{"status", "--yaml"}, wantCode: 2, wantErr: "flag provided but not defined"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

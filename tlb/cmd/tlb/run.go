@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/moby/ipvs"
 	"github.com/prometheus/client_golang/prometheus"
@@ -108,39 +106,12 @@ func run(ctx context.Context, path string, once bool, log *slog.Logger) error {
 		return err
 	}
 
-	addr, err := srv.Start(nil)
-	if err != nil {
-		return err
-	}
-	log.Info("serving metrics and health", "addr", addr)
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			log.Warn("stopping metrics server", "err", err)
-		}
-	}()
+	return serve(ctx, path, cfg, srv, programmer(reconcile), rejected, log)
+}
 
-	ticker := time.NewTicker(cfg.Director.ResyncInterval)
-	defer ticker.Stop()
-	w := &config.Watcher{Path: path, Log: log, OnReject: func(error) { rejected.Inc() }}
-	apply := func(ctx context.Context, c *config.Config) {
-		res, err := reconcile(ctx, c.Desired)
-		if err != nil {
-			srv.SetReady(false, "last reconcile failed: "+err.Error())
-			return
-		}
-		srv.SetReady(true, "")
-		if res.Writes > 0 {
-			log.Info("applied", "writes", res.Writes, "services", res.Services, "realServers", res.RealServers, "duration", res.Duration)
-		}
-	}
-	err = w.Run(ctx, cfg, ticker.C, apply)
-	if err == nil || errors.Is(err, context.Canceled) {
-		// IPVS stays programmed on exit: flows keep flowing while the
-		// director restarts.
-		log.Info("stopping; IPVS state left in place")
-		return nil
-	}
-	return err
+// programmer adapts the reconcile function to agent.Programmer.
+type programmer func(context.Context, model.Desired) (director.Result, error)
+
+func (p programmer) Program(ctx context.Context, d model.Desired) (director.Result, error) {
+	return p(ctx, d)
 }

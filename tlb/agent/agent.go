@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/tlb/health"
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+// DefaultRetryInterval is how long the agent waits before trying again
+// after programming or announcing failed.
+const DefaultRetryInterval = time.Second
+
+// withdrawTimeout bounds the withdraw on shutdown (the parent context is
+// already cancelled by then).
+const withdrawTimeout = 5 * time.Second
+
+// Options wire an Agent. Programmer, Ready, Clock and Log are required.
+type Options struct {
+	// Programmer applies the effective model to anyip and IPVS.
+	Programmer Programmer
+	// Announcer is the BGP speaker; nil announces nothing.
+	Announcer Announcer
+	// Health is the real-server checker; nil counts every real server as
+	// healthy (no probes, no weight changes).
+	Health RealServerHealth
+	// Ready receives readiness (the obs server's /readyz).
+	Ready Readiness
+	// GTM, when set, learns the VIP table for per-VIP health.
+	GTM VIPDirectory
+	// AnnounceMode is health.AnnounceSubnets (default) or health.AnnounceVIPs.
+	AnnounceMode string
+	// DrainPeriod is the wait after withdrawing on shutdown.
+	DrainPeriod time.Duration
+	// RetryInterval is the wait before retrying a failed step;
+	// DefaultRetryInterval when zero.
+	RetryInterval time.Duration
+	// Clock gives timers.
+	Clock Clock
+	// Log receives readiness and announcement changes.
+	Log *slog.Logger
+	// Registerer, when set, gets the agent's metrics.
+	Registerer prometheus.Registerer
+}
+
+// Agent is the director's run loop. Create it with New, feed health
+// changes to HealthChanged and run it with Run.
+type Agent struct {
+	opts     Options
+	healthCh chan struct{}
+	ready    prometheus.Gauge
+
+	// Owned by Run's goroutine.
+	desired    model.Desired
+	failed     bool
+	wasReady   bool
+	announced  []netip.Prefix
+	everSynced bool
+}
+
+// New checks opts and returns an Agent.
+func New(opts Options) (*Agent, error) {
+	if opts.Programmer == nil || opts.Ready == nil || opts.Clock == nil || opts.Log == nil {
+		return nil, errors.New("new agent: Programmer, Ready, Clock and Log are required")
+	}
+	if opts.AnnounceMode == "" {
+		opts.AnnounceMode = health.AnnounceSubnets
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = DefaultRetryInterval
+	}
+	a := &Agent{opts: opts, healthCh: make(chan struct{}, 1), ready: prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tlb_director_ready",
+		Help: "1 while the director is ready (IPVS programmed, at least one healthy real server) and announcing, else 0.",
+	})}
+	if opts.Registerer != nil {
+		if err := opts.Registerer.Register(a.ready); err != nil {
+			return nil, fmt.Errorf("register agent metrics: %w", err)
+		}
+	}
+	return a, nil
+}
+
+// HealthChanged queues a sync; it never blocks, so it can be the health
+// checker's callback.
+func (a *Agent) HealthChanged(health.Change) {
+	select {
+	case a.healthCh <- struct{}{}:
+	default: // a sync is already queued; it will read the newest state
+	}
+}
+
+// Run syncs initial, then every model from updates (each new valid
+// config, and the last one again on every resync) and every health
+// change, until ctx ends. Then it shuts down: not ready, every route
+// withdrawn, the drain period waited with IPVS in place. It returns the
+// withdraw's error, if any.
+func (a *Agent) Run(ctx context.Context, initial model.Desired, updates <-chan model.Desired) error {
+	a.setDesired(initial)
+	a.sync(ctx)
+	for {
+		var retry <-chan time.Time
+		if a.failed {
+			retry = a.opts.Clock.After(a.opts.RetryInterval)
+		}
+		select {
+		case <-ctx.Done():
+			return a.shutdown()
+		case d := <-updates:
+			a.setDesired(d)
+			a.sync(ctx)
+		case <-a.healthCh:
+			a.sync(ctx)
+		case <-retry:
+			a.sync(ctx)
+		}
+	}
+}
+
+func (a *Agent) setDesired(d model.Desired) {
+	a.desired = d
+	if a.opts.Health != nil {
+		a.opts.Health.SetRealServers(RealServers(d))
+	}
+	if a.opts.GTM != nil {
+		a.opts.GTM.SetVIPs(VIPs(d))
+	}
+}
+
+// state is a real server's health; without a checker every one is Up.
+func (a *Agent) state(rs netip.Addr) health.State {
+	if a.opts.Health == nil {
+		return health.Up
+	}
+	return a.opts.Health.State(rs)
+}
+
+type upFunc func(netip.Addr) bool
+
+func (f upFunc) Up(rs netip.Addr) bool { return f(rs) }
+
+// sync is one pass: program, decide readiness, announce.
+func (a *Agent) sync(ctx context.Context) {
+	log := a.opts.Log
+	res, perr := a.opts.Programmer.Program(ctx, Effective(a.desired, a.state))
+	if perr != nil {
+		log.Error("programming the data path failed; not ready", "err", perr)
+	} else if res.Writes > 0 {
+		log.Info("applied", "writes", res.Writes, "services", res.Services, "realServers", res.RealServers, "duration", res.Duration)
+	}
+	hs := health.Evaluate(VIPs(a.desired), upFunc(func(rs netip.Addr) bool { return a.state(rs) == health.Up }))
+	ready, reason := health.Readiness(perr == nil, hs)
+	if perr != nil {
+		reason = "programming the data path failed: " + perr.Error()
+	}
+	prefixes := health.Announcement(ready, a.opts.AnnounceMode, a.desired.VIPRanges, hs)
+
+	if ready != a.wasReady || !a.everSynced {
+		log.Info("readiness", "ready", ready, "reason", reason)
+	}
+	a.opts.Ready.SetReady(ready, reason)
+	if ready {
+		a.ready.Set(1)
+	} else {
+		a.ready.Set(0)
+	}
+
+	var aerr error
+	if a.opts.Announcer != nil {
+		aerr = a.opts.Announcer.Announce(ctx, prefixes)
+		if aerr != nil {
+			log.Error("announcing failed; will retry", "prefixes", prefixes, "err", aerr)
+		} else if !slices.Equal(prefixes, a.announced) || !a.everSynced {
+			log.Info("announced set", "prefixes", prefixes)
+			a.announced = prefixes
+		}
+	}
+	a.wasReady, a.everSynced = ready, true
+	a.failed = perr != nil || aerr != nil
+}
+
+// shutdown: not ready, withdraw everything, then drain with IPVS in place.
+func (a *Agent) shutdown() error {
+	a.opts.Ready.SetReady(false, "shutting down: routes withdrawn, draining")
+	a.ready.Set(0)
+	var err error
+	if a.opts.Announcer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), withdrawTimeout)
+		defer cancel()
+		if err = a.opts.Announcer.WithdrawAll(ctx); err != nil {
+			err = fmt.Errorf("withdraw routes on shutdown: %w", err)
+			a.opts.Log.Error("withdrawing on shutdown failed; draining anyway", "err", err)
+		}
+	}
+	a.opts.Log.Info("routes withdrawn; draining with IPVS in place", "drain", a.opts.DrainPeriod)
+	if a.opts.DrainPeriod > 0 {
+		<-a.opts.Clock.After(a.opts.DrainPeriod)
+	}
+	a.opts.Log.Info("drain over")
+	return err
+}

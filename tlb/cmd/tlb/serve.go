@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/bgp"
+	"github.com/tlbproject/tlb/tlb/agent"
+	"github.com/tlbproject/tlb/tlb/config"
+	"github.com/tlbproject/tlb/tlb/health"
+	"github.com/tlbproject/tlb/tlb/model"
+	"github.com/tlbproject/tlb/tlb/obs"
+)
+
+// serve wires the long-running director: health checker, GTM, BGP
+// speaker, config watcher and the agent's run loop. It returns after ctx
+// ends and the agent has withdrawn and drained; IPVS stays in place.
+func serve(ctx context.Context, path string, cfg *config.Config, srv *obs.Server, prog agent.Programmer,
+	rejected prometheus.Counter, log *slog.Logger) error {
+	var a *agent.Agent
+	opts := agent.Options{Programmer: prog, Ready: srv, DrainPeriod: cfg.Director.DrainPeriod,
+		Clock: health.SystemClock{}, Log: log, Registerer: srv.Registry}
+	mux := srv.Handler()
+	var checker *health.Checker
+	if cfg.Health != nil {
+		var err error
+		checker, err = health.NewChecker(*cfg.Health, health.NewProber(*cfg.Health, nil), health.SystemClock{}, log,
+			srv.Registry, func(ch health.Change) { a.HealthChanged(ch) })
+		if err != nil {
+			return fmt.Errorf("start health checker: %w", err)
+		}
+		gtm := health.NewGTM(checker)
+		mux.Handle("/vip/", gtm)
+		opts.Health, opts.GTM, opts.AnnounceMode = checker, gtm, cfg.Health.Announce
+	}
+	if cfg.BGP != nil {
+		sp, err := bgp.NewSpeaker(*cfg.BGP, log, srv.Registry)
+		if err != nil {
+			return fmt.Errorf("create bgp speaker: %w", err)
+		}
+		if err := sp.Start(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			// After the drain: close the sessions (a Cease) and stop GoBGP.
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := sp.Stop(sctx); err != nil {
+				log.Warn("stopping bgp speaker", "err", err)
+			}
+		}()
+		opts.Announcer = sp
+	}
+	var err error
+	if a, err = agent.New(opts); err != nil {
+		return err
+	}
+
+	addr, err := srv.Start(mux)
+	if err != nil {
+		return err
+	}
+	log.Info("serving metrics, health and per-VIP health", "addr", addr, "bgp", cfg.BGP != nil, "healthChecks", cfg.Health != nil)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			log.Warn("stopping metrics server", "err", err)
+		}
+	}()
+
+	runCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	if checker != nil {
+		// Probe from the first round: real servers are known already.
+		checker.SetRealServers(agent.RealServers(cfg.Desired))
+		go checker.Run(runCtx)
+	}
+	updates := make(chan model.Desired)
+	watchErr := make(chan error, 1)
+	go func() {
+		ticker := time.NewTicker(cfg.Director.ResyncInterval)
+		defer ticker.Stop()
+		w := &config.Watcher{Path: path, Log: log, OnReject: func(error) { rejected.Inc() }}
+		err := w.Run(runCtx, cfg, ticker.C, func(ctx context.Context, c *config.Config) {
+			select {
+			case updates <- c.Desired:
+			case <-ctx.Done():
+			}
+		})
+		if err != nil {
+			log.Error("config watcher stopped; shutting down", "err", err)
+			stopAll()
+		}
+		watchErr <- err
+	}()
+	runErr := a.Run(runCtx, cfg.Desired, updates)
+	stopAll()
+	if err := <-watchErr; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	log.Info("stopping; IPVS state left in place")
+	return runErr
+}
