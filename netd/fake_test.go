@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
+
+	"github.com/tlbproject/tlb/netd/model"
 )
 
 // fakeKernel is an in-memory stand-in for one node's links, sysctls and
@@ -115,11 +117,11 @@ func (k *fakeKernel) Set(key, value string) error {
 
 func (k *fakeKernel) State() (ClampState, error) { return k.clamp, nil }
 
-func (k *fakeKernel) Rebuild(mss uint16, vips []netip.Addr) error {
+func (k *fakeKernel) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) error {
 	if err := k.write("clamp"); err != nil {
 		return err
 	}
-	k.clamp = ClampState{Intact: true, MSS: mss, VIPs: slices.Clone(vips)}
+	k.clamp = ClampState{Intact: true, MSS: mss, VIPs: slices.Clone(vips), Ports: slices.Clone(ports)}
 	return nil
 }
 

@@ -29,8 +29,12 @@ type Plan struct {
 	Sysctls []model.Sysctl
 	// BringUp sets the tunnel up.
 	BringUp bool
-	// ClampRebuild rebuilds netd's nftables table from scratch.
+	// ClampRebuild rebuilds netd's nftables table from scratch: the clamp
+	// is not intact, its MSS changed or the port map changed.
 	ClampRebuild bool
+	// PortsAdd and PortsDel say how the port map changes (for logs and
+	// tests); a change is applied by ClampRebuild, in one atomic batch.
+	PortsAdd, PortsDel []model.PortMap
 	// ClampAdd and ClampDel change only the VIP set of an intact table.
 	ClampAdd, ClampDel []netip.Addr
 	// AddVIPs are bound as /32 with netd's label.
@@ -70,7 +74,13 @@ func (p Plan) String() string {
 		parts = append(parts, "bring tunnel up")
 	}
 	if p.ClampRebuild {
-		parts = append(parts, "rebuild mss clamp")
+		parts = append(parts, "rebuild mss clamp and port map")
+	}
+	for _, m := range p.PortsAdd {
+		parts = append(parts, "map "+m.String())
+	}
+	for _, m := range p.PortsDel {
+		parts = append(parts, "unmap "+m.String())
 	}
 	if len(p.ClampAdd)+len(p.ClampDel) > 0 {
 		parts = append(parts, fmt.Sprintf("clamp set +%v -%v", p.ClampAdd, p.ClampDel))
@@ -131,12 +141,41 @@ func Diff(desired model.Gateway, actual Actual) (Plan, error) {
 	}
 
 	c := actual.Clamp
-	if !c.Intact || c.MSS != desired.MSS {
+	var mapped []model.PortMap
+	if c.Intact {
+		mapped = c.Ports
+	}
+	p.PortsAdd, p.PortsDel = portDiff(desired.Ports, mapped)
+	if !c.Intact || c.MSS != desired.MSS || len(p.PortsAdd)+len(p.PortsDel) > 0 {
 		p.ClampRebuild = true
 	} else {
 		p.ClampAdd, p.ClampDel = setDiff(desired.VIPs, c.VIPs)
 	}
 	return p, nil
+}
+
+// portDiff returns the mappings of want missing from have, and of have
+// missing from want, both sorted.
+func portDiff(want, have []model.PortMap) (add, del []model.PortMap) {
+	h := make(map[model.PortMap]bool, len(have))
+	for _, m := range have {
+		h[m] = true
+	}
+	w := make(map[model.PortMap]bool, len(want))
+	for _, m := range want {
+		w[m] = true
+		if !h[m] {
+			add = append(add, m)
+		}
+	}
+	for _, m := range have {
+		if !w[m] {
+			del = append(del, m)
+		}
+	}
+	slices.SortFunc(add, model.ComparePortMaps)
+	slices.SortFunc(del, model.ComparePortMaps)
+	return add, del
 }
 
 // setDiff returns the elements of want missing from have, and of have

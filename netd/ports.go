@@ -1,6 +1,10 @@
 package netd
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/tlbproject/tlb/netd/model"
+)
 
 // TunnelState is what the kernel reports about the tunnel interface.
 type TunnelState struct {
@@ -42,25 +46,31 @@ type Sysctls interface {
 	Set(key, value string) error
 }
 
-// ClampState is what the kernel holds of netd's MSS clamp.
+// ClampState is what the kernel holds of netd's nftables table: the MSS
+// clamp and the port map.
 type ClampState struct {
 	// Intact is true when netd's table exists with exactly the shape netd
-	// builds: its set of VIPs, its chain and one rule for MSS.
+	// builds: its set of VIPs, its chain and one rule for MSS, and (only
+	// when there are mappings) a nat chain with one rule per mapping.
 	Intact bool
 	// MSS is the MSS the rule sets (valid when Intact).
 	MSS uint16
 	// VIPs are the elements of the set (valid when Intact).
 	VIPs []netip.Addr
+	// Ports are the port mappings in the nat chain, sorted (valid when
+	// Intact).
+	Ports []model.PortMap
 }
 
-// MSSClamp maintains the firewall rule that lowers the MSS the gateway
-// advertises on TCP handshakes from its VIPs.
+// MSSClamp maintains netd's nftables table: the rule that lowers the MSS
+// the gateway advertises on TCP handshakes from its VIPs, and the port map
+// that redirects external VIP ports to local listener ports.
 type MSSClamp interface {
-	// State reads the clamp back from the kernel.
+	// State reads the table back from the kernel.
 	State() (ClampState, error)
 	// Rebuild replaces netd's table atomically with one clamping to mss for
-	// the given VIPs.
-	Rebuild(mss uint16, vips []netip.Addr) error
+	// the given VIPs and redirecting the given ports.
+	Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) error
 	// UpdateVIPs adds and removes VIPs in the clamp's set in one batch.
 	UpdateVIPs(add, del []netip.Addr) error
 }

@@ -106,8 +106,8 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 		n++
 	}
 	if p.ClampRebuild {
-		if err := g.clamp.Rebuild(desired.MSS, desired.VIPs); err != nil {
-			return n, fmt.Errorf("rebuild mss clamp (mss %d, %d VIPs): %w", desired.MSS, len(desired.VIPs), err)
+		if err := g.clamp.Rebuild(desired.MSS, desired.VIPs, desired.Ports); err != nil {
+			return n, fmt.Errorf("rebuild mss clamp and port map (mss %d, %d VIPs, %d ports): %w", desired.MSS, len(desired.VIPs), len(desired.Ports), err)
 		}
 		n++
 	} else if len(p.ClampAdd)+len(p.ClampDel) > 0 {

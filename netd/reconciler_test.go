@@ -180,3 +180,29 @@ func TestReconcileRecoversAfterFailure(t *testing.T) {
 		t.Fatalf("retry plan %s wrote %d; want only the missing VIP bound", res.Plan, res.Writes)
 	}
 }
+
+func TestReconcilePortMap(t *testing.T) {
+	k := newFakeKernel()
+	g := newTestGateway(k)
+	base := model.NewGateway("tunl0", []netip.Addr{vip10, vip11}, 1440)
+	if _, err := g.Reconcile(base); err != nil {
+		t.Fatal(err)
+	}
+	https := model.PortMap{VIP: vip10, Protocol: model.ProtocolTCP, Port: 443, TargetPort: 10443}
+	mapped := base.WithPorts([]model.PortMap{https})
+
+	res, err := g.Reconcile(mapped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Writes != 1 || !res.Plan.ClampRebuild || !slices.Equal(k.clamp.Ports, mapped.Ports) {
+		t.Fatalf("adding a mapping: plan %s, %d writes, kernel ports %v; want one rebuild to %v", res.Plan, res.Writes, k.clamp.Ports, mapped.Ports)
+	}
+	before := k.writes
+	if res, err = g.Reconcile(mapped); err != nil || res.Writes != 0 || k.writes != before {
+		t.Fatalf("in sync: plan %s, %d writes, err %v; want none", res.Plan, res.Writes, err)
+	}
+	if res, err = g.Reconcile(base); err != nil || !slices.Equal(res.Plan.PortsDel, mapped.Ports) || len(k.clamp.Ports) != 0 {
+		t.Fatalf("removing the mapping: plan %s, kernel ports %v, err %v", res.Plan, k.clamp.Ports, err)
+	}
+}

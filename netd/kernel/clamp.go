@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tlbproject/tlb/netd"
+	"github.com/tlbproject/tlb/netd/model"
 )
 
 // Names of the nftables objects netd owns.
@@ -26,7 +27,8 @@ const (
 )
 
 // Clamp maintains netd's nftables table, which lowers the MSS option of
-// TCP SYN and SYN-ACK segments the node sends from its VIPs:
+// TCP SYN and SYN-ACK segments the node sends from its VIPs (and holds the
+// port map, see portmap.go):
 //
 //	table inet tlb_netd {
 //	  set vips { type ipv4_addr; elements = { ... } }
@@ -91,14 +93,29 @@ func (c *Clamp) State() (netd.ClampState, error) {
 	if err != nil {
 		return netd.ClampState{}, fmt.Errorf("list chains of table %s: %w", ClampTable, err)
 	}
-	var ours []*nftables.Chain
+	var clampCh, portCh *nftables.Chain
 	for _, ch := range chains {
-		if ch.Table != nil && ch.Table.Name == ClampTable {
-			ours = append(ours, ch)
+		if ch.Table == nil || ch.Table.Name != ClampTable {
+			continue
+		}
+		switch {
+		case clampCh == nil && chainIntact(ch):
+			clampCh = ch
+		case portCh == nil && portChainIntact(ch):
+			portCh = ch
+		default:
+			return netd.ClampState{}, nil // a foreign or misshapen chain in netd's table
 		}
 	}
-	if len(ours) != 1 || !chainIntact(ours[0]) {
+	if clampCh == nil {
 		return netd.ClampState{}, nil
+	}
+	var ports []model.PortMap
+	if portCh != nil {
+		var ok bool
+		if ports, ok, err = readPorts(conn, t, portCh); err != nil || !ok {
+			return netd.ClampState{}, err
+		}
 	}
 
 	sets, err := conn.GetSets(t)
@@ -110,7 +127,7 @@ func (c *Clamp) State() (netd.ClampState, error) {
 		return netd.ClampState{}, nil
 	}
 
-	rules, err := conn.GetRules(t, ours[0])
+	rules, err := conn.GetRules(t, clampCh)
 	if err != nil {
 		return netd.ClampState{}, fmt.Errorf("list rules of chain %s %s: %w", ClampTable, clampChain, err)
 	}
@@ -134,7 +151,7 @@ func (c *Clamp) State() (netd.ClampState, error) {
 		}
 		vips = append(vips, a)
 	}
-	return netd.ClampState{Intact: true, MSS: mss, VIPs: vips}, nil
+	return netd.ClampState{Intact: true, MSS: mss, VIPs: vips, Ports: ports}, nil
 }
 
 func chainIntact(ch *nftables.Chain) bool {
@@ -146,8 +163,10 @@ func chainIntact(ch *nftables.Chain) bool {
 
 // Rebuild replaces netd's table in one atomic batch: the old table (if
 // any) is deleted and the new one created in the same transaction, so no
-// SYN-ACK ever sees a half-built table.
-func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr) error {
+// SYN-ACK ever sees a half-built table. The port map's nat chain is
+// created only when there are ports. Connections already redirected keep
+// their translation (it lives in conntrack, not in the table).
+func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) error {
 	conn, err := c.conn()
 	if err != nil {
 		return err
@@ -172,6 +191,9 @@ func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr) error {
 		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityMangle, Policy: &accept,
 	})
 	conn.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: clampExprs(set, mss), UserData: tag(mss)})
+	if len(ports) > 0 {
+		addPortChain(conn, t, ports)
+	}
 	if err := conn.Flush(); err != nil {
 		return fmt.Errorf("replace table inet %s: %w", ClampTable, err)
 	}

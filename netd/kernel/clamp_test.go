@@ -41,7 +41,7 @@ func TestClampStateRebuildUpdate(t *testing.T) {
 	nftIn(t, path, "add table inet foreign; add chain inet foreign c { type filter hook output priority 0; }; add rule inet foreign c counter")
 
 	v10, v11, v12 := netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11"), netip.MustParseAddr("203.0.113.12")
-	if err := c.Rebuild(1440, []netip.Addr{v10, v11}); err != nil {
+	if err := c.Rebuild(1440, []netip.Addr{v10, v11}, nil); err != nil {
 		t.Fatalf("Rebuild: %v", err)
 	}
 	st, err = c.State()
@@ -69,7 +69,7 @@ func TestClampStateRebuildUpdate(t *testing.T) {
 	if st, err = c.State(); err != nil || st.Intact {
 		t.Fatalf("State after tampering = %+v, %v; want not intact", st, err)
 	}
-	if err := c.Rebuild(1400, []netip.Addr{v11}); err != nil {
+	if err := c.Rebuild(1400, []netip.Addr{v11}, nil); err != nil {
 		t.Fatalf("Rebuild after tampering: %v", err)
 	}
 	if st, err = c.State(); err != nil || !st.Intact || st.MSS != 1400 || !sameAddrs(st.VIPs, []netip.Addr{v11}) {
@@ -129,7 +129,7 @@ func TestClampLowersAdvertisedMSS(t *testing.T) {
 	}
 
 	before := mssTo("203.0.113.10:8080")
-	if err := NewClamp(gw).Rebuild(1400, []netip.Addr{netip.MustParseAddr("203.0.113.10")}); err != nil {
+	if err := NewClamp(gw).Rebuild(1400, []netip.Addr{netip.MustParseAddr("203.0.113.10")}, nil); err != nil {
 		t.Fatalf("Rebuild: %v", err)
 	}
 	after := mssTo("203.0.113.10:8080")
