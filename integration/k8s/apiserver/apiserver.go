@@ -124,7 +124,9 @@ func Start(timeout time.Duration) (_ *Server, err error) {
 	port := strconv.Itoa(ports[2])
 	s.apiserver, err = s.spawn("kube-apiserver", apiserverBin,
 		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+port,
+		"--bind-address=127.0.0.1", "--secure-port="+port,
+		// No kubernetes.default endpoints: nothing in-cluster dials it.
+		"--endpoint-reconciler-type=none",
 		"--cert-dir="+certDir,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+keyFile, "--service-account-signing-key-file="+keyFile,
