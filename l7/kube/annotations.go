@@ -1,0 +1,132 @@
+package kube
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The Service annotations the L7 source reads. Each maps to the model
+// field that the same key of a DSL gateway/service/v1 file fills.
+const (
+	// AnnotationL7 opts a Service into L7 ("true"); shared with ipam.
+	AnnotationL7 = "tlb.io/l7"
+	// AnnotationHosts is a comma-separated list of host names (DSL hosts);
+	// unset serves "*".
+	AnnotationHosts = "tlb.io/l7-hosts"
+	// AnnotationPathPrefix is the route's path prefix (DSL routes[0].prefix);
+	// default "/".
+	AnnotationPathPrefix = "tlb.io/l7-path-prefix"
+	// AnnotationGroup is the gateway group (DSL group); default "default".
+	AnnotationGroup = "tlb.io/l7-group"
+	// AnnotationTimeout is the request timeout (DSL timeout), e.g. "30s".
+	AnnotationTimeout = "tlb.io/l7-timeout"
+	// AnnotationIdleTimeout is the stream idle timeout (DSL idleTimeout),
+	// e.g. "10m" or "off".
+	AnnotationIdleTimeout = "tlb.io/l7-idle-timeout"
+	// AnnotationHTTP2 makes the gateway speak HTTP/2 to the endpoints (DSL
+	// upstreams[0].http2), for gRPC backends.
+	AnnotationHTTP2 = "tlb.io/l7-http2"
+	// AnnotationPort names the Service port (by name or number) that the
+	// route sends to; default the first port of the Service.
+	AnnotationPort = "tlb.io/l7-port"
+	// AnnotationTLSSecret names a Secret of type kubernetes.io/tls in the
+	// Service's namespace. With it the gateway listener on the Service's
+	// VIP is HTTPS, chosen by SNI for the hosts of tlb.io/l7-hosts.
+	AnnotationTLSSecret = "tlb.io/l7-tls-secret"
+)
+
+// intent is what a Service's annotations ask for, parsed and checked.
+type intent struct {
+	hosts       []string
+	prefix      string
+	group       string
+	timeout     time.Duration
+	idleTimeout time.Duration
+	http2       bool
+	port        string
+	tlsSecret   string
+}
+
+// optedIn reports whether the annotations opt into L7, and a problem when
+// tlb.io/l7 is set but is not a boolean.
+func optedIn(ann map[string]string) (bool, string) {
+	v, ok := ann[AnnotationL7]
+	if !ok {
+		return false, ""
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v)
+	}
+	return b, ""
+}
+
+// parseIntent reads the L7 annotations. bad is called once per invalid
+// annotation with a message saying what to set.
+func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent {
+	in := intent{prefix: "/", group: "default"}
+	if v, ok := ann[AnnotationHosts]; ok {
+		for _, h := range strings.Split(v, ",") {
+			h = strings.TrimSpace(h)
+			if h == "" {
+				bad(AnnotationHosts, fmt.Sprintf("%q has an empty host; list host names separated by commas, e.g. \"shop.example.com,*.shop.example.com\"", v))
+				in.hosts = nil
+				break
+			}
+			in.hosts = append(in.hosts, h)
+		}
+	}
+	if v, ok := ann[AnnotationPathPrefix]; ok {
+		if !strings.HasPrefix(v, "/") {
+			bad(AnnotationPathPrefix, fmt.Sprintf("%q must start with /", v))
+		} else {
+			in.prefix = v
+		}
+	}
+	if v, ok := ann[AnnotationGroup]; ok {
+		if v == "" {
+			bad(AnnotationGroup, "empty; name a gateway group or remove the annotation for \"default\"")
+		} else {
+			in.group = v
+		}
+	}
+	if v, ok := ann[AnnotationTimeout]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			bad(AnnotationTimeout, fmt.Sprintf("want a positive duration such as \"30s\", got %q", v))
+		} else {
+			in.timeout = d
+		}
+	}
+	if v, ok := ann[AnnotationIdleTimeout]; ok {
+		if strings.EqualFold(v, "off") {
+			in.idleTimeout = -1
+		} else if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+			bad(AnnotationIdleTimeout, fmt.Sprintf("want a positive duration such as \"10m\" or \"off\", got %q", v))
+		} else {
+			in.idleTimeout = d
+		}
+	}
+	if v, ok := ann[AnnotationHTTP2]; ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad(AnnotationHTTP2, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v))
+		}
+		in.http2 = b
+	}
+	if v, ok := ann[AnnotationPort]; ok {
+		if v == "" {
+			bad(AnnotationPort, "empty; name a port of the Service or remove the annotation for the first port")
+		}
+		in.port = v
+	}
+	if v, ok := ann[AnnotationTLSSecret]; ok {
+		if v == "" {
+			bad(AnnotationTLSSecret, "empty; name a Secret of type kubernetes.io/tls in the Service's namespace")
+		}
+		in.tlsSecret = v
+	}
+	return in
+}

@@ -1,0 +1,260 @@
+package kube
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// Built is what one Service contributes to the model.
+type Built struct {
+	Service model.Service
+	// Gateway is set when the Service has a VIP in its status: one
+	// listener on VIP:port, HTTPS when a TLS Secret is named.
+	Gateway *model.Gateway
+	// Certificate is set with an HTTPS listener.
+	Certificate *model.Certificate
+}
+
+// ModelName returns the model name of the Service namespace/name:
+// "namespace.name" (Kubernetes names hold no dots, so it is unambiguous).
+func ModelName(namespace, name string) string { return namespace + "." + name }
+
+// Build returns, keyed by namespace/name, what each Service that opts into
+// L7 contributes, and one Problem per invalid annotation. A Service with a
+// problem is left out of the result; the others are not affected. slices
+// are matched to their Service by the label kubernetes.io/service-name;
+// secrets by namespace and name. Build does no I/O.
+func Build(services []*corev1.Service, endpointSlices []*discoveryv1.EndpointSlice, secrets []*corev1.Secret) (map[string]Built, []Problem) {
+	bySvc := map[string][]*discoveryv1.EndpointSlice{}
+	for _, s := range endpointSlices {
+		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
+			k := s.Namespace + "/" + svc
+			bySvc[k] = append(bySvc[k], s)
+		}
+	}
+	sec := map[string]*corev1.Secret{}
+	for _, s := range secrets {
+		sec[s.Namespace+"/"+s.Name] = s
+	}
+	out := map[string]Built{}
+	var problems []Problem
+	for _, svc := range services {
+		k := svc.Namespace + "/" + svc.Name
+		b, ok, ps := BuildService(svc, bySvc[k], sec)
+		problems = append(problems, ps...)
+		if ok && len(ps) == 0 {
+			out[k] = b
+		}
+	}
+	slices.SortFunc(problems, func(a, b Problem) int { return cmp.Compare(a.Error(), b.Error()) })
+	return out, problems
+}
+
+// BuildService maps one Service. ok is false when the Service does not
+// opt into L7. secrets is keyed by namespace/name.
+func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSlice, secrets map[string]*corev1.Secret) (_ Built, ok bool, _ []Problem) {
+	var ps []Problem
+	bad := func(annotation, msg string) {
+		ps = append(ps, Problem{Namespace: svc.Namespace, Name: svc.Name, Annotation: annotation, Msg: msg})
+	}
+	on, msg := optedIn(svc.Annotations)
+	if msg != "" {
+		bad(AnnotationL7, msg)
+		return Built{}, true, ps
+	}
+	if !on {
+		return Built{}, false, nil
+	}
+	in := parseIntent(svc.Annotations, bad)
+	port, perr := servicePort(svc, in.port)
+	if perr != "" {
+		bad(AnnotationPort, perr)
+	}
+	if len(ps) > 0 {
+		return Built{}, true, ps
+	}
+	name := ModelName(svc.Namespace, svc.Name)
+	up := model.Upstream{Name: upstreamName(port), HTTP2: in.http2, Endpoints: readyEndpoints(endpointSlices, port.Name)}
+	b := Built{Service: model.Service{
+		Name:      name,
+		Group:     in.group,
+		Origin:    model.Origin(svc.Namespace + "/" + svc.Name),
+		Hosts:     in.hosts,
+		Upstreams: []model.Upstream{up},
+		Routes: []model.Route{{
+			Prefix:      in.prefix,
+			Targets:     []model.WeightedTarget{{Upstream: up.Name, Weight: 1}},
+			Timeout:     in.timeout,
+			IdleTimeout: in.idleTimeout,
+		}},
+	}}
+	ps = append(ps, modelProblems(svc.Namespace, svc.Name, model.CheckService(b.Service))...)
+
+	vip, hasVIP := serviceVIP(svc)
+	if in.tlsSecret != "" {
+		switch {
+		case len(in.hosts) == 0:
+			bad(AnnotationTLSSecret, "needs "+AnnotationHosts+": an HTTPS listener chooses its certificate by server name")
+		case !hasVIP:
+			// No listener yet: the certificate is read once the VIP is in status.
+		default:
+			c, msg := certificate(secrets[svc.Namespace+"/"+in.tlsSecret], name+"."+in.tlsSecret, svc.Namespace, in.tlsSecret)
+			if msg != "" {
+				bad(AnnotationTLSSecret, msg)
+			} else {
+				b.Certificate = &c
+			}
+		}
+	}
+	if hasVIP && len(ps) == 0 {
+		l := model.Listener{Name: up.Name, VIP: vip, Port: uint32(port.Port), Protocol: model.HTTP}
+		certs := map[string]bool{}
+		if b.Certificate != nil {
+			l.Protocol = model.HTTPS
+			l.TLS = []model.SNICertificate{{ServerNames: in.hosts, Certificate: b.Certificate.Name}}
+			certs[b.Certificate.Name] = true
+		}
+		b.Gateway = &model.Gateway{Name: name, Group: in.group, Origin: b.Service.Origin, Listeners: []model.Listener{l}}
+		ps = append(ps, modelProblems(svc.Namespace, svc.Name, model.CheckGateway(*b.Gateway, certs))...)
+	}
+	return b, true, ps
+}
+
+// Assemble turns the per-Service results into one model.Config, sorted by
+// name so equal inputs give equal configs.
+func Assemble(built map[string]Built) model.Config {
+	keys := make([]string, 0, len(built))
+	for k := range built {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var cfg model.Config
+	for _, k := range keys {
+		b := built[k]
+		cfg.Services = append(cfg.Services, b.Service)
+		if b.Gateway != nil {
+			cfg.Gateways = append(cfg.Gateways, *b.Gateway)
+		}
+		if b.Certificate != nil {
+			cfg.Certificates = append(cfg.Certificates, *b.Certificate)
+		}
+	}
+	slices.SortFunc(cfg.Certificates, func(a, b model.Certificate) int { return cmp.Compare(a.Name, b.Name) })
+	return cfg
+}
+
+// servicePort picks the port named (by name or number) in want, or the
+// first port; the message says what is wrong otherwise.
+func servicePort(svc *corev1.Service, want string) (corev1.ServicePort, string) {
+	if len(svc.Spec.Ports) == 0 {
+		return corev1.ServicePort{}, "the Service has no ports"
+	}
+	if want == "" {
+		return svc.Spec.Ports[0], ""
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Name == want || strconv.Itoa(int(p.Port)) == want {
+			if p.Protocol != "" && p.Protocol != corev1.ProtocolTCP {
+				return p, fmt.Sprintf("port %q is %s; L7 needs a TCP port", want, p.Protocol)
+			}
+			return p, ""
+		}
+	}
+	return corev1.ServicePort{}, fmt.Sprintf("the Service has no port named or numbered %q", want)
+}
+
+// upstreamName is the Service port's name, or "port-N" when unnamed.
+func upstreamName(p corev1.ServicePort) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return fmt.Sprintf("port-%d", p.Port)
+}
+
+// readyEndpoints returns the ready addresses of the slices with the port
+// whose name is portName, sorted, each once, weight 1. A nil Ready
+// condition counts as ready, as the EndpointSlice API asks.
+func readyEndpoints(endpointSlices []*discoveryv1.EndpointSlice, portName string) []model.Endpoint {
+	seen := map[netip.AddrPort]bool{}
+	var out []model.Endpoint
+	for _, s := range endpointSlices {
+		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		var port int32
+		for _, p := range s.Ports {
+			if p.Port != nil && ptrOr(p.Name) == portName && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
+				port = *p.Port
+			}
+		}
+		if port <= 0 || port > 65535 {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+				continue
+			}
+			for _, a := range e.Addresses {
+				ip, err := netip.ParseAddr(a)
+				if err != nil {
+					continue
+				}
+				ap := netip.AddrPortFrom(ip.Unmap(), uint16(port))
+				if !seen[ap] {
+					seen[ap] = true
+					out = append(out, model.Endpoint{Addr: ap, Weight: 1})
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b model.Endpoint) int { return a.Addr.Compare(b.Addr) })
+	return out
+}
+
+func ptrOr(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// serviceVIP returns the first IP in the Service's load-balancer status.
+func serviceVIP(svc *corev1.Service) (netip.Addr, bool) {
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if ip, err := netip.ParseAddr(in.IP); err == nil {
+			return ip, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// certificate reads a kubernetes.io/tls Secret into a model.Certificate
+// named name. The key goes only into model.PrivateKey; messages never
+// carry Secret data.
+func certificate(s *corev1.Secret, name, ns, secret string) (model.Certificate, string) {
+	if s == nil || s.Type != corev1.SecretTypeTLS {
+		return model.Certificate{}, fmt.Sprintf("no Secret %s/%s of type %s", ns, secret, corev1.SecretTypeTLS)
+	}
+	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
+	if !bytes.Contains(chain, []byte("-----BEGIN CERTIFICATE-----")) {
+		return model.Certificate{}, fmt.Sprintf("Secret %s/%s: no PEM certificate in %s", ns, secret, corev1.TLSCertKey)
+	}
+	if !bytes.Contains(key, []byte("PRIVATE KEY-----")) {
+		return model.Certificate{}, fmt.Sprintf("Secret %s/%s: no PEM private key in %s", ns, secret, corev1.TLSPrivateKeyKey)
+	}
+	return model.Certificate{
+		Name:   name,
+		Origin: model.Origin(ns + "/" + secret),
+		Chain:  append([]byte(nil), chain...),
+		Key:    model.NewPrivateKey(key),
+	}, ""
+}

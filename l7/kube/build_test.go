@@ -1,0 +1,236 @@
+package kube
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+func TestBuild(t *testing.T) {
+	on := map[string]string{AnnotationL7: "true"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{AnnotationL7: "true"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	shopSvc := model.Service{
+		Name: "web.shop", Group: "default", Origin: "web/shop",
+		Upstreams: []model.Upstream{{Name: "http", Endpoints: []model.Endpoint{{Addr: ap("198.18.0.10:8080"), Weight: 1}, {Addr: ap("198.18.0.11:8080"), Weight: 1}}}},
+		Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "http", Weight: 1}}}},
+	}
+	shopSlices := []*discoveryv1.EndpointSlice{
+		slice("web", "shop", "shop-a", "http", 8080, ep{addr: "198.18.0.11"}, ep{addr: "198.18.0.10", ready: boolp(true)}, ep{addr: "198.18.0.12", ready: boolp(false)}),
+		slice("web", "shop", "shop-b", "http", 8080, ep{addr: "198.18.0.10"}),
+		slice("web", "other", "other-a", "http", 8080, ep{addr: "198.18.0.99"}),
+	}
+	tests := map[string]struct {
+		services []*corev1.Service
+		slices   []*discoveryv1.EndpointSlice
+		secrets  []*corev1.Secret
+		want     map[string]Built
+		problems []string
+	}{
+		"not opted in": {
+			services: []*corev1.Service{service("web", "shop", nil, "", port("http", 80)), service("web", "off", map[string]string{AnnotationL7: "false"}, "", port("http", 80))},
+			want:     map[string]Built{},
+		},
+		"defaults, ready endpoints only, sorted, once": {
+			services: []*corev1.Service{service("web", "shop", on, "", port("http", 80))},
+			slices:   shopSlices,
+			want:     map[string]Built{"web/shop": {Service: shopSvc}},
+		},
+		"every annotation": {
+			services: []*corev1.Service{service("web", "shop", with(
+				AnnotationHosts, "shop.example.com, *.shop.example.com",
+				AnnotationPathPrefix, "/cart",
+				AnnotationGroup, "edge",
+				AnnotationTimeout, "30s",
+				AnnotationIdleTimeout, "off",
+				AnnotationHTTP2, "true",
+				AnnotationPort, "grpc",
+			), "", port("http", 80), port("grpc", 9000))},
+			slices: []*discoveryv1.EndpointSlice{slice("web", "shop", "shop-a", "grpc", 9090, ep{addr: "198.18.0.10"})},
+			want: map[string]Built{"web/shop": {Service: model.Service{
+				Name: "web.shop", Group: "edge", Origin: "web/shop", Hosts: []string{"shop.example.com", "*.shop.example.com"},
+				Upstreams: []model.Upstream{{Name: "grpc", HTTP2: true, Endpoints: []model.Endpoint{{Addr: ap("198.18.0.10:9090"), Weight: 1}}}},
+				Routes:    []model.Route{{Prefix: "/cart", Targets: []model.WeightedTarget{{Upstream: "grpc", Weight: 1}}, Timeout: 30 * time.Second, IdleTimeout: -1}},
+			}}},
+		},
+		"VIP gives an HTTP gateway listener": {
+			services: []*corev1.Service{service("web", "shop", on, "203.0.113.10", port("", 80))},
+			want: map[string]Built{"web/shop": {
+				Service: model.Service{Name: "web.shop", Group: "default", Origin: "web/shop",
+					Upstreams: []model.Upstream{{Name: "port-80"}},
+					Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "port-80", Weight: 1}}}}},
+				Gateway: &model.Gateway{Name: "web.shop", Group: "default", Origin: "web/shop", Listeners: []model.Listener{
+					{Name: "port-80", VIP: netip.MustParseAddr("203.0.113.10"), Port: 80, Protocol: model.HTTP}}},
+			}},
+		},
+		"TLS secret gives an HTTPS listener and a certificate": {
+			services: []*corev1.Service{service("web", "shop", with(AnnotationHosts, "shop.example.com", AnnotationTLSSecret, "shop-tls"), "203.0.113.10", port("https", 443))},
+			secrets:  []*corev1.Secret{tlsSecret("web", "shop-tls"), tlsSecret("other", "shop-tls")},
+			want: map[string]Built{"web/shop": {
+				Service: model.Service{Name: "web.shop", Group: "default", Origin: "web/shop", Hosts: []string{"shop.example.com"},
+					Upstreams: []model.Upstream{{Name: "https"}},
+					Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "https", Weight: 1}}}}},
+				Gateway: &model.Gateway{Name: "web.shop", Group: "default", Origin: "web/shop", Listeners: []model.Listener{
+					{Name: "https", VIP: netip.MustParseAddr("203.0.113.10"), Port: 443, Protocol: model.HTTPS,
+						TLS: []model.SNICertificate{{ServerNames: []string{"shop.example.com"}, Certificate: "web.shop.shop-tls"}}}}},
+				Certificate: &model.Certificate{Name: "web.shop.shop-tls", Origin: "web/shop-tls", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))},
+			}},
+		},
+		"bad annotations are each named, the good Service stays": {
+			services: []*corev1.Service{
+				service("web", "bad", with(AnnotationTimeout, "5 parsecs", AnnotationIdleTimeout, "0s", AnnotationPathPrefix, "cart", AnnotationHTTP2, "yes"), "", port("http", 80)),
+				service("web", "shop", on, "", port("http", 80)),
+			},
+			slices: shopSlices,
+			want:   map[string]Built{"web/shop": {Service: shopSvc}},
+			problems: []string{
+				`Service web/bad: annotation tlb.io/l7-http2: "yes" is not a boolean; set "true" or "false"`,
+				`Service web/bad: annotation tlb.io/l7-idle-timeout: want a positive duration such as "10m" or "off", got "0s"`,
+				`Service web/bad: annotation tlb.io/l7-path-prefix: "cart" must start with /`,
+				`Service web/bad: annotation tlb.io/l7-timeout: want a positive duration such as "30s", got "5 parsecs"`,
+			},
+		},
+		"opt-in not a boolean": {
+			services: []*corev1.Service{service("web", "bad", map[string]string{AnnotationL7: "yes"}, "", port("http", 80))},
+			want:     map[string]Built{},
+			problems: []string{`Service web/bad: annotation tlb.io/l7: "yes" is not a boolean; set "true" or "false"`},
+		},
+		"bad host is named by the model check": {
+			services: []*corev1.Service{service("web", "bad", with(AnnotationHosts, "Shop.Example.com"), "", port("http", 80))},
+			want:     map[string]Built{},
+			problems: []string{`Service web/bad: annotation tlb.io/l7-hosts: "Shop.Example.com" is not a host name (lower case, an optional leading "*.", or "*")`},
+		},
+		"unknown port": {
+			services: []*corev1.Service{service("web", "bad", with(AnnotationPort, "grpc"), "", port("http", 80))},
+			want:     map[string]Built{},
+			problems: []string{`Service web/bad: annotation tlb.io/l7-port: the Service has no port named or numbered "grpc"`},
+		},
+		"missing secret": {
+			services: []*corev1.Service{service("web", "bad", with(AnnotationHosts, "a.example.com", AnnotationTLSSecret, "nope"), "203.0.113.10", port("https", 443))},
+			secrets:  []*corev1.Secret{tlsSecret("other", "nope")},
+			want:     map[string]Built{},
+			problems: []string{`Service web/bad: annotation tlb.io/l7-tls-secret: no Secret web/nope of type kubernetes.io/tls`},
+		},
+		"secret without a key": {
+			services: []*corev1.Service{service("web", "bad", with(AnnotationHosts, "a.example.com", AnnotationTLSSecret, "half"), "203.0.113.10", port("https", 443))},
+			secrets: func() []*corev1.Secret {
+				s := tlsSecret("web", "half")
+				delete(s.Data, corev1.TLSPrivateKeyKey)
+				return []*corev1.Secret{s}
+			}(),
+			want:     map[string]Built{},
+			problems: []string{`Service web/bad: annotation tlb.io/l7-tls-secret: Secret web/half: no PEM private key in tls.key`},
+		},
+		"TLS without hosts": {
+			services: []*corev1.Service{service("web", "bad", with(AnnotationTLSSecret, "shop-tls"), "203.0.113.10", port("https", 443))},
+			secrets:  []*corev1.Secret{tlsSecret("web", "shop-tls")},
+			want:     map[string]Built{},
+			problems: []string{`Service web/bad: annotation tlb.io/l7-tls-secret: needs tlb.io/l7-hosts: an HTTPS listener chooses its certificate by server name`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, ps := Build(tc.services, tc.slices, tc.secrets)
+			var msgs []string
+			for _, p := range ps {
+				msgs = append(msgs, p.Error())
+			}
+			if !reflect.DeepEqual(msgs, tc.problems) {
+				t.Errorf("problems:\n got %q\nwant %q", msgs, tc.problems)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("built:\n got %+v\nwant %+v", got, tc.want)
+			}
+			for _, m := range msgs {
+				if strings.Contains(m, "SECRETKEYBYTES") {
+					t.Errorf("a problem carries key material: %s", m)
+				}
+			}
+		})
+	}
+}
+
+func TestKeepLastGood(t *testing.T) {
+	old := Built{Service: model.Service{Name: "web.shop"}}
+	gone := Built{Service: model.Service{Name: "web.gone"}}
+	cur := Built{Service: model.Service{Name: "web.new"}}
+	last := map[string]Built{"web/shop": old, "web/gone": gone}
+	got := KeepLastGood(map[string]Built{"web/new": cur}, []Problem{{Namespace: "web", Name: "shop", Msg: "bad"}, {Namespace: "web", Name: "never", Msg: "bad"}}, last)
+	want := map[string]Built{"web/shop": old, "web/new": cur}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestAssembleSorted(t *testing.T) {
+	b := func(n string) Built {
+		c := model.Certificate{Name: n}
+		return Built{Service: model.Service{Name: n}, Gateway: &model.Gateway{Name: n}, Certificate: &c}
+	}
+	cfg := Assemble(map[string]Built{"b/x": b("b.x"), "a/y": b("a.y"), "a/b": b("a.b")})
+	var names []string
+	for i := range cfg.Services {
+		names = append(names, cfg.Services[i].Name+"|"+cfg.Gateways[i].Name+"|"+cfg.Certificates[i].Name)
+	}
+	if want := []string{"a.b|a.b|a.b", "a.y|a.y|a.y", "b.x|b.x|b.x"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("got %v, want %v", names, want)
+	}
+}
+
+// TestKeyNeverPrinted: the built certificate's key redacts itself in every
+// format and in slog output.
+func TestKeyNeverPrinted(t *testing.T) {
+	got, _ := Build([]*corev1.Service{service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "a.example.com", AnnotationTLSSecret: "t"}, "203.0.113.10", port("https", 443))},
+		nil, []*corev1.Secret{tlsSecret("web", "t")})
+	c := got["web/shop"].Certificate
+	if c == nil || string(c.Key.Reveal()) != testKey {
+		t.Fatalf("certificate not built with the key: %v", c)
+	}
+	var sb strings.Builder
+	slog.New(slog.NewJSONHandler(&sb, nil)).Info("built", "cert", *c, "built", got)
+	sb.WriteString(fmt.Sprintf("%v %+v %#v %s", *c, got, c.Key, c.Key))
+	if strings.Contains(sb.String(), "SECRETKEYBYTES") {
+		t.Errorf("key printed: %s", sb.String())
+	}
+}
+
+func FuzzParseIntent(f *testing.F) {
+	for _, s := range [][3]string{{"a.example.com,*.b.example.com", "30s", "off"}, {"", "", ""}, {",", "-1s", "10m"}, {"*", "1h", "0"}} {
+		f.Add(s[0], s[1], s[2], "/x", "true")
+	}
+	f.Fuzz(func(t *testing.T, hosts, timeout, idle, prefix, http2 string) {
+		ann := map[string]string{AnnotationL7: "true", AnnotationHosts: hosts, AnnotationTimeout: timeout, AnnotationIdleTimeout: idle, AnnotationPathPrefix: prefix, AnnotationHTTP2: http2}
+		svc := service("ns", "svc", ann, "203.0.113.1", port("http", 80))
+		b, ok, ps := BuildService(svc, nil, nil)
+		if !ok {
+			t.Fatal("an opted-in Service reported as not opted in")
+		}
+		for _, p := range ps {
+			if p.Namespace != "ns" || p.Name != "svc" || (p.Annotation == "" && p.Field == "") {
+				t.Fatalf("problem does not name the Service and annotation: %+v", p)
+			}
+		}
+		if len(ps) == 0 {
+			if err := model.CheckService(b.Service); err != nil {
+				t.Fatalf("built an invalid service without a problem: %v", err)
+			}
+			if b.Gateway == nil {
+				t.Fatal("a valid Service with a VIP built no gateway")
+			}
+		}
+	})
+}

@@ -1,0 +1,77 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// Problem is an error found on one Service: the annotation (or, when no
+// annotation is at fault, the field) and what to fix.
+type Problem struct {
+	Namespace  string
+	Name       string
+	Annotation string // the annotation at fault, if any
+	Field      string // otherwise the Service field or model field
+	Msg        string
+}
+
+// Key returns the Service's namespace/name.
+func (p Problem) Key() string { return p.Namespace + "/" + p.Name }
+
+// Error formats the problem as "Service ns/name: annotation A: message".
+func (p Problem) Error() string {
+	switch {
+	case p.Annotation != "":
+		return fmt.Sprintf("Service %s: annotation %s: %s", p.Key(), p.Annotation, p.Msg)
+	case p.Field != "":
+		return fmt.Sprintf("Service %s: %s: %s", p.Key(), p.Field, p.Msg)
+	default:
+		return fmt.Sprintf("Service %s: %s", p.Key(), p.Msg)
+	}
+}
+
+// modelProblems turns the model.Problems joined in err into Problems on
+// the Service ns/name, naming the annotation that fills each model field.
+func modelProblems(ns, name string, err error) []Problem {
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var out []Problem
+	for _, e := range errs {
+		var mp model.Problem
+		if !errors.As(e, &mp) {
+			out = append(out, Problem{Namespace: ns, Name: name, Msg: e.Error()})
+			continue
+		}
+		p := Problem{Namespace: ns, Name: name, Annotation: annotationFor(mp.Field), Msg: mp.Msg}
+		if p.Annotation == "" {
+			p.Field = mp.Kind + " " + mp.Field
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// annotationFor maps a model field to the annotation that fills it, or "".
+func annotationFor(field string) string {
+	switch {
+	case strings.HasPrefix(field, "hosts"), strings.Contains(field, ".sni"):
+		return AnnotationHosts
+	case field == "group":
+		return AnnotationGroup
+	case strings.HasSuffix(field, ".prefix"):
+		return AnnotationPathPrefix
+	case strings.HasSuffix(field, ".timeout"):
+		return AnnotationTimeout
+	}
+	return ""
+}
