@@ -1,7 +1,8 @@
 // Package netd reconciles a gateway node's kernel state for direct server
 // return (DSR) behind TLB directors: the IPIP tunnel interface, the VIPs
-// bound as /32 addresses on it, the sysctls DSR needs and the MSS clamp that
-// keeps uploads inside the tunnel's MTU.
+// bound as /32 addresses on it, the sysctls DSR needs, the MSS clamp that
+// keeps uploads inside the tunnel's MTU and the port map that redirects
+// external VIP ports (443) to unprivileged listener ports (10443).
 //
 // It owns only what it creates: addresses on the tunnel that carry its
 // address label, the sysctls listed by the model and one nftables table.

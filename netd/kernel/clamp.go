@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -195,6 +196,9 @@ func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) er
 		addPortChain(conn, t, ports)
 	}
 	if err := conn.Flush(); err != nil {
+		if len(ports) > 0 && errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("replace table inet %s with %d port mappings (does the kernel have nft_nat and nft_chain_nat?): %w", ClampTable, len(ports), err)
+		}
 		return fmt.Errorf("replace table inet %s: %w", ClampTable, err)
 	}
 	return nil

@@ -7,18 +7,25 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/netd/model"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // Local is what the node itself decides, not the API server: the tunnel
-// interface and the MSS (from netd's flags or settings).
+// interface, the MSS and the gateway listeners' port map (from netd's
+// flags or settings).
 type Local struct {
 	// Tunnel is the IPIP interface the VIPs are bound on (model.DefaultTunnel).
 	Tunnel string
 	// MSS is the largest MSS advertised from the VIPs (model.DefaultMSS).
 	MSS uint16
+	// ListenerPorts maps an external TCP port to the unprivileged port the
+	// local L7 gateway listens on (443 -> 10443; see docs/netd.md). It is
+	// applied to the VIPs of Services that opt into L7 (tlb.io/l7: "true")
+	// for each TCP port in their spec.ports.
+	ListenerPorts map[uint16]uint16
 }
 
 // DefaultLocal is the tunnel and MSS netd uses when none are configured.
@@ -38,7 +45,7 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 		return model.Gateway{}, []error{fmt.Errorf("%w: Node %q is not in the cache", tlbkube.ErrNotBuilt, nodeName)}
 	}
 	if !tlbkube.IsGateway(node) {
-		return model.NewGateway(local.Tunnel, []netip.Addr{}, local.MSS), nil
+		return model.NewGateway(local.Tunnel, []netip.Addr{}, local.MSS).WithPorts([]model.PortMap{}), nil
 	}
 	group := tlbkube.GatewayGroup(node.Labels)
 	served := map[string]bool{}
@@ -48,6 +55,7 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 		}
 	}
 	vips := []netip.Addr{}
+	ports := []model.PortMap{}
 	var errs []error
 	for _, c := range sortedNames(served) {
 		one := map[string]bool{c: true}
@@ -63,10 +71,29 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 					continue
 				}
 				vips = append(vips, a)
+				ports = append(ports, portMaps(svc, a, local.ListenerPorts)...)
 			}
 		}
 	}
-	return model.NewGateway(local.Tunnel, vips, local.MSS), errs
+	return model.NewGateway(local.Tunnel, vips, local.MSS).WithPorts(ports), errs
+}
+
+// portMaps returns the port mappings of one VIP of svc: none unless svc
+// opts into L7; then one per TCP port of spec.ports that listeners maps.
+func portMaps(svc *corev1.Service, vip netip.Addr, listeners map[uint16]uint16) []model.PortMap {
+	if svc.Annotations[ipam.AnnotationL7] != "true" {
+		return nil
+	}
+	var out []model.PortMap
+	for _, p := range svc.Spec.Ports {
+		if (p.Protocol != "" && p.Protocol != corev1.ProtocolTCP) || p.Port < 1 || p.Port > 65535 {
+			continue
+		}
+		if target, ok := listeners[uint16(p.Port)]; ok && target != uint16(p.Port) {
+			out = append(out, model.PortMap{VIP: vip, Protocol: model.ProtocolTCP, Port: uint16(p.Port), TargetPort: target})
+		}
+	}
+	return out
 }
 
 func sortedNames(m map[string]bool) []string {

@@ -70,15 +70,25 @@ func TestBuildGateway(t *testing.T) {
 		svc("lost", "east", "203.0.113.200"),
 		svc("six", "east", "2001:db8::1"),
 	}
+	l7 := svc("front", "east", "203.0.113.20")
+	l7.Annotations[ipam.AnnotationL7] = "true"
+	l7.Spec.Ports = []corev1.ServicePort{{Port: 443}, {Port: 80, Protocol: corev1.ProtocolTCP}, {Port: 443, Protocol: corev1.ProtocolUDP}, {Port: 8443}}
+	services = append(services, l7)
+	listeners := map[uint16]uint16{443: 10443, 80: 10080}
 	tests := map[string]struct {
 		node *corev1.Node
 		want []netip.Addr
 		errs []string
 		none bool
+		ports []model.PortMap
 	}{
 		"default group serves every cluster without a group": {
 			node: node("gw-1", true, ""),
-			want: addrs("203.0.113.10", "203.0.113.70", "203.0.113.71"),
+			want: addrs("203.0.113.10", "203.0.113.20", "203.0.113.70", "203.0.113.71"),
+			ports: []model.PortMap{
+				{VIP: netip.MustParseAddr("203.0.113.20"), Protocol: "tcp", Port: 80, TargetPort: 10080},
+				{VIP: netip.MustParseAddr("203.0.113.20"), Protocol: "tcp", Port: 443, TargetPort: 10443},
+			},
 			errs: []string{`Service team/lost: status.loadBalancer.ingress[0].ip: 203.0.113.200 is in no VIPPool of L4 cluster "east"`,
 				`Service team/six: status.loadBalancer.ingress: 2001:db8::1 is not IPv4`},
 		},
@@ -105,7 +115,7 @@ func TestBuildGateway(t *testing.T) {
 			if tc.node != nil {
 				nodeName = tc.node.Name
 			}
-			g, errs := BuildGateway(tc.node, services, pools, clusters, nodeName, Local{Tunnel: "tunl0", MSS: 1400})
+			g, errs := BuildGateway(tc.node, services, pools, clusters, nodeName, Local{Tunnel: "tunl0", MSS: 1400, ListenerPorts: listeners})
 			if tlbkube.Blocking(errs) != tc.none {
 				t.Fatalf("Blocking = %v, want %v (%v)", !tc.none, tc.none, errs)
 			}
@@ -122,6 +132,9 @@ func TestBuildGateway(t *testing.T) {
 			}
 			if g.Tunnel != "tunl0" || g.MSS != 1400 || !slices.Equal(g.VIPs, tc.want) {
 				t.Errorf("gateway = %+v, want tunl0, MSS 1400, VIPs %v", g, tc.want)
+			}
+			if !slices.Equal(g.Ports, tc.ports) || g.Ports == nil {
+				t.Errorf("ports = %v, want %v (never nil, as in the file mode)", g.Ports, tc.ports)
 			}
 		})
 	}

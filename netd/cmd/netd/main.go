@@ -1,7 +1,8 @@
 // Command netd runs on each TLB gateway node. It keeps the IPIP tunnel up,
 // binds the node's VIPs on it, sets the sysctls direct server return needs
-// and clamps the MSS advertised from the VIPs, reconciling on every change
-// of its configuration file.
+// clamps the MSS advertised from the VIPs and redirects mapped external VIP
+// ports to local listener ports, reconciling on every change of its
+// configuration file.
 //
 //	netd run --config /etc/tlb/netd.yaml
 //
