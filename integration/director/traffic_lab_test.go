@@ -1,0 +1,194 @@
+//go:build lab
+
+package director_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// stream is one long-lived connection exchanging a counter every tick.
+type stream struct {
+	mu     sync.Mutex
+	lastOK time.Time
+	n      int
+	err    error
+}
+
+func (s *stream) run(ctx context.Context, c io.ReadWriter, setDeadline func(time.Time) error, tick time.Duration) {
+	buf, back := make([]byte, 8), make([]byte, 8)
+	for i := uint64(0); ctx.Err() == nil; i++ {
+		binary.BigEndian.PutUint64(buf, i)
+		_ = setDeadline(time.Now().Add(30 * time.Second))
+		_, err := c.Write(buf)
+		if err == nil {
+			_, err = io.ReadFull(c, back)
+		}
+		if err == nil && string(back) != string(buf) {
+			err = fmt.Errorf("echo mismatch at %d", i)
+		}
+		s.mu.Lock()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.err = err
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.lastOK, s.n = time.Now(), s.n+1
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(tick):
+		}
+	}
+}
+
+func (s *stream) state() (time.Time, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastOK, s.n, s.err
+}
+
+// openStreams dials n streams to the VIP from the client and runs them
+// until ctx ends; wg is done when all have stopped.
+func (d *dc) openStreams(ctx context.Context, n int, tick time.Duration) ([]*stream, *sync.WaitGroup, error) {
+	var ss []*stream
+	var wg sync.WaitGroup
+	for i := range n {
+		c, err := d.client.DialContext(ctx, "tcp", vip+":80")
+		if err != nil {
+			return nil, nil, fmt.Errorf("stream %d: dial the VIP: %w", i, err)
+		}
+		s := &stream{}
+		ss = append(ss, s)
+		wg.Go(func() { defer c.Close(); s.run(ctx, c, c.SetDeadline, tick) })
+	}
+	return ss, &wg, nil
+}
+
+// allProgressedSince reports whether every stream exchanged data after t
+// (or one failed: errors are checked by the caller).
+func allProgressedSince(ss []*stream, t time.Time) bool {
+	for _, s := range ss {
+		last, _, err := s.state()
+		if err != nil {
+			return true
+		}
+		if !last.After(t) {
+			return false
+		}
+	}
+	return true
+}
+
+func broken(ss []*stream) (int, error) {
+	n := 0
+	var first error
+	for _, s := range ss {
+		if _, _, err := s.state(); err != nil {
+			n++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return n, first
+}
+
+// request opens one short connection to the VIP: connect, echo, close.
+func (d *dc) request() error {
+	c, err := d.client.DialContext(context.Background(), "tcp", vip+":80")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	msg := []byte("tlb-ping")
+	if _, err := c.Write(msg); err != nil {
+		return err
+	}
+	_, err = io.ReadFull(c, make([]byte, len(msg)))
+	return err
+}
+
+// load sends short requests from several workers until ctx ends.
+type load struct {
+	ok, failed atomic.Int64
+	mu         sync.Mutex
+	firstErr   error
+}
+
+func (l *load) run(ctx context.Context, d *dc, workers int) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if err := d.request(); err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					l.failed.Add(1)
+					l.mu.Lock()
+					if l.firstErr == nil {
+						l.firstErr = err
+					}
+					l.mu.Unlock()
+					continue
+				}
+				l.ok.Add(1)
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+	return &wg
+}
+
+// ipvsConns counts director i's IPVS connection entries for the VIP.
+func (d *dc) ipvsConns(i int, state string) int {
+	out, _ := d.directors[i].Cmd("ipvsadm", "-Lnc").CombinedOutput()
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, vip+":80") && (state == "" || strings.Contains(line, state)) {
+			n++
+		}
+	}
+	return n
+}
+
+// weights reads director i's real-server weights for the VIP service.
+func (d *dc) weights(i int) map[string]string {
+	out, _ := d.directors[i].Cmd("ipvsadm", "-Ln").CombinedOutput()
+	w := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[0] == "->" && f[2] == "Tunnel" {
+			w[strings.TrimSuffix(f[1], ":80")] = f[3]
+		}
+	}
+	return w
+}
+
+// newFlows sends n requests and returns how many each gateway accepted.
+func (d *dc) newFlows(n int) ([]int64, error) {
+	before := make([]int64, len(d.accepted))
+	for i, a := range d.accepted {
+		before[i] = a.Load()
+	}
+	for i := range n {
+		if err := d.request(); err != nil {
+			return nil, fmt.Errorf("request %d: %w", i, err)
+		}
+	}
+	out := make([]int64, len(d.accepted))
+	for i, a := range d.accepted {
+		out[i] = a.Load() - before[i]
+	}
+	return out, nil
+}
