@@ -166,9 +166,16 @@ func netdConfig(metrics string, vips ...netip.Addr) string {
 // in node, then waits until every VIP is bound with netd's label.
 func startNetd(t *testing.T, node *topo.Node, vips ...netip.Addr) *netdProc {
 	t.Helper()
+	return startNetdWith(t, node, "", vips...)
+}
+
+// startNetdWith is startNetd with extra YAML (e.g. a ports: section)
+// appended to the config.
+func startNetdWith(t *testing.T, node *topo.Node, extra string, vips ...netip.Addr) *netdProc {
+	t.Helper()
 	dir := t.TempDir()
 	p := &netdProc{node: node, config: filepath.Join(dir, "netd.yaml"), metrics: "127.0.0.1:9101"}
-	writeFile(t, p.config, netdConfig(p.metrics, vips...))
+	writeFile(t, p.config, netdConfig(p.metrics, vips...)+extra)
 	p.proc = startProc(t, node, "netd", "run", "--config", p.config, "--resync", "1s")
 	waitFor(t, 60*time.Second, "netd binds "+fmt.Sprint(vips)+" in "+node.Name, func() bool {
 		return slices.Equal(boundVIPs(t, node), vips)
