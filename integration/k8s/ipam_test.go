@@ -154,7 +154,7 @@ func TestManyServicesAndRestart(t *testing.T) {
 	kc, dc := clients(t)
 	ns := "t2"
 	ensureNamespace(t, kc, ns)
-	pfx := netip.MustParsePrefix("203.0.113.0/24")
+	pfx := netip.MustParsePrefix("198.18.17.0/24")
 	createPool(t, dc, "t2-a", "t2", 0, "t2-pool", "198.18.16.0/24")
 	createPool(t, dc, "t2-b", "t2", 0, "t2-pool-b", pfx.String())
 	// The first controller is throttled (20 requests/s, two writes per
