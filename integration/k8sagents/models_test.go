@@ -55,9 +55,9 @@ func runDirector(t *testing.T, kc kubernetes.Interface, dc dynamic.Interface, cl
 	return runSource(t, src.Run)
 }
 
-func runNetd(t *testing.T, kc kubernetes.Interface, dc dynamic.Interface, node string) *recorder[netdmodel.Gateway] {
+func runNetd(t *testing.T, kc kubernetes.Interface, dc dynamic.Interface, node string, local netdkube.Local) *recorder[netdmodel.Gateway] {
 	t.Helper()
-	src, err := netdkube.NewSource(kc, dc, node, netdkube.DefaultLocal(), testLog())
+	src, err := netdkube.NewSource(kc, dc, node, local, testLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +114,10 @@ func TestModelsMatchFileMode(t *testing.T) {
 
 	ensureNamespace(t, kc, "ka")
 	startIPAM(t, kc, dc)
+	web := lbService("ka", "web", "203.0.113.10", svcPort("http", 80, corev1.ProtocolTCP), svcPort("https", 443, corev1.ProtocolTCP))
+	web.Annotations[ipam.AnnotationL7] = "true" // through the L7 gateways: port map on netd
 	for _, s := range []*corev1.Service{
-		lbService("ka", "web", "203.0.113.10", svcPort("http", 80, corev1.ProtocolTCP), svcPort("https", 443, corev1.ProtocolTCP)),
+		web,
 		lbService("ka", "dns", "198.51.100.7", svcPort("dns-udp", 53, corev1.ProtocolUDP), svcPort("dns-tcp", 53, corev1.ProtocolTCP)),
 		lbService("ka", "wapp", "203.0.113.130", svcPort("http", 8080, corev1.ProtocolTCP)),
 	} {
@@ -145,9 +147,12 @@ func TestModelsMatchFileMode(t *testing.T) {
 
 	east := runDirector(t, kc, dc, "ka-east")
 	west := runDirector(t, kc, dc, "ka-west")
-	gw1 := runNetd(t, kc, dc, "ka-gw-1")
-	gww := runNetd(t, kc, dc, "ka-gw-w")
-	worker := runNetd(t, kc, dc, "ka-worker")
+	// The gateway listeners' port map, as netd's settings would give it.
+	local := netdkube.DefaultLocal()
+	local.ListenerPorts = map[uint16]uint16{443: 10443, 80: 10080}
+	gw1 := runNetd(t, kc, dc, "ka-gw-1", local)
+	gww := runNetd(t, kc, dc, "ka-gw-w", local)
+	worker := runNetd(t, kc, dc, "ka-worker", local)
 
 	reaches(t, east, fileDesired(t, "director-ka-east.yaml"), "director ka-east equals the file model")
 	reaches(t, west, fileDesired(t, "director-ka-west.yaml"), "director ka-west equals the file model")

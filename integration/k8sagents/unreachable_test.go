@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	netdkube "github.com/tlbproject/tlb/netd/kube"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -38,7 +39,7 @@ func TestNothingEmittedWhileAPIServerUnreachable(t *testing.T) {
 	cfg.Host = "https://" + px.addr()
 	pkc, pdc := clientsFor(t, &cfg)
 	director := runDirector(t, pkc, pdc, "ka-cut")
-	gateway := runNetd(t, pkc, pdc, "ka-gw-cut")
+	gateway := runNetd(t, pkc, pdc, "ka-gw-cut", netdkube.DefaultLocal())
 
 	first := netip.MustParseAddr("198.51.100.130")
 	second := netip.MustParseAddr("198.51.100.131")

@@ -76,10 +76,10 @@ func TestBuildGateway(t *testing.T) {
 	services = append(services, l7)
 	listeners := map[uint16]uint16{443: 10443, 80: 10080}
 	tests := map[string]struct {
-		node *corev1.Node
-		want []netip.Addr
-		errs []string
-		none bool
+		node  *corev1.Node
+		want  []netip.Addr
+		errs  []string
+		none  bool
 		ports []model.PortMap
 	}{
 		"default group serves every cluster without a group": {
