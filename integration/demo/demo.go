@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/tlbproject/tlb/bgp/birdlab"
 	"github.com/tlbproject/tlb/integration/topo"
 )
 
@@ -36,6 +38,9 @@ type site struct {
 	directors, gateways  []*topo.Node
 	directorAddr, gwAddr []string
 	directorIf           []string // the director's interface towards the router
+	routerAddr           []string // the router's address on each director's link
+	tlb                  []*exec.Cmd
+	bird                 *birdlab.Router
 	tmp                  string
 }
 
@@ -55,12 +60,13 @@ func Run(ctx context.Context, opts Options) (err error) {
 			err = a.err
 		}
 	}()
-	say := func(format string, args ...any) { fmt.Fprintf(opts.Out, format+"\n", args...) }
+	say := func(format string, args ...any) { _, _ = fmt.Fprintf(opts.Out, format+"\n", args...) }
 
 	s := build(r)
 	say("== 1. The data center: client -- router -- 2 directors; router -- 2 gateway nodes")
 	say("   client %s, directors %s, gateways %s; VIP %s", "198.18.0.2", strings.Join(s.directorAddr, " "), strings.Join(s.gwAddr, " "), vip)
-	say("   router: ECMP route %s via both directors (static for now), L4 hash policy", vipRange)
+	say("   router: BIRD 2 peers with both directors (BGP, AS 64500 <- AS 64512), installs ECMP (merge paths),")
+	say("   kernel L4 hash policy (fib_multipath_hash_policy=1); it has no route to %s until a director announces it", vipRange)
 
 	say("\n== 2. netd on each gateway: tunl0 up, VIP bound on it, DSR sysctls, MSS clamp")
 	for i, gw := range s.gateways {
@@ -75,7 +81,8 @@ func Run(ctx context.Context, opts Options) (err error) {
 		serveHTTP(r, gw, fmt.Sprintf("hello from %s (%s)", gw.Name, s.gwAddr[i]))
 	}
 
-	say("\n== 3. tlb on each director: IPVS service %s:80, scheduler mh, IPIP to both gateways", vip)
+	say("\n== 3. tlb on each director: IPVS service %s:80, scheduler mh, IPIP to both gateways;", vip)
+	say("   once IPVS is programmed it announces %s over BGP with itself as next hop", vipRange)
 	for i, d := range s.directors {
 		// The two directors list the gateways in opposite orders: the
 		// canonical order makes their Maglev tables identical anyway.
@@ -83,8 +90,8 @@ func Run(ctx context.Context, opts Options) (err error) {
 		if i == 1 {
 			sort.Sort(sort.Reverse(sort.StringSlice(gws)))
 		}
-		cfg := r.writeFile(s.tmp, d.Name+".yaml", directorConfig(filepath.Join(s.tmp, d.Name), gws))
-		d.Start(r, filepath.Join(opts.BinDir, "tlb"), "run", "--config", cfg)
+		cfg := r.writeFile(s.tmp, d.Name+".yaml", directorConfig(filepath.Join(s.tmp, d.Name), s.directorAddr[i], s.routerAddr[i], gws))
+		s.tlb = append(s.tlb, d.Start(r, filepath.Join(opts.BinDir, "tlb"), "run", "--config", cfg))
 		waitFor(r, 20*time.Second, d.Name+" programs IPVS", func() bool {
 			out, _ := d.Cmd("ipvsadm", "-Ln").CombinedOutput()
 			return strings.Count(string(out), "Tunnel") == len(s.gateways)
@@ -92,6 +99,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 	}
 	out, _ := s.directors[0].Cmd(filepath.Join(opts.BinDir, "tlb"), "status", "--runtime-dir", filepath.Join(s.tmp, s.directors[0].Name)).CombinedOutput()
 	say("   `tlb status` on %s:\n%s", s.directors[0].Name, indent(string(out)))
+	showRoutes(ctx, r, s, say, s.directorAddr)
 
 	say("\n== 4. The client sends %d requests to http://%s/ (a new connection each)", opts.Requests, vip)
 	before := txBytes(r, s)
@@ -104,7 +112,7 @@ func Run(ctx context.Context, opts Options) (err error) {
 			r.Fatalf("request %d to the VIP: %v", i+1, err)
 		}
 		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		counts[strings.TrimSpace(string(body))]++
 		received += len(body)
 	}
@@ -130,13 +138,20 @@ func Run(ctx context.Context, opts Options) (err error) {
 	time.Sleep(2500 * time.Millisecond) // the kernel folds IPVS counters every 2 s
 	out, _ = s.directors[0].Cmd("ipvsadm", "-Ln", "--stats").CombinedOutput()
 	say("   IPVS counters on %s (OutPkts stays 0 in tunnel mode):\n%s", s.directors[0].Name, indent(string(out)))
-	say("\nDemo finished: %d requests, answered by %d gateways through %d directors.", opts.Requests, len(counts), len(s.directors))
+
+	if err := killMidTransfer(ctx, r, s, say); err != nil {
+		return err
+	}
+	say("\nDemo finished: %d requests, answered by %d gateways through %d directors; a director lost mid-transfer broke no download.",
+		opts.Requests, len(counts), len(s.directors))
 	return ctx.Err()
 }
 
-func directorConfig(runtimeDir string, gateways []string) string {
+func directorConfig(runtimeDir, addr, router string, gateways []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n", runtimeDir, vipRange)
+	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n  drainPeriod: 2s\n", runtimeDir, vipRange)
+	fmt.Fprintf(&b, "bgp:\n  localASN: 64512\n  routerID: %s\n  allowedPrefixes: [%s]\n  peers:\n    - {address: %s, asn: 64500, localAddress: %s}\n",
+		addr, vipRange, router, addr)
 	fmt.Fprintf(&b, "services:\n  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", vip)
 	for _, g := range gateways {
 		fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
@@ -149,7 +164,10 @@ func build(r *runner) *site {
 	if err != nil {
 		r.Fatalf("temp dir: %v", err)
 	}
-	r.Cleanup(func() { os.RemoveAll(tmp) })
+	r.Cleanup(func() { _ = os.RemoveAll(tmp) })
+	if err := os.Mkdir(filepath.Join(tmp, "bird"), 0o755); err != nil {
+		r.Fatalf("bird dir: %v", err)
+	}
 	lab := topo.New(r)
 	s := &site{lab: lab, tmp: tmp, client: lab.Node("client"), router: lab.Node("router")}
 	lab.Link(s.client, s.router, "198.18.0.2/24", "198.18.0.1/24")
@@ -160,14 +178,15 @@ func build(r *runner) *site {
 	for _, k := range []string{"net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"} {
 		s.router.Sysctl(r, k, "0")
 	}
-	var hops []string
+	var nbrs []birdlab.Neighbor
 	for i := 1; i <= 2; i++ {
 		d := lab.Node(fmt.Sprintf("director%d", i))
 		addr := fmt.Sprintf("198.18.%d.2", i)
 		dIf, _ := lab.Link(d, s.router, addr+"/24", fmt.Sprintf("198.18.%d.1/24", i))
 		d.AddRoute(r, "default", fmt.Sprintf("198.18.%d.1", i))
 		s.directors, s.directorAddr, s.directorIf = append(s.directors, d), append(s.directorAddr, addr), append(s.directorIf, dIf)
-		hops = append(hops, "nexthop", "via", addr)
+		s.routerAddr = append(s.routerAddr, fmt.Sprintf("198.18.%d.1", i))
+		nbrs = append(nbrs, birdlab.Neighbor{Name: d.Name, Address: addr, ASN: 64512, Local: s.routerAddr[i-1]})
 
 		g := lab.Node(fmt.Sprintf("gateway%d", i))
 		gaddr := fmt.Sprintf("198.18.%d.2", 10+i)
@@ -175,7 +194,13 @@ func build(r *runner) *site {
 		g.AddRoute(r, "default", fmt.Sprintf("198.18.%d.1", 10+i))
 		s.gateways, s.gwAddr = append(s.gateways, g), append(s.gwAddr, gaddr)
 	}
-	s.router.Run(r, "ip", append([]string{"route", "replace", vipRange}, hops...)...)
+	bird, err := birdlab.StartRouter(context.Background(), s.router.NsName(), filepath.Join(tmp, "bird"),
+		birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs})
+	if err != nil {
+		r.Fatalf("start BIRD on the router: %v", err)
+	}
+	r.Cleanup(bird.Stop)
+	s.bird = bird
 	return s
 }
 
@@ -185,7 +210,11 @@ func serveHTTP(r *runner, gw *topo.Node, msg string) {
 	if err != nil {
 		r.Fatalf("listen on the VIP in %s: %v", gw.Name, err)
 	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/download" {
+			download(w)
+			return
+		}
 		_, _ = io.WriteString(w, msg+"\n")
 	})}
 	go func() {

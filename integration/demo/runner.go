@@ -25,13 +25,13 @@ func (r *runner) Fatalf(format string, args ...any) { panic(abort{fmt.Errorf(for
 
 func (r *runner) Logf(format string, args ...any) {
 	if r.verbose {
-		fmt.Fprintf(r.out, "    | "+format+"\n", args...)
+		_, _ = fmt.Fprintf(r.out, "    | "+format+"\n", args...)
 	}
 }
 
 func (r *runner) Log(args ...any) {
 	if r.verbose {
-		fmt.Fprintln(r.out, append([]any{"    |"}, args...)...)
+		_, _ = fmt.Fprintln(r.out, append([]any{"    |"}, args...)...)
 	}
 }
 
