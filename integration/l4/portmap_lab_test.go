@@ -38,7 +38,8 @@ const (
 // its file with the map, both gateways answer, the client sees VIP:443 as
 // its peer, replies bypass the director (DSR), and a 512 KiB upload
 // completes at MTU 1500 with ICMP frag-needed dropped: the MSS clamp
-// applies to the redirected connections.
+// applies to the redirected connections. Control: with the clamp rule
+// flushed and the map kept, the same upload stalls.
 func TestPortMapServesExternalPortFromListenerPort(t *testing.T) {
 	// The VM cannot load modules on demand (the kernel's modprobe helper
 	// runs in the initramfs, which has no modules); a node's kernel loads
@@ -132,6 +133,28 @@ func TestPortMapServesExternalPortFromListenerPort(t *testing.T) {
 	}
 	t.Logf("upload of %d bytes to VIP:%d received by %s on %s (client MSS %d); router: %s", up, externalPort, a.gateway, a.local, a.mss,
 		strings.TrimSpace(l.router.Run(t, "nft", "list", "chain", "inet", "lab", "icmpdrop")))
+
+	// Control: stop netd and flush only the clamp rule, keeping the port
+	// map. Redirected connections still work, but the upload now stalls:
+	// it was the clamp on the redirected connections that carried it.
+	for i, g := range l.gateways {
+		l.netd[i].stop()
+		g.Run(t, "nft", "flush", "chain", "inet", "tlb_netd", "mss_clamp")
+	}
+	l.client.Run(t, "ip", "route", "flush", "cache")
+	a, err = exchange(l.client, 0, 0, 30*time.Second)
+	if err != nil || a.local != netip.AddrPortFrom(vip, listenerPort).String() {
+		t.Fatalf("without the clamp the port map itself must still work: %+v, %v", a, err)
+	}
+	if a.mss <= 1440 {
+		t.Fatalf("without the clamp the client learned MSS %d; the control cannot tell the clamp mattered", a.mss)
+	}
+	unclamped := a.mss
+	if a, err := exchange(l.client, up, 0, 15*time.Second); err == nil {
+		t.Fatalf("upload without the clamp completed (%+v); the test cannot show the clamp applies to redirected connections", a)
+	} else {
+		t.Logf("control: port map alone, client MSS %d; the %d byte upload failed as expected: %v", unclamped, up, err)
+	}
 }
 
 // answer is what one exchange with the VIP learned.
