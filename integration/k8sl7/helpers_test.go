@@ -1,0 +1,134 @@
+//go:build k8s
+
+package k8sl7
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"log/slog"
+	"math/big"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// lockedBuffer collects log output from several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// captureLog returns a debug-level logger writing to a buffer (and to the
+// test log).
+func captureLog(t *testing.T) (*slog.Logger, *lockedBuffer) {
+	buf := &lockedBuffer{}
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
+}
+
+// recorder keeps every config the source published.
+type recorder struct {
+	mu   sync.Mutex
+	cfgs []model.Config
+}
+
+func (r *recorder) add(c model.Config) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cfgs = append(r.cfgs, c)
+}
+
+func (r *recorder) last() (model.Config, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.cfgs) == 0 {
+		return model.Config{}, 0
+	}
+	return r.cfgs[len(r.cfgs)-1], len(r.cfgs)
+}
+
+// eventually polls cond until it holds or d passes; the message of the
+// last attempt is in the failure.
+func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var msg string
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, msg = cond(); ok {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not reached within %s: %s", what, d, msg)
+}
+
+// selfSigned returns a throw-away PEM certificate for the hosts and its
+// PEM PKCS#8 key, made in memory for this test run.
+func selfSigned(t *testing.T, hosts ...string) (chain, key []byte) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: hosts[0]},
+		DNSNames:     hosts,
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
+}
+
+// withoutOrigins returns cfg with every Origin cleared: the file mode
+// names files, the Kubernetes source namespace/name.
+func withoutOrigins(cfg model.Config) model.Config {
+	out := model.Config{}
+	for _, s := range cfg.Services {
+		s.Origin = ""
+		out.Services = append(out.Services, s)
+	}
+	for _, g := range cfg.Gateways {
+		g.Origin = ""
+		out.Gateways = append(out.Gateways, g)
+	}
+	for _, c := range cfg.Certificates {
+		c.Origin = ""
+		out.Certificates = append(out.Certificates, c)
+	}
+	return out
+}
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
