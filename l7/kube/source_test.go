@@ -1,0 +1,96 @@
+package kube
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// TestSourcePublishesOnlyChanges runs the Source against a fake clientset
+// (the real API server is in integration/k8sl7): a change that does not
+// touch the model publishes nothing; an endpoint change publishes.
+func TestSourcePublishesOnlyChanges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	svc := service("web", "shop", map[string]string{AnnotationL7: "true"}, "", port("http", 80))
+	other := service("web", "plain", nil, "", port("http", 80))
+	sl := slice("web", "shop", "shop-a", "http", 8080, ep{addr: "198.18.0.10"})
+	client := fake.NewClientset(svc, other, sl)
+	src, err := NewSource(client, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []model.Config
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	done := make(chan error, 1)
+	go func() {
+		done <- src.Run(ctx, func(_ context.Context, c model.Config) []model.Problem {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, c)
+			return nil
+		})
+	}()
+	waitCount := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if count() >= n {
+				return
+			}
+		}
+		t.Fatalf("want %d publishes, got %d", n, count())
+	}
+	waitCount(1)
+
+	other.Labels = map[string]string{"touched": "yes"}
+	if _, err := client.CoreV1().Services("web").Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := count(); n != 1 {
+		t.Fatalf("a change outside the model published: %d publishes", n)
+	}
+
+	sl.Endpoints[0].Addresses = []string{"198.18.0.11"}
+	if _, err := client.DiscoveryV1().EndpointSlices("web").Update(ctx, sl, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCount(2)
+	mu.Lock()
+	last := got[len(got)-1]
+	mu.Unlock()
+	if e := last.Services[0].Upstreams[0].Endpoints; len(e) != 1 || e[0].Addr != ap("198.18.0.11:8080") {
+		t.Errorf("endpoints after the change: %v", e)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}
+
+// TestTombstoneRequeues: a deletion missed while the watch was down
+// (a tombstone) still rebuilds the model.
+func TestTombstoneRequeues(t *testing.T) {
+	q := workqueue.NewTyped[string]()
+	defer q.ShutDown()
+	h := queueHandler(q, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "web/shop", Obj: &corev1.Service{}})
+	if q.Len() != 1 {
+		t.Fatalf("queue length %d after a tombstone, want 1", q.Len())
+	}
+	if k, _ := q.Get(); k != modelKey {
+		t.Errorf("queued %q, want %q", k, modelKey)
+	}
+}
