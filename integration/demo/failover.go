@@ -114,7 +114,7 @@ func killMidTransfer(ctx context.Context, r *runner, s *site, say func(string, .
 	if err != nil {
 		return fmt.Errorf("BIRD never dropped the dead director: %w", err)
 	}
-	say("   BIRD's hold timer (3 s) expired after %v: it dropped %s", took.Round(100*time.Millisecond), s.directors[0].Name)
+	say("   BIRD dropped %s %v after the loss (hold timer 3 s, counted from its last keepalive)", s.directors[0].Name, took.Round(100*time.Millisecond))
 	showRoutes(ctx, r, s, say, s.directorAddr[1:])
 
 	wg.Wait()
