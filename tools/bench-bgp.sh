@@ -2,10 +2,11 @@
 # bench-bgp.sh: BGP figures for issue 3. Ends with BENCH lines.
 #  1. On the host, in network namespaces: time from a VIP prefix handed to
 #     the BGP speaker to its route in a real BIRD 2, and back (bgpbench).
-#  2. In the lab VM (skip with BGP_BENCH_LAB=0): two directors (tlb +
-#     bgpspeaker) behind BIRD with ECMP, 100 streams, one director killed
-#     silently: detection time, time until every stream moves again, and
-#     broken streams (integration/bgp TestDirectorLossBreaksNoStreams).
+#  2. In the lab VM (skip with BGP_BENCH_LAB=0): two directors (`tlb run`
+#     with BGP and health) behind BIRD with ECMP, 100 streams, one director
+#     killed silently: readiness-to-route time, detection time, time until
+#     every stream moves again, and broken streams
+#     (integration/director TestAnnounceOnReadyThenSurviveKill).
 # Needs root, bird2, iproute2 (and the lab's qemu for part 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +16,8 @@ trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/bgpbench" ./bgp/cmd/bgpbench
 "$bin/bgpbench" -n "${BGP_BENCH_CYCLES:-30}" | tee "$bin/host.out"
 if [ "${BGP_BENCH_LAB:-1}" != 0 ]; then
-  LAB_RUN='^TestDirectorLossBreaksNoStreams$' ./tools/lab-test.sh ./integration/bgp 2>&1 | tee "$bin/lab.out" | grep -E 'BENCH|--- (PASS|FAIL)|bird dropped|streams per director' || true
-  grep -q -- '--- PASS: TestDirectorLossBreaksNoStreams' "$bin/lab.out" || { echo "bench-bgp: lab failover run failed (see above)" >&2; exit 1; }
+  LAB_RUN='^TestAnnounceOnReadyThenSurviveKill$' ./tools/lab-test.sh ./integration/director 2>&1 | tee "$bin/lab.out" | grep -E 'BENCH|--- (PASS|FAIL)' || true
+  grep -q -- '--- PASS: TestAnnounceOnReadyThenSurviveKill' "$bin/lab.out" || { echo "bench-bgp: lab failover run failed (see above)" >&2; exit 1; }
 fi
 echo "--- summary"
 grep -h '^BENCH ' "$bin/host.out"

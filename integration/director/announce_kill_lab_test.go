@@ -160,9 +160,9 @@ func TestAnnounceOnReadyThenSurviveKill(t *testing.T) {
 	n, first := broken(ss)
 	t.Logf("streams: %d held, %d broken (first error: %v); all progressing again %v after the kill",
 		streams, n, first, recovered.Sub(killAt).Round(time.Millisecond))
-	t.Logf("BENCH director_kill_detect_ms %d ms", detect.Milliseconds())
-	t.Logf("BENCH director_kill_recovery_ms %d ms", recovered.Sub(killAt).Milliseconds())
-	t.Logf("BENCH director_streams_broken %d count", n)
+	t.Logf("BENCH bgp_dead_director_detect_ms %d ms", detect.Milliseconds())
+	t.Logf("BENCH bgp_kill_recovery_ms %d ms", recovered.Sub(killAt).Milliseconds())
+	t.Logf("BENCH bgp_streams_broken %d count", n)
 	if n > 0 {
 		d.diagnose(t)
 		t.Errorf("%d of %d streams broke after the SIGKILL; first: %v", n, streams, first)
