@@ -202,7 +202,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 	}
 	var sb strings.Builder
 	slog.New(slog.NewJSONHandler(&sb, nil)).Info("built", "cert", *c, "built", got)
-	sb.WriteString(fmt.Sprintf("%v %+v %#v %s", *c, got, c.Key, c.Key))
+	fmt.Fprintf(&sb, "%v %+v %#v %s", *c, got, c.Key, c.Key)
 	if strings.Contains(sb.String(), "SECRETKEYBYTES") {
 		t.Errorf("key printed: %s", sb.String())
 	}
