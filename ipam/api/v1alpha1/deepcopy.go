@@ -27,12 +27,9 @@ func (p *VIPPool) DeepCopy() *VIPPool {
 // DeepCopyObject implements runtime.Object.
 func (p *VIPPool) DeepCopyObject() runtime.Object { return p.DeepCopy() }
 
-// DeepCopyObject implements runtime.Object.
-func (l *VIPPoolList) DeepCopyObject() runtime.Object {
-	if l == nil {
-		return nil
-	}
-	out := &VIPPoolList{TypeMeta: l.TypeMeta}
+// DeepCopyInto copies l into out.
+func (l *VIPPoolList) DeepCopyInto(out *VIPPoolList) {
+	*out = VIPPoolList{TypeMeta: l.TypeMeta}
 	l.ListMeta.DeepCopyInto(&out.ListMeta)
 	if l.Items != nil {
 		out.Items = make([]VIPPool, len(l.Items))
@@ -40,6 +37,15 @@ func (l *VIPPoolList) DeepCopyObject() runtime.Object {
 			l.Items[i].DeepCopyInto(&out.Items[i])
 		}
 	}
+}
+
+// DeepCopyObject implements runtime.Object.
+func (l *VIPPoolList) DeepCopyObject() runtime.Object {
+	if l == nil {
+		return nil
+	}
+	out := new(VIPPoolList)
+	l.DeepCopyInto(out)
 	return out
 }
 
@@ -62,12 +68,9 @@ func (c *L4Cluster) DeepCopy() *L4Cluster {
 // DeepCopyObject implements runtime.Object.
 func (c *L4Cluster) DeepCopyObject() runtime.Object { return c.DeepCopy() }
 
-// DeepCopyObject implements runtime.Object.
-func (l *L4ClusterList) DeepCopyObject() runtime.Object {
-	if l == nil {
-		return nil
-	}
-	out := &L4ClusterList{TypeMeta: l.TypeMeta}
+// DeepCopyInto copies l into out.
+func (l *L4ClusterList) DeepCopyInto(out *L4ClusterList) {
+	*out = L4ClusterList{TypeMeta: l.TypeMeta}
 	l.ListMeta.DeepCopyInto(&out.ListMeta)
 	if l.Items != nil {
 		out.Items = make([]L4Cluster, len(l.Items))
@@ -75,5 +78,14 @@ func (l *L4ClusterList) DeepCopyObject() runtime.Object {
 			l.Items[i].DeepCopyInto(&out.Items[i])
 		}
 	}
+}
+
+// DeepCopyObject implements runtime.Object.
+func (l *L4ClusterList) DeepCopyObject() runtime.Object {
+	if l == nil {
+		return nil
+	}
+	out := new(L4ClusterList)
+	l.DeepCopyInto(out)
 	return out
 }
