@@ -27,6 +27,10 @@ import (
 //     (mh, flags mh-fallback and mh-port).
 //   - VIPRanges: the CIDRs of the cluster's VIPPools.
 //
+// Only IPv4 VIPs are served (real servers are IPv4 InternalIPs and IPIP
+// carries IPv4); an IPv6 VIP is left out with an error rather than
+// making the whole model invalid.
+//
 // Objects that cannot be used are left out, each with an *ObjectError.
 // When the model cannot be built at all (the L4Cluster does not exist,
 // or the result fails model validation) the errors include one wrapping
@@ -48,6 +52,11 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 		vips, vErrs := ServiceVIPs(svc, ranges)
 		errs = append(errs, vErrs...)
 		for _, vip := range vips {
+			if !vip.Is4() {
+				errs = append(errs, &ObjectError{Kind: "Service", Name: name, Field: "status.loadBalancer.ingress",
+					Reason: fmt.Sprintf("%s is not IPv4 (real servers are IPv4 InternalIPs; IPIP carries IPv4 only); left out", vip)})
+				continue
+			}
 			for i, p := range svc.Spec.Ports {
 				s, err := virtualService(name, i, vip, p)
 				if err != nil {
