@@ -26,6 +26,10 @@ func runCommand(args []string, stderr io.Writer) int {
 	path := fs.String("config", "", "YAML configuration file (required)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	once := fs.Bool("once", false, "reconcile once and exit (status 0 only if it succeeded)")
+	var kf kubeFlags
+	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take services from the Kubernetes API server of this kubeconfig instead of the file's services:")
+	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take services from the Kubernetes API server of the pod's service account")
+	fs.StringVar(&kf.l4Cluster, "l4-cluster", "", "with Kubernetes: the L4Cluster whose VIPs this director serves")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -41,7 +45,7 @@ func runCommand(args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *path, *once, log); err != nil {
+	if err := run(ctx, *path, *once, kf, log); err != nil {
 		log.Error("tlb run failed", "err", err)
 		return 1
 	}
@@ -50,10 +54,19 @@ func runCommand(args []string, stderr io.Writer) int {
 
 // run wires the config, the kernel handle, the director, metrics and the
 // watcher, and returns when ctx is done (or after one reconcile with once).
-func run(ctx context.Context, path string, once bool, log *slog.Logger) error {
+func run(ctx context.Context, path string, once bool, kf kubeFlags, log *slog.Logger) error {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return err
+	}
+	var source desiredSource
+	if kf.enabled() {
+		if once {
+			return fmt.Errorf("--once reads services from the file; it does not combine with Kubernetes")
+		}
+		if source, err = newKubeSource(kf, log); err != nil {
+			return err
+		}
 	}
 	if err := director.CheckKernel(director.ProcSys{}); err != nil {
 		return err
@@ -106,7 +119,7 @@ func run(ctx context.Context, path string, once bool, log *slog.Logger) error {
 		return err
 	}
 
-	return serve(ctx, path, cfg, srv, programmer(reconcile), rejected, log)
+	return serve(ctx, path, cfg, source, srv, programmer(reconcile), rejected, log)
 }
 
 // programmer adapts the reconcile function to agent.Programmer.

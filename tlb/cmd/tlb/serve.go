@@ -19,7 +19,12 @@ import (
 // serve wires the long-running director: health checker, GTM, BGP
 // speaker, config watcher and the agent's run loop. It returns after ctx
 // ends and the agent has withdrawn and drained; IPVS stays in place.
-func serve(ctx context.Context, path string, cfg *config.Config, srv *obs.Server, prog agent.Programmer,
+//
+// With a source (Kubernetes), services come from it instead of the file:
+// the agent starts only once the source has emitted its first model, so a
+// restarting director never reconciles against an empty model, and while
+// the API server is unreachable nothing changes.
+func serve(ctx context.Context, path string, cfg *config.Config, source desiredSource, srv *obs.Server, prog agent.Programmer,
 	rejected prometheus.Counter, log *slog.Logger) error {
 	var a *agent.Agent
 	opts := agent.Options{Programmer: prog, Ready: srv, DrainPeriod: cfg.Director.DrainPeriod,
@@ -75,30 +80,53 @@ func serve(ctx context.Context, path string, cfg *config.Config, srv *obs.Server
 
 	runCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
-	if checker != nil {
-		// Probe from the first round: real servers are known already.
-		checker.SetRealServers(agent.RealServers(cfg.Desired))
-		go checker.Run(runCtx)
-	}
 	updates := make(chan model.Desired)
 	watchErr := make(chan error, 1)
-	go func() {
-		ticker := time.NewTicker(cfg.Director.ResyncInterval)
-		defer ticker.Stop()
-		w := &config.Watcher{Path: path, Log: log, OnReject: func(error) { rejected.Inc() }}
-		err := w.Run(runCtx, cfg, ticker.C, func(ctx context.Context, c *config.Config) {
-			select {
-			case updates <- c.Desired:
-			case <-ctx.Done():
+	initial := cfg.Desired
+	if source != nil {
+		go func() {
+			err := source.Run(runCtx, func(d model.Desired) {
+				select {
+				case updates <- d:
+				case <-runCtx.Done():
+				}
+			})
+			if err != nil {
+				log.Error("kubernetes source stopped; shutting down", "err", err)
+				stopAll()
 			}
-		})
-		if err != nil {
-			log.Error("config watcher stopped; shutting down", "err", err)
-			stopAll()
+			watchErr <- err
+		}()
+		select {
+		case initial = <-updates:
+		case <-runCtx.Done():
+			<-watchErr
+			return nil
 		}
-		watchErr <- err
-	}()
-	runErr := a.Run(runCtx, cfg.Desired, updates)
+	} else {
+		go func() {
+			ticker := time.NewTicker(cfg.Director.ResyncInterval)
+			defer ticker.Stop()
+			w := &config.Watcher{Path: path, Log: log, OnReject: func(error) { rejected.Inc() }}
+			err := w.Run(runCtx, cfg, ticker.C, func(ctx context.Context, c *config.Config) {
+				select {
+				case updates <- c.Desired:
+				case <-ctx.Done():
+				}
+			})
+			if err != nil {
+				log.Error("config watcher stopped; shutting down", "err", err)
+				stopAll()
+			}
+			watchErr <- err
+		}()
+	}
+	if checker != nil {
+		// Probe from the first round: real servers are known already.
+		checker.SetRealServers(agent.RealServers(initial))
+		go checker.Run(runCtx)
+	}
+	runErr := a.Run(runCtx, initial, updates)
 	stopAll()
 	if err := <-watchErr; err != nil && !errors.Is(err, context.Canceled) {
 		return err
