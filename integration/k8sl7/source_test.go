@@ -304,6 +304,32 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 		})
 	})
 
+	t.Run("a rotated Secret reaches the model and SDS", func(t *testing.T) {
+		chain2, key2 := selfSigned(t, "shop.example.com")
+		sec, err := kc.CoreV1().Secrets(ns).Get(ctx, "web-tls", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec.Data = map[string][]byte{corev1.TLSCertKey: chain2, corev1.TLSPrivateKeyKey: key2}
+		if _, err := kc.CoreV1().Secrets(ns).Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the new certificate in the model", func() (bool, string) {
+			got, _ := rec.last()
+			return len(got.Certificates) == 1 && string(got.Certificates[0].Chain) == string(chain2) &&
+				got.Certificates[0].Key.Equal(model.NewPrivateKey(key2)), "old certificate"
+		})
+		sds := openADS(t, ctx, addr, "edge", resource.SecretType, "shop.web.web-tls")
+		sds.waitFor(t, 30*time.Second, "the new key over SDS", func(r *discovery.DiscoveryResponse) (bool, string) {
+			var s tlsv3.Secret
+			if len(r.Resources) != 1 || r.Resources[0].UnmarshalTo(&s) != nil {
+				return false, "no secret"
+			}
+			return string(s.GetTlsCertificate().GetPrivateKey().GetInlineBytes()) == string(key2), "old key"
+		})
+		key = append(key, key2...) // neither key may be logged
+	})
+
 	t.Run("an invalid annotation gives an Event and keeps the last good config", func(t *testing.T) {
 		before, _ := rec.last()
 		web, err := kc.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
@@ -347,14 +373,27 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 		})
 	})
 
+	t.Run("a deleted Service leaves the model", func(t *testing.T) {
+		if err := kc.CoreV1().Services(ns).Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "shop.api gone", func() (bool, string) {
+			got, _ := rec.last()
+			var names []string
+			for _, s := range got.Services {
+				names = append(names, s.Name)
+			}
+			return reflect.DeepEqual(names, []string{"shop.web"}), fmt.Sprint(names)
+		})
+	})
+
 	t.Run("the key never appears in the logs", func(t *testing.T) {
 		out := logs.String()
 		if !strings.Contains(out, "L7 model changed") || !strings.Contains(out, "tlb.io/l7-timeout") {
 			t.Fatalf("the log capture is missing the source's lines:\n%s", out)
 		}
-		body := strings.Split(strings.TrimSpace(string(key)), "\n")
-		for _, line := range body[1 : len(body)-1] {
-			if strings.Contains(out, line) {
+		for _, line := range strings.Split(strings.TrimSpace(string(key)), "\n") {
+			if !strings.HasPrefix(line, "-----") && strings.Contains(out, line) {
 				t.Errorf("key material %q in the logs", line)
 			}
 		}
