@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"errors"
 	"net/netip"
 	"slices"
 	"testing"
@@ -32,8 +33,8 @@ func FuzzServiceVIPs(f *testing.F) {
 			t.Fatalf("%q left out with %d errors, want one per ingress entry", ip, len(errs))
 		}
 		for _, e := range errs {
-			oe, ok := e.(*ObjectError)
-			if !ok || oe.Kind != "Service" || oe.Name != "ns/fuzz" || oe.Field == "" {
+			var oe *ObjectError
+			if !errors.As(e, &oe) || oe.Kind != "Service" || oe.Name != "ns/fuzz" || oe.Field == "" {
 				t.Fatalf("error %v does not name the Service and field", e)
 			}
 		}
