@@ -19,5 +19,8 @@ trap 'rm -rf "$bindir"' EXIT
 go build -o "$bindir/ipam" ./ipam/cmd/ipam
 export TLB_IPAM_BIN="$bindir/ipam"
 
-go vet -tags k8s ./integration/k8s/...
-exec go test -tags k8s -count=1 -timeout 20m "$@" ./integration/k8s/...
+# One API server per test package: the IPAM controller, the director and
+# netd sources, and the L7 controller.
+pkgs=(./integration/k8s/... ./integration/k8sagents/... ./integration/k8sl7/...)
+go vet -tags k8s "${pkgs[@]}"
+exec go test -tags k8s -count=1 -p 1 -timeout 25m "$@" "${pkgs[@]}"

@@ -46,6 +46,11 @@ mount -t tmpfs tmpfs /newroot/dev/shm
 mount -t tmpfs tmpfs /newroot/run
 mkdir -p /newroot/lib/modules
 mount --bind "/newroot$moddir" /newroot/lib/modules || fail "bind modules"
+# The kernel loads modules on demand (nft_nat, ...) by running the
+# modprobe helper from this initramfs root: hand it to the host's modprobe.
+printf '#!/bin/busybox sh\nexec /bin/busybox chroot /newroot /sbin/modprobe "$@"\n' > /bin/tlb-modprobe
+chmod 755 /bin/tlb-modprobe
+echo /bin/tlb-modprobe > /proc/sys/kernel/modprobe
 mount -t cgroup2 none /newroot/sys/fs/cgroup 2>/dev/null
 ip link set lo up 2>/dev/null
 chroot /newroot /bin/sh -c 'ip link set lo up; sh "$0"; echo "TLB-LAB-EXIT: $?"' "$run"

@@ -19,7 +19,7 @@ const exitMarker = "TLB-LAB-EXIT: "
 
 // LabModules are loaded inside the guest before the command runs.
 var LabModules = []string{"ip_vs", "ip_vs_mh", "ip_vs_wrr", "ip_vs_rr", "ip_vs_lc",
-	"ipip", "dummy", "veth", "nf_tables", "nft_chain_nat", "tcp_diag", "inet_diag", "sch_netem"}
+	"ipip", "dummy", "veth", "nf_tables", "nft_chain_nat", "nft_nat", "tcp_diag", "inet_diag", "sch_netem"}
 
 // Options describe one lab boot.
 type Options struct {
