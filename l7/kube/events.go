@@ -27,6 +27,7 @@ const (
 // eventSink logs each problem and records it as a Warning Event on its
 // Service once, while it persists.
 type eventSink struct {
+	client      kubernetes.Interface
 	log         *slog.Logger
 	broadcaster record.EventBroadcaster
 	recorder    record.EventRecorder
@@ -36,14 +37,19 @@ type eventSink struct {
 
 func newEventSink(client kubernetes.Interface, log *slog.Logger) *eventSink {
 	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	return &eventSink{
+		client:      client,
 		log:         log,
 		broadcaster: b,
 		recorder:    b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "tlb-l7"}),
 		seen:        map[string]bool{},
 		seenModel:   map[string]bool{},
 	}
+}
+
+// start sends recorded Events to the API server until shutdown.
+func (e *eventSink) start() {
+	e.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: e.client.CoreV1().Events("")})
 }
 
 func (e *eventSink) shutdown() { e.broadcaster.Shutdown() }

@@ -106,6 +106,7 @@ func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.Re
 // served. Run returns when ctx ends; an error only if the caches never
 // synced.
 func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
+	s.events.start()
 	defer s.events.shutdown()
 	for _, f := range s.factories {
 		f.Start(ctx.Done())
