@@ -53,5 +53,5 @@ func newKubeSource(k kubeFlags, log *slog.Logger) (desiredSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 	}
-	return kube.NewSource(kc, dc, k.l4Cluster, log.With("source", "kubernetes", "l4Cluster", k.l4Cluster))
+	return kube.NewSource(kc, dc, k.l4Cluster, log.With("source", "kubernetes"))
 }
