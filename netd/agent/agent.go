@@ -24,7 +24,8 @@ type Reconciler interface {
 
 // Agent is one netd instance's control loop.
 type Agent struct {
-	path    string
+	path    string // where the configuration comes from, for messages
+	load    func() (config.Config, error)
 	rec     Reconciler
 	log     *slog.Logger
 	now     func() time.Time
@@ -36,7 +37,13 @@ type Agent struct {
 // New returns an Agent reading the file at path. now is the clock used to
 // time reconciles.
 func New(path string, rec Reconciler, m *Metrics, log *slog.Logger, now func() time.Time) *Agent {
-	return &Agent{path: path, rec: rec, log: log, now: now, metrics: m}
+	return NewWithLoader(path, func() (config.Config, error) { return config.Load(path) }, rec, m, log, now)
+}
+
+// NewWithLoader returns an Agent whose configuration comes from load
+// (Kubernetes, say) rather than a file; origin names it in messages.
+func NewWithLoader(origin string, load func() (config.Config, error), rec Reconciler, m *Metrics, log *slog.Logger, now func() time.Time) *Agent {
+	return &Agent{path: origin, load: load, rec: rec, log: log, now: now, metrics: m}
 }
 
 // Config returns the last valid configuration (false before the first).
@@ -50,7 +57,7 @@ func (a *Agent) Config() (config.Config, bool) {
 // Load reads the file. An invalid file is rejected with an error naming
 // the field, and the last valid configuration stays in force.
 func (a *Agent) Load() error {
-	cfg, err := config.Load(a.path)
+	cfg, err := a.load()
 	if err != nil {
 		a.metrics.ConfigErrors.Inc()
 		return err

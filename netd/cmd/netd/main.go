@@ -44,6 +44,10 @@ func main() {
 	resync := fs.Duration("resync", 30*time.Second, "interval of reconciles that repair drift")
 	once := fs.Bool("once", false, "reconcile once and exit")
 	debug := fs.Bool("debug", false, "log at debug level")
+	var kf kubeFlags
+	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take the node's VIPs from the Kubernetes API server of this kubeconfig instead of the file's vips:")
+	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take the node's VIPs from the API server of the pod's service account")
+	fs.StringVar(&kf.nodeName, "node", os.Getenv("NODE_NAME"), "with Kubernetes: this node's name")
 	_ = fs.Parse(os.Args[2:])
 
 	level := slog.LevelInfo
@@ -51,13 +55,13 @@ func main() {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("component", "netd")
-	if err := run(log, *cfgPath, *resync, *once); err != nil {
+	if err := run(log, *cfgPath, *resync, *once, kf); err != nil {
 		log.Error("netd stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, path string, resync time.Duration, once bool) error {
+func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kubeFlags) error {
 	if resync <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", resync)
 	}
@@ -75,7 +79,24 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool) error {
 		return err
 	}
 	srv := obs.NewServer(cfg.MetricsAddress, log)
-	a := agent.New(path, gw, agent.NewMetrics(srv.Registry), log, time.Now)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var a *agent.Agent
+	var kubeChanged <-chan struct{}
+	if kf.enabled() {
+		if once {
+			return fmt.Errorf("--once reads VIPs from the file; it does not combine with Kubernetes")
+		}
+		kg, err := startKube(ctx, kf, cfg, log)
+		if err != nil {
+			return err
+		}
+		a = agent.NewWithLoader("kubernetes node "+kf.nodeName, kg.load, gw, agent.NewMetrics(srv.Registry), log, time.Now)
+		kubeChanged = kg.changed
+	} else {
+		a = agent.New(path, gw, agent.NewMetrics(srv.Registry), log, time.Now)
+	}
 	if err := a.Load(); err != nil {
 		return err
 	}
@@ -98,12 +119,11 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool) error {
 		_ = srv.Shutdown(ctx)
 	}()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-
-	changed, err := watch(ctx, path, log)
-	if err != nil {
-		return err
+	changed := kubeChanged
+	if changed == nil {
+		if changed, err = watch(ctx, path, log); err != nil {
+			return err
+		}
 	}
 	if res, err := a.Reconcile(); err != nil {
 		log.Error("initial reconcile failed; will retry", "err", err)
