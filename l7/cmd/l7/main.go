@@ -2,7 +2,7 @@
 // directory to Envoy gateways and proxyless gRPC clients over ADS, and
 // renders a group's config as Envoy YAML.
 //
-//	l7 serve --config DIR [--xds-addr 127.0.0.1:18000] [--metrics-addr 127.0.0.1:9480]
+//	l7 serve --config DIR [--xds-addr 127.0.0.1:18000] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds]
 //	l7 envoy [--admin http://127.0.0.1:9901] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
 //
@@ -35,6 +35,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/drain"
 	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/serve"
 	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
@@ -99,9 +100,11 @@ func runServe(args []string) error {
 	debounce := fs.Duration("debounce", 200*time.Millisecond, "wait after a file change before reloading")
 	resync := fs.Duration("resync", time.Minute, "reload the directory at least this often")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "time for streams to end on SIGTERM")
+	kubeconfig := fs.String("kubeconfig", "", "also serve Services that opt into L7 from the API server of this kubeconfig")
+	inCluster := fs.Bool("in-cluster", false, "also serve Services that opt into L7 from the API server of the pod's service account")
 	_ = fs.Parse(args)
 	if *dir == "" {
-		return errors.New("serve: --config is required")
+		return errors.New("serve: --config is required (an empty directory is fine with Kubernetes)")
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 
@@ -138,13 +141,26 @@ func runServe(args []string) error {
 		return fmt.Errorf("listen for ADS on %s: %w", *xdsAddr, err)
 	}
 
-	rl := &serve.Reloader{Dir: dsl.NewDir(*dir), Server: srv, Log: log}
+	merger := serve.NewMerger(srv)
+	rl := &serve.Reloader{Dir: dsl.NewDir(*dir), Server: merger.For("dsl"), Log: log}
 	first := rl.Reload(ctx)
 	o.SetReady(true, "")
 	log.Info("serving ADS", "addr", lis.Addr().String(), "config", *dir, "schema", xds.Schema,
 		"fileErrors", len(first.FileErrors), "problems", len(first.Problems))
 
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
+	if *kubeconfig != "" || *inCluster {
+		src, err := newKubeSource(*kubeconfig, *inCluster, log)
+		if err != nil {
+			return err
+		}
+		fromKube := merger.For("kubernetes")
+		go func() {
+			errc <- src.Run(ctx, func(ctx context.Context, cfg model.Config) []model.Problem {
+				return fromKube.Publish(ctx, cfg).Problems
+			})
+		}()
+	}
 	go func() { errc <- gs.Serve(lis) }()
 	go func() { errc <- rl.Dir.Watch(ctx, *debounce, *resync, func() { rl.Reload(ctx) }) }()
 	select {
