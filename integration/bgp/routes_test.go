@@ -1,3 +1,5 @@
+//go:build !lab
+
 package bgp_test
 
 import "github.com/tlbproject/tlb/bgp/birdlab"

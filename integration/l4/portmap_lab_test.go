@@ -204,7 +204,7 @@ func exchange(client *topo.Node, up, down int, timeout time.Duration) (answer, e
 	}
 	n, err := io.Copy(io.Discard, r)
 	if err != nil || n != int64(down) {
-		return a, fmt.Errorf("download: got %d of %d bytes: %v", n, down, err)
+		return a, fmt.Errorf("download: got %d of %d bytes: %w", n, down, err)
 	}
 	return a, nil
 }

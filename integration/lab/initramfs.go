@@ -70,7 +70,7 @@ func buildInitramfs(k Kernel, cacheDir string) (string, error) {
 	for _, m := range bootModules {
 		out, err := exec.Command("modprobe", "-d", k.Root, "-S", k.Version, "--show-depends", m).CombinedOutput()
 		if err != nil {
-			return "", fmt.Errorf("resolve module %s for kernel %s: %v: %s", m, k.Version, err, out)
+			return "", fmt.Errorf("resolve module %s for kernel %s: %w: %s", m, k.Version, err, out)
 		}
 		for _, line := range strings.Split(string(out), "\n") {
 			f := strings.Fields(line)

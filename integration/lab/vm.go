@@ -80,7 +80,7 @@ func Run(ctx context.Context, opts Options, argv ...string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("lab: make run dir: %w", err)
 	}
-	defer os.RemoveAll(runDir)
+	defer func() { _ = os.RemoveAll(runDir) }()
 	script := filepath.Join(runDir, "cmd.sh")
 	if err := os.WriteFile(script, []byte(commandScript(opts, argv)), 0o644); err != nil {
 		return Result{}, fmt.Errorf("lab: write command: %w", err)
@@ -165,7 +165,7 @@ func boot(ctx context.Context, opts Options, initrd, script string) (Result, err
 				res.ExitCode = n
 			}
 		case started:
-			fmt.Fprintln(opts.Output, line)
+			_, _ = fmt.Fprintln(opts.Output, line)
 		default:
 			tail = append(tail, line)
 			if len(tail) > 40 {
@@ -179,7 +179,7 @@ func boot(ctx context.Context, opts Options, initrd, script string) (Result, err
 		return res, fmt.Errorf("lab: VM timed out after %s (accel %s)", opts.Timeout, opts.Accel)
 	}
 	if res.ExitCode == -1 {
-		return res, fmt.Errorf("lab: VM ended without an exit status (qemu: %v); console:\n%s", werr, strings.Join(tail, "\n"))
+		return res, fmt.Errorf("lab: VM ended without an exit status (qemu: %w); console:\n%s", werr, strings.Join(tail, "\n"))
 	}
 	if res.ExitCode == 125 && !started {
 		return res, fmt.Errorf("lab: guest could not start the command; console:\n%s", strings.Join(tail, "\n"))
@@ -198,7 +198,7 @@ func probeAccel(ctx context.Context, opts Options, initrd string) string {
 	if err != nil {
 		return "tcg"
 	}
-	f.Close()
+	_ = f.Close()
 	bootID, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	cache := filepath.Join(opts.CacheDir, "accel-"+strings.TrimSpace(string(bootID)))
 	if b, err := os.ReadFile(cache); err == nil {
@@ -207,7 +207,7 @@ func probeAccel(ctx context.Context, opts Options, initrd string) string {
 	verdict := "tcg"
 	dir, err := os.MkdirTemp(opts.CacheDir, "probe-")
 	if err == nil {
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }()
 		script := filepath.Join(dir, "cmd.sh")
 		if os.WriteFile(script, []byte("echo TLB-LAB-START\ntrue\n"), 0o644) == nil {
 			p := opts

@@ -98,7 +98,7 @@ func (n *Node) Do(fn func() error) error {
 			errc <- fmt.Errorf("topo: current namespace: %w", err)
 			return
 		}
-		defer orig.Close()
+		defer func() { _ = orig.Close() }()
 		if err := netns.Set(n.handle); err != nil {
 			errc <- fmt.Errorf("topo: enter node %s: %w", n.Name, err)
 			return

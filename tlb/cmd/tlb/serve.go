@@ -100,7 +100,11 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 		select {
 		case initial = <-updates:
 		case <-runCtx.Done():
-			<-watchErr
+			// Stopped (or the source failed) before the first model:
+			// nothing was programmed.
+			if err := <-watchErr; err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
 			return nil
 		}
 	} else {
