@@ -40,7 +40,7 @@ func TestClientReachesBothGatewaysWithDirectReturn(t *testing.T) {
 		served += len(l.get(t, fmt.Sprintf("/download?bytes=%d", size)))
 	}
 	rx1, tx1 := linkBytes(t, dir, dirIf)
-	st := serviceStats(t, h)
+	st := serviceStats(t, h, 80)
 	dirBytes := (rx1 - rx0) + (tx1 - tx0)
 	t.Logf("served %d bytes to the client; director link moved %d bytes (rx %d, tx %d); IPVS in %d pkts/%d bytes, out %d pkts/%d bytes",
 		served, dirBytes, rx1-rx0, tx1-tx0, st.PacketsIn, st.BytesIn, st.PacketsOut, st.BytesOut)

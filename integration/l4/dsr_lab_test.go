@@ -332,19 +332,31 @@ func linkBytes(t *testing.T, node *topo.Node, ifname string) (rx, tx uint64) {
 	return s.RxBytes, s.TxBytes
 }
 
-func serviceStats(t *testing.T, h *ipvs.Handle) ipvs.SvcStats {
+// serviceStats returns the counters of the IPVS service VIP:port once
+// traffic shows in them: the kernel folds its per-CPU counters into the
+// totals it reports only every 2 s (the rate estimator).
+func serviceStats(t *testing.T, h *ipvs.Handle, port uint16) ipvs.SvcStats {
 	t.Helper()
-	svcs, err := h.GetServices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range svcs {
-		if s.Address.Equal(vip.AsSlice()) && s.Port == 80 {
-			return s.Stats
+	deadline := time.Now().Add(6 * time.Second)
+	for {
+		svcs, err := h.GetServices()
+		if err != nil {
+			t.Fatal(err)
 		}
+		var st *ipvs.SvcStats
+		for _, s := range svcs {
+			if s.Address.Equal(vip.AsSlice()) && s.Port == port {
+				st = &s.Stats
+			}
+		}
+		if st == nil {
+			t.Fatalf("no IPVS service for %s:%d", vip, port)
+		}
+		if st.PacketsIn > 0 || time.Now().After(deadline) {
+			return *st
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	t.Fatalf("no IPVS service for %s:80", vip)
-	return ipvs.SvcStats{}
 }
 
 // upDSR builds the lab with netd on every gateway, HTTP servers on the

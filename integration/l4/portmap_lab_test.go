@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/ipvs"
 	"golang.org/x/sys/unix"
 
 	"github.com/tlbproject/tlb/integration/topo"
@@ -101,7 +100,7 @@ func TestPortMapServesExternalPortFromListenerPort(t *testing.T) {
 		counts[a.gateway]++
 	}
 	rx1, tx1 := linkBytes(t, dir, dirIf)
-	st := statsOf(t, h, externalPort)
+	st := serviceStats(t, h, externalPort)
 	served := conns * down
 	dirBytes := (rx1 - rx0) + (tx1 - tx0)
 	t.Logf("%d connections to VIP:%d answered from :%d: %v; served %d bytes, director link moved %d; IPVS in %d pkts, out %d pkts",
@@ -203,8 +202,11 @@ func exchange(client *topo.Node, up, down int, timeout time.Duration) (answer, e
 		return answer{}, fmt.Errorf("answer %q: %w", head, err)
 	}
 	n, err := io.Copy(io.Discard, r)
-	if err != nil || n != int64(down) {
+	if err != nil {
 		return a, fmt.Errorf("download: got %d of %d bytes: %w", n, down, err)
+	}
+	if n != int64(down) {
+		return a, fmt.Errorf("download: got %d of %d bytes", n, down)
 	}
 	return a, nil
 }
@@ -246,17 +248,3 @@ func serveListenerPort(t *testing.T, node *topo.Node) {
 }
 
 // statsOf returns the IPVS counters of the TCP service VIP:port.
-func statsOf(t *testing.T, h *ipvs.Handle, port uint16) ipvs.SvcStats {
-	t.Helper()
-	svcs, err := h.GetServices()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range svcs {
-		if s.Address.Equal(vip.AsSlice()) && s.Port == port {
-			return s.Stats
-		}
-	}
-	t.Fatalf("no IPVS service for %s:%d", vip, port)
-	return ipvs.SvcStats{}
-}
