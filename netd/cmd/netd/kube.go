@@ -6,14 +6,10 @@ import (
 	"log/slog"
 	"sync"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/tlbproject/tlb/netd/config"
 	"github.com/tlbproject/tlb/netd/kube"
 	"github.com/tlbproject/tlb/netd/model"
+	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // kubeFlags say where the node's VIPs come from when they come from
@@ -66,28 +62,13 @@ func startKube(ctx context.Context, k kubeFlags, file config.Config, log *slog.L
 	if k.nodeName == "" {
 		return nil, fmt.Errorf("--node (or NODE_NAME) is required with --kubeconfig or --in-cluster")
 	}
-	var cfg *rest.Config
-	var err error
-	if k.inCluster {
-		cfg, err = rest.InClusterConfig()
-	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags("", k.kubeconfig)
-	}
+	c, err := tlbkube.NewClients(k.kubeconfig, k.inCluster, "tlb-netd")
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client config: %w", err)
-	}
-	cfg.UserAgent = "tlb-netd"
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	dc, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+		return nil, err
 	}
 	local := kube.DefaultLocal()
 	local.Tunnel, local.MSS = file.Gateway.Tunnel, file.Gateway.MSS
-	src, err := kube.NewSource(kc, dc, k.nodeName, local, log.With("source", "kubernetes"))
+	src, err := kube.NewSource(c.Kube, c.Dynamic, k.nodeName, local, log.With("source", "kubernetes"))
 	if err != nil {
 		return nil, err
 	}

@@ -5,11 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -34,24 +29,9 @@ func newKubeSource(k kubeFlags, log *slog.Logger) (desiredSource, error) {
 	if k.l4Cluster == "" {
 		return nil, fmt.Errorf("--l4-cluster is required with --kubeconfig or --in-cluster")
 	}
-	var cfg *rest.Config
-	var err error
-	if k.inCluster {
-		cfg, err = rest.InClusterConfig()
-	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags("", k.kubeconfig)
-	}
+	c, err := kube.NewClients(k.kubeconfig, k.inCluster, "tlb-director")
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client config: %w", err)
+		return nil, err
 	}
-	cfg.UserAgent = "tlb-director"
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	dc, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
-	}
-	return kube.NewSource(kc, dc, k.l4Cluster, log.With("source", "kubernetes"))
+	return kube.NewSource(c.Kube, c.Dynamic, k.l4Cluster, log.With("source", "kubernetes"))
 }
