@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -25,10 +22,6 @@ import (
 	"github.com/tlbproject/tlb/netd/model"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
-
-// modelKey is the only key of the workqueue: every event rebuilds the
-// whole model.
-const modelKey = "model"
 
 // Source watches the API server and emits the gateway model of one node
 // whenever it changes. Build it with NewSource, run it with Run.
@@ -46,7 +39,6 @@ type Source struct {
 	synced    []cache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
 
-	last     *model.Gateway
 	lastErrs map[string]bool
 }
 
@@ -81,12 +73,12 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName stri
 	s.services, s.nodes = svcInf.Lister(), nodeInf.Lister()
 	s.pools, s.clusters = poolInf.Lister(), clusterInf.Lister()
 	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { s.queue.Add(modelKey) },
-		UpdateFunc: func(_, _ any) { s.queue.Add(modelKey) },
+		AddFunc:    func(any) { s.queue.Add(tlbkube.ModelKey) },
+		UpdateFunc: func(_, _ any) { s.queue.Add(tlbkube.ModelKey) },
 		// A tombstone (cache.DeletedFinalStateUnknown) needs no
 		// unwrapping: the model is rebuilt from the listers, which no
 		// longer hold the object.
-		DeleteFunc: func(any) { s.queue.Add(modelKey) },
+		DeleteFunc: func(any) { s.queue.Add(tlbkube.ModelKey) },
 	}
 	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), nodeInf.Informer(), poolInf.Informer(), clusterInf.Informer()} {
 		if _, err := inf.AddEventHandler(handler); err != nil {
@@ -106,51 +98,11 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName stri
 // server is unreachable, nothing is emitted. Run returns when ctx ends;
 // an error only if the caches never synced.
 func (s *Source) Run(ctx context.Context, emit func(model.Gateway)) error {
-	defer s.queue.ShutDown()
-	for _, f := range s.factories {
-		f.Start(ctx.Done())
+	loop := &tlbkube.ModelLoop[model.Gateway]{
+		What: "gateway model", Factories: s.factories, Shutdown: s.shutdown, Synced: s.synced,
+		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, g model.Gateway) { log.Info("gateway model changed", "vips", len(g.VIPs)) },
 	}
-	defer func() {
-		s.queue.ShutDown()
-		for _, sd := range s.shutdown {
-			sd()
-		}
-	}()
-	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
-		return fmt.Errorf("netd kube source: wait for the Node, Service, VIPPool and L4Cluster caches: %w", ctx.Err())
-	}
-	s.queue.Add(modelKey)
-	go func() {
-		<-ctx.Done()
-		s.queue.ShutDown()
-	}()
-	wait.Until(func() {
-		for s.processNext(emit) {
-		}
-	}, time.Second, ctx.Done())
-	return nil
-}
-
-func (s *Source) processNext(emit func(model.Gateway)) bool {
-	key, quit := s.queue.Get()
-	if quit {
-		return false
-	}
-	defer s.queue.Done(key)
-	g, err := s.build()
-	if err != nil {
-		s.log.Warn("build the gateway model from the API server; the last model stays", "err", err)
-		s.queue.AddRateLimited(key)
-		return true
-	}
-	s.queue.Forget(key)
-	if g == nil || (s.last != nil && reflect.DeepEqual(*s.last, *g)) {
-		return true
-	}
-	s.last = g
-	s.log.Info("gateway model changed", "vips", len(g.VIPs))
-	emit(*g)
-	return true
+	return loop.Run(ctx, emit)
 }
 
 // build lists the caches and builds the model. A nil model and nil error

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -24,10 +21,6 @@ import (
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/model"
 )
-
-// modelKey is the only key of the workqueue: every event rebuilds the
-// whole model.
-const modelKey = "model"
 
 // Source watches the API server and emits the director's model whenever it
 // changes. Build it with NewSource, run it with Run.
@@ -44,7 +37,6 @@ type Source struct {
 	synced    []cache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
 
-	last     *model.Desired
 	lastErrs map[string]bool
 }
 
@@ -93,13 +85,13 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 // from the listers, which no longer hold the object.
 func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { q.Add(modelKey) },
-		UpdateFunc: func(_, _ any) { q.Add(modelKey) },
+		AddFunc:    func(any) { q.Add(ModelKey) },
+		UpdateFunc: func(_, _ any) { q.Add(ModelKey) },
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				log.Debug("object deleted while the watch was down", "object", t.Key)
 			}
-			q.Add(modelKey)
+			q.Add(ModelKey)
 		},
 	}
 }
@@ -111,54 +103,13 @@ func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.Re
 // nothing is emitted. Run returns when ctx ends; an error only if the
 // caches never synced.
 func (s *Source) Run(ctx context.Context, emit func(model.Desired)) error {
-	defer s.queue.ShutDown()
-	for _, f := range s.factories {
-		f.Start(ctx.Done())
+	loop := &ModelLoop[model.Desired]{
+		What: "director model", Factories: s.factories, Shutdown: s.shutdown, Synced: s.synced,
+		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, d model.Desired) {
+			log.Info("director model changed", "services", len(d.Services), "vipRanges", len(d.VIPRanges))
+		},
 	}
-	defer func() {
-		s.queue.ShutDown()
-		for _, sd := range s.shutdown {
-			sd()
-		}
-	}()
-	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
-		return fmt.Errorf("director kube source: wait for the Service, Node, VIPPool and L4Cluster caches: %w", ctx.Err())
-	}
-	s.queue.Add(modelKey)
-	go func() {
-		<-ctx.Done()
-		s.queue.ShutDown()
-	}()
-	wait.Until(func() {
-		for s.processNext(emit) {
-		}
-	}, time.Second, ctx.Done())
-	return nil
-}
-
-func (s *Source) processNext(emit func(model.Desired)) bool {
-	key, quit := s.queue.Get()
-	if quit {
-		return false
-	}
-	defer s.queue.Done(key)
-	d, err := s.build()
-	if err != nil {
-		s.log.Warn("build the director model from the API server; the last model stays", "err", err)
-		s.queue.AddRateLimited(key)
-		return true
-	}
-	s.queue.Forget(key)
-	if d == nil {
-		return true
-	}
-	if s.last != nil && reflect.DeepEqual(*s.last, *d) {
-		return true
-	}
-	s.last = d
-	s.log.Info("director model changed", "services", len(d.Services), "vipRanges", len(d.VIPRanges))
-	emit(*d)
-	return true
+	return loop.Run(ctx, emit)
 }
 
 // build lists the caches and builds the model. A nil model and nil error
