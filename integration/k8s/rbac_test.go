@@ -173,8 +173,9 @@ func assertForbidden(t *testing.T, sa string, c tlbkube.Clients, checks []forbid
 	}
 }
 
-// The requests no read-only role (director, netd, l7) may make on a
-// Service ns/name that exists, and on Secrets.
+// readOnlyServiceChecks are the requests no read-only role (director,
+// netd, l7) may make: writes to the existing Service ns/name (read through
+// kc, the admin) and creating a Secret.
 func readOnlyServiceChecks(kc kubernetes.Interface, ns, name string) []forbidden {
 	get := func(ctx context.Context) (*corev1.Service, error) {
 		return kc.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
