@@ -28,7 +28,7 @@ if [ ${#pkgs[@]} -eq 0 ]; then
 fi
 
 # The binaries the tests run inside nodes (tlb, netd, ...).
-mapfile -t cmds < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./tlb/... ./netd/... ./bgp/... 2>/dev/null | grep -v '^$' || true)
+mapfile -t cmds < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./tlb/... ./netd/... ./bgp/... ./ipam/... 2>/dev/null | grep -v '^$' || true)
 if [ ${#cmds[@]} -gt 0 ]; then
   go build -o "$bin/" "${cmds[@]}"
 fi
@@ -54,5 +54,10 @@ RUN
   echo '[ "$fail" -eq 0 ]'
 } > "$runner"
 
+# The end-to-end test runs a real kube-apiserver (built once from the
+# module proxy and cached) and Debian's etcd inside the VM.
+kube_apiserver=$(./tools/kube-apiserver/build.sh)
+
 go build -o "$bin/labrun" ./integration/cmd/labrun
-"$bin/labrun" -mem "${LAB_MEM:-3072}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" -- sh "$runner"
+"$bin/labrun" -mem "${LAB_MEM:-3072}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
+  -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" -- sh "$runner"

@@ -58,10 +58,33 @@ func Load(path string) (*Config, error) {
 	return Parse(path, data)
 }
 
+// LoadSettings reads the file at path for a director whose services come
+// from another source (the Kubernetes API server): the file holds only
+// the director's settings, `bgp:` and `health:`, and a `services:` list
+// is an error rather than being silently ignored.
+func LoadSettings(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return ParseSettings(path, data)
+}
+
+// ParseSettings is Parse for a file without services (see LoadSettings).
+func ParseSettings(name string, data []byte) (*Config, error) {
+	return parse(name, data, false)
+}
+
 // Parse parses data, read from the file name (used in errors). Every error
 // starts with "config NAME:" and names the field. A nil error means the
 // whole file is valid and its model passes model.Desired.Validate.
 func Parse(name string, data []byte) (*Config, error) {
+	return parse(name, data, true)
+}
+
+// parse parses a whole file; withServices says whether the services come
+// from it (required) or from elsewhere (forbidden).
+func parse(name string, data []byte, withServices bool) (*Config, error) {
 	if unknown := unknownFields(data); len(unknown) > 0 {
 		errs := make([]error, 0, len(unknown))
 		for _, u := range unknown {
@@ -73,8 +96,13 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := yaml.UnmarshalStrict(data, &doc); err != nil {
 		return nil, fmt.Errorf("config %s: %s", name, cleanYAMLError(err))
 	}
-	if doc.Services == nil {
+	switch {
+	case withServices && doc.Services == nil:
 		return nil, fmt.Errorf("config %s: services: required (write `services: []` for none)", name)
+	case !withServices && doc.Services != nil:
+		return nil, fmt.Errorf("config %s: services: not allowed when services come from the Kubernetes API server; remove the list", name)
+	case !withServices:
+		doc.Services = &[]serviceDoc{}
 	}
 	var errs []error
 	bad := func(field, format string, args ...any) {
@@ -82,7 +110,10 @@ func Parse(name string, data []byte) (*Config, error) {
 	}
 	cfg := &Config{Director: directorSettings(doc.Director, bad)}
 	cfg.Desired.VIPRanges = cfg.Director.VIPRanges
-	cfg.BGP, cfg.Health = sections(doc, cfg.Director, bad)
+	if !withServices && len(cfg.Director.VIPRanges) > 0 {
+		bad("director.vipRanges", "not allowed when services come from the Kubernetes API server: the VIP ranges are the VIPPools of the director's L4 cluster")
+	}
+	cfg.BGP, cfg.Health = sections(doc, cfg.Director, withServices, bad)
 	for i, s := range *doc.Services {
 		cfg.Desired.Services = append(cfg.Desired.Services, service(fmt.Sprintf("services[%d]", i), s, bad))
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tlbproject/tlb/bgp"
 	"github.com/tlbproject/tlb/tlb/model"
@@ -196,4 +197,32 @@ func FuzzParse(f *testing.F) {
 			t.Errorf("Parse accepted a model that does not validate: %v", verr)
 		}
 	})
+}
+
+// TestParseSettings: with services from the API server the file must not
+// list services, and everything else is parsed as usual.
+func TestParseSettings(t *testing.T) {
+	settings := "director:\n  drainPeriod: 2s\nbgp:\n  localASN: 64512\n  routerID: 198.18.1.2\n  allowedPrefixes: [203.0.113.0/24]\n" +
+		"  peers: [{address: 198.18.1.1, asn: 64500}]\n"
+	cfg, err := ParseSettings("d.yaml", []byte(settings))
+	if err != nil {
+		t.Fatalf("settings without services: %v", err)
+	}
+	if len(cfg.Desired.Services) != 0 || cfg.Director.DrainPeriod != 2*time.Second || cfg.BGP == nil || len(cfg.Director.VIPRanges) != 0 {
+		t.Errorf("parsed %+v", cfg)
+	}
+	for name, tc := range map[string]struct{ data, want string }{
+		"services listed": {settings + "services: []\n", "config d.yaml: services: not allowed when services come from the Kubernetes API server"},
+		"unknown field":   {settings + "servics: []\n", "servics"},
+		"bad director":    {"director:\n  drainPeriod: soon\n", "director.drainPeriod"},
+		"vip ranges":      {"director:\n  vipRanges: [203.0.113.0/24]\n", "director.vipRanges: not allowed when services come from the Kubernetes API server"},
+	} {
+		_, err := ParseSettings("d.yaml", []byte(tc.data))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
+		}
+	}
+	if _, err := Parse("d.yaml", []byte(settings+"services: []\n")); err == nil || !strings.Contains(err.Error(), "director.vipRanges: required with a bgp section") {
+		t.Errorf("Parse (file mode) of bgp without vipRanges: %v", err)
+	}
 }

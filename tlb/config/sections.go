@@ -16,7 +16,10 @@ import (
 // director's settings: with BGP, director.vipRanges are the subnets
 // announced, so they are required and must lie inside
 // bgp.allowedPrefixes (or the speaker would refuse them at run time).
-func sections(doc fileDoc, d Director, bad func(field, format string, args ...any)) (*bgp.Config, *health.Config) {
+// With withServices false (services and VIP ranges come from the API
+// server) the VIP ranges are not known here; the speaker refuses, at
+// announce time, any outside bgp.allowedPrefixes.
+func sections(doc fileDoc, d Director, withServices bool, bad func(field, format string, args ...any)) (*bgp.Config, *health.Config) {
 	var bc *bgp.Config
 	if present(doc.BGP) {
 		c, err := bgp.Parse(doc.BGP)
@@ -24,7 +27,9 @@ func sections(doc fileDoc, d Director, bad func(field, format string, args ...an
 			report("bgp", err, bad)
 		} else {
 			bc = &c
-			checkAnnounced(c, d, bad)
+			if withServices {
+				checkAnnounced(c, d, bad)
+			}
 		}
 	}
 	var hc *health.Config

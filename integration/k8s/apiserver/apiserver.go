@@ -125,6 +125,8 @@ func Start(timeout time.Duration) (_ *Server, err error) {
 	s.apiserver, err = s.spawn("kube-apiserver", apiserverBin,
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--secure-port="+port,
+		// Explicit: the lab VM has no default route to derive it from.
+		"--advertise-address=127.0.0.1",
 		// No kubernetes.default endpoints: nothing in-cluster dials it.
 		"--endpoint-reconciler-type=none",
 		"--cert-dir="+certDir,

@@ -55,7 +55,12 @@ func runCommand(args []string, stderr io.Writer) int {
 // run wires the config, the kernel handle, the director, metrics and the
 // watcher, and returns when ctx is done (or after one reconcile with once).
 func run(ctx context.Context, path string, once bool, kf kubeFlags, log *slog.Logger) error {
-	cfg, err := config.Load(path)
+	load := config.Load
+	if kf.enabled() {
+		// Services come from the API server; the file holds the rest.
+		load = config.LoadSettings
+	}
+	cfg, err := load(path)
 	if err != nil {
 		return err
 	}

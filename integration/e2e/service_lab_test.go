@@ -1,0 +1,352 @@
+//go:build lab
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tlbproject/tlb/bgp/birdlab"
+	"github.com/tlbproject/tlb/integration/topo"
+	"github.com/tlbproject/tlb/ipam"
+)
+
+const (
+	pool      = "203.0.113.0/28"
+	l4cluster = "lab-east"
+	env       = "lab"
+)
+
+// dc is the data center: client -- router (BIRD) -- director (tlb run
+// --kubeconfig); router -- gateway1, gateway2 (netd run --kubeconfig, a
+// web server on port 80 of every local address).
+type dc struct {
+	client, router, director *topo.Node
+	gateways                 []*topo.Node
+	gatewayAddr              []string
+	bird                     *birdlab.Router
+}
+
+func buildDC(t *testing.T) *dc {
+	t.Helper()
+	lab := topo.New(t)
+	d := &dc{client: lab.Node("client"), router: lab.Node("router"), director: lab.Node("director")}
+	lab.Link(d.client, d.router, "198.18.0.2/24", "198.18.0.1/24")
+	d.client.AddRoute(t, "default", "198.18.0.1")
+	d.router.Sysctl(t, "net.ipv4.ip_forward", "1")
+	lab.Link(d.director, d.router, "198.18.1.2/24", "198.18.1.1/24")
+	d.director.AddRoute(t, "default", "198.18.1.1")
+	for i := 1; i <= 2; i++ {
+		gw := lab.Node(fmt.Sprintf("gateway%d", i))
+		addr := fmt.Sprintf("198.18.%d.2", 10+i)
+		lab.Link(gw, d.router, addr+"/24", fmt.Sprintf("198.18.%d.1/24", 10+i))
+		gw.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 10+i))
+		d.gateways, d.gatewayAddr = append(d.gateways, gw), append(d.gatewayAddr, addr)
+	}
+	r, err := birdlab.StartRouter(context.Background(), d.router.NsName(), t.TempDir(), birdlab.RouterConfig{
+		RouterID: "198.18.0.1", ASN: 64500,
+		Neighbors: []birdlab.Neighbor{{Name: "director", Address: "198.18.1.2", ASN: 64512, Local: "198.18.1.1"}},
+	})
+	if err != nil {
+		t.Fatalf("start bird on the router: %v", err)
+	}
+	d.bird = r
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("bird log:\n%s", r.Log())
+		}
+		r.Stop()
+	})
+	for _, gw := range d.gateways {
+		serveWhoAmI(t, gw)
+	}
+	return d
+}
+
+// serveWhoAmI answers GET / on port 80 of every address of gateway gw
+// (the VIP included, once netd binds it) with the gateway's name and the
+// client address the request came from.
+func serveWhoAmI(t *testing.T, gw *topo.Node) {
+	ln, err := gw.Listen("tcp", ":80")
+	if err != nil {
+		t.Fatalf("listen on port 80 in %s: %v", gw.Name, err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %s", gw.Name, r.RemoteAddr)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+}
+
+// TestServiceReachableThroughDirectorAndGateway: a LoadBalancer Service
+// created in the API server gets a VIP from the pool; the director serves
+// it with IPVS over both Ready gateway nodes and announces the pool to the
+// router; both gateways bind it; a client reaches it with its own address
+// seen by the gateway and no reply through the director. A node turning
+// NotReady gets no new flows. Deleting the Service releases the VIP and
+// takes it out of IPVS and off the gateways.
+func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
+	bin := os.Getenv("TLB_BIN_DIR")
+	if bin == "" {
+		t.Fatal("TLB_BIN_DIR is not set: run through tools/lab-test.sh")
+	}
+	c := startCluster(t)
+	d := buildDC(t)
+	for _, n := range append([]*topo.Node{d.director}, d.gateways...) {
+		reachAPIServer(t, n, c.hostport)
+	}
+	c.createPool(t, l4cluster, env, "lab-east-a", pool)
+	for i, gw := range d.gateways {
+		c.createGatewayNode(t, gw.Name, d.gatewayAddr[i])
+	}
+	tmp := t.TempDir()
+
+	// The controllers, each with its own ServiceAccount's token.
+	startLogged(t, filepath.Join(bin, "ipam"), tmp, "ipam", "--kubeconfig", c.ipamKC,
+		"--metrics-addr", "127.0.0.1:9470", "--lease-namespace", "tlb-system", "--identity", "e2e")
+	for _, gw := range d.gateways {
+		cfg := writeFile(t, tmp, gw.Name+".yaml", "netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\n")
+		gw.Start(t, filepath.Join(bin, "netd"), "run", "--config", cfg, "--kubeconfig", c.netdKC, "--node", gw.Name)
+	}
+	dcfg := writeFile(t, tmp, "director.yaml", fmt.Sprintf(`director:
+  metricsAddress: 127.0.0.1:9100
+  runtimeDir: %s
+  drainPeriod: 2s
+bgp:
+  localASN: 64512
+  routerID: 198.18.1.2
+  allowedPrefixes: [%s]
+  peers:
+    - {address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2, holdTimeSeconds: 3, keepaliveSeconds: 1}
+`, filepath.Join(tmp, "director-run"), pool))
+	d.director.Start(t, filepath.Join(bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", c.directorKC, "--l4-cluster", l4cluster)
+
+	// The Service, as a user would write it.
+	c.mustCreateNamespace(t, "shop")
+	class := ipam.LoadBalancerClass
+	created := time.Now()
+	_, err := c.kc.CoreV1().Services("shop").Create(context.Background(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{ipam.AnnotationEnvironment: env}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
+			AllocateLoadBalancerNodePorts: new(false), Selector: map[string]string{"app": "web"},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Service shop/web: %v", err)
+	}
+	var vip string
+	waitFor(t, 3*time.Minute, "the ipam controller writes a VIP into the status of shop/web", func() bool {
+		vip = c.vipOf(t, "shop", "web")
+		return vip != ""
+	})
+	if !prefixContains(t, pool, vip) {
+		t.Fatalf("VIP %s of shop/web is not from pool %s", vip, pool)
+	}
+	t.Logf("VIP %s in status after %s", vip, since(created))
+	target := net.JoinHostPort(vip, "80")
+
+	waitFor(t, 2*time.Minute, "the director programs IPVS service "+target+" over both gateways", func() bool {
+		out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", target).CombinedOutput()
+		return strings.Contains(string(out), d.gatewayAddr[0]+":80") && strings.Contains(string(out), d.gatewayAddr[1]+":80")
+	})
+	t.Logf("IPVS service after %s:\n%s", since(created), d.director.Run(t, "ipvsadm", "-Ln", "-t", target))
+	for _, gw := range d.gateways {
+		waitFor(t, 2*time.Minute, gw.Name+" binds "+vip+" on tunl0", func() bool {
+			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
+			return strings.Contains(string(out), vip+"/32")
+		})
+	}
+	t.Logf("VIP bound on both gateways after %s", since(created))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, _, err := d.bird.WaitRoutes(ctx, pool, 2*time.Minute, func(rs []birdlab.Route) bool {
+		return len(rs) == 1 && rs[0].NextHop == "198.18.1.2"
+	}); err != nil {
+		t.Fatalf("the router learns %s from the director: %v", pool, err)
+	}
+	t.Logf("route to %s in BIRD after %s", pool, since(created))
+
+	// Traffic: new connections from the client, spread by Maglev over the
+	// source ports; each gateway answers directly.
+	var first time.Duration
+	waitFor(t, time.Minute, "the client reaches "+target, func() bool {
+		_, err := get(d.client, target)
+		return err == nil
+	})
+	first = since(created)
+	t.Logf("first answer through the VIP %s after the Service was created", first)
+	served := countAnswers(t, d, target, 30)
+	t.Logf("30 new connections: %v", served)
+	for _, gw := range d.gateways {
+		if served[gw.Name] == 0 {
+			t.Errorf("gateway %s answered none of 30 connections (%v): Maglev should use both", gw.Name, served)
+		}
+	}
+	in, out := ipvsPackets(t, d.director, target)
+	if in == 0 || out != 0 {
+		t.Errorf("IPVS counters of %s: InPkts %d OutPkts %d; want requests in and no replies through the director (DSR)", target, in, out)
+	}
+
+	// A gateway node turning NotReady is drained: weight 0, no new flows.
+	c.setNodeReady(t, d.gateways[1].Name, false)
+	waitFor(t, time.Minute, "the director sets "+d.gateways[1].Name+" to weight 0", func() bool {
+		out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", target).CombinedOutput()
+		return weightOf(string(out), d.gatewayAddr[1]+":80") == "0"
+	})
+	served = countAnswers(t, d, target, 20)
+	if served[d.gateways[1].Name] != 0 || served[d.gateways[0].Name] != 20 {
+		t.Errorf("with %s NotReady: %v; want all 20 new connections on %s", d.gateways[1].Name, served, d.gateways[0].Name)
+	}
+	c.setNodeReady(t, d.gateways[1].Name, true)
+
+	// Deleting the Service releases the VIP everywhere.
+	if err := c.kc.CoreV1().Services("shop").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Minute, "shop/web is gone (the ipam controller removed its finalizer)", func() bool {
+		_, err := c.kc.CoreV1().Services("shop").Get(context.Background(), "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	waitFor(t, time.Minute, "the director removes IPVS service "+target, func() bool {
+		out, err := d.director.Cmd("ipvsadm", "-Ln", "-t", target).CombinedOutput()
+		return err != nil && !strings.Contains(string(out), d.gatewayAddr[0])
+	})
+	for _, gw := range d.gateways {
+		waitFor(t, time.Minute, gw.Name+" unbinds "+vip, func() bool {
+			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
+			return !strings.Contains(string(out), vip+"/32")
+		})
+	}
+	if body, err := get(d.client, target); err == nil {
+		t.Errorf("the deleted Service's VIP still answers: %q", body)
+	}
+}
+
+// get fetches http://target/ from node n on a new connection.
+func get(n *topo.Node, target string) (string, error) {
+	hc := n.HTTPClient()
+	hc.Timeout = 5 * time.Second
+	if tr, ok := hc.Transport.(*http.Transport); ok {
+		tr.DisableKeepAlives = true
+	}
+	resp, err := hc.Get("http://" + target + "/")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// countAnswers makes n requests on new connections from the client and
+// counts the answering gateways; each answer must name the client's own
+// address (no SNAT anywhere on the path).
+func countAnswers(t *testing.T, d *dc, target string, n int) map[string]int {
+	t.Helper()
+	served := map[string]int{}
+	for i := range n {
+		body, err := get(d.client, target)
+		if err != nil {
+			t.Fatalf("request %d to %s: %v", i, target, err)
+		}
+		name, remote, _ := strings.Cut(body, " ")
+		if host, _, _ := net.SplitHostPort(remote); host != "198.18.0.2" {
+			t.Errorf("gateway %s saw the request from %q; want the client's address 198.18.0.2", name, remote)
+		}
+		served[name]++
+	}
+	return served
+}
+
+// ipvsPackets reads the InPkts and OutPkts counters of one IPVS service.
+func ipvsPackets(t *testing.T, n *topo.Node, target string) (in, out int) {
+	t.Helper()
+	txt := n.Run(t, "ipvsadm", "-Ln", "--stats", "--exact", "-t", target)
+	for _, line := range strings.Split(txt, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && f[0] == "TCP" && f[1] == target {
+			in, _ = strconv.Atoi(f[3])
+			out, _ = strconv.Atoi(f[4])
+			return in, out
+		}
+	}
+	t.Fatalf("no counters for %s in:\n%s", target, txt)
+	return 0, 0
+}
+
+// weightOf finds the weight of a real server in `ipvsadm -Ln` output.
+func weightOf(ipvsadm, rs string) string {
+	for _, line := range strings.Split(ipvsadm, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[0] == "->" && f[1] == rs {
+			return f[3]
+		}
+	}
+	return ""
+}
+
+func prefixContains(t *testing.T, cidr, ip string) bool {
+	t.Helper()
+	_, n, err := net.ParseCIDR(cidr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.Contains(net.ParseIP(ip))
+}
+
+// startLogged runs a binary in the VM's root namespace until the end of
+// the test, its output in a file logged when the test fails.
+func startLogged(t *testing.T, bin, dir, name string, args ...string) {
+	t.Helper()
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := os.StartProcess(bin, append([]string{bin}, args...), &os.ProcAttr{Files: []*os.File{nil, logf, logf}})
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = p.Kill()
+		_, _ = p.Wait()
+		logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("%s log:\n%s", name, b)
+		}
+	})
+}
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if ok() {
+			return
+		}
+	}
+	t.Fatalf("timed out after %v waiting until %s", within, what)
+}
+
+func since(t0 time.Time) time.Duration { return time.Since(t0).Round(10 * time.Millisecond) }

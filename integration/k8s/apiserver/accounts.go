@@ -1,0 +1,84 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	authv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// CreateAll creates objects of any kind the API server serves (an
+// object that exists already is left as it is), mapping kinds to
+// resources through discovery.
+func (s *Server) CreateAll(ctx context.Context, objs []*unstructured.Unstructured) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(s.Config)
+	if err != nil {
+		return fmt.Errorf("build discovery client: %w", err)
+	}
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		return fmt.Errorf("discover API resources: %w", err)
+	}
+	mapper := restmapper.NewDiscoveryRESTMapper(groups)
+	dyn, err := dynamic.NewForConfig(s.Config)
+	if err != nil {
+		return fmt.Errorf("build dynamic client: %w", err)
+	}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return fmt.Errorf("map %s %s: %w", gvk.Kind, o.GetName(), err)
+		}
+		var r dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if o.GetNamespace() != "" {
+			r = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		}
+		if _, err := r.Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create %s %s: %w", gvk.Kind, o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// ServiceAccountKubeconfig issues a token for the ServiceAccount ns/name
+// (TokenRequest, one hour) and writes a kubeconfig with it into the
+// server's directory, so a child process acts with exactly that
+// account's RBAC. It returns the file's path.
+func (s *Server) ServiceAccountKubeconfig(ctx context.Context, ns, name string) (string, error) {
+	kc, err := kubernetes.NewForConfig(s.Config)
+	if err != nil {
+		return "", fmt.Errorf("build client: %w", err)
+	}
+	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	hour := int64(3600)
+	tr, err := kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
+		&authv1.TokenRequest{Spec: authv1.TokenRequestSpec{ExpirationSeconds: &hour}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("issue a token for ServiceAccount %s/%s: %w", ns, name, err)
+	}
+	path := filepath.Join(s.Dir, "kubeconfig-"+ns+"-"+name)
+	c := clientcmdapi.NewConfig()
+	c.Clusters["test"] = &clientcmdapi.Cluster{Server: s.Config.Host, CertificateAuthority: s.Config.CAFile}
+	c.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	c.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: name}
+	c.CurrentContext = "test"
+	if err := clientcmd.WriteToFile(*c, path); err != nil {
+		return "", fmt.Errorf("write the kubeconfig of %s/%s: %w", ns, name, err)
+	}
+	return path, nil
+}
