@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
@@ -205,4 +207,38 @@ func (c *cluster) mustCreateNamespace(t *testing.T, ns string) {
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace %s: %v", ns, err)
 	}
+}
+
+// createService creates a LoadBalancer Service of class tlb.io/l4 with
+// one TCP port 80 in the environment of the test's pool.
+func (c *cluster) createService(t *testing.T, ns, name string, annotations map[string]string) {
+	t.Helper()
+	ann := map[string]string{ipam.AnnotationEnvironment: env}
+	maps.Copy(ann, annotations)
+	class := ipam.LoadBalancerClass
+	_, err := c.kc.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
+			AllocateLoadBalancerNodePorts: new(false), Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Service %s/%s: %v", ns, name, err)
+	}
+}
+
+// waitVIP waits until the ipam controller writes a VIP from the pool into
+// the status of Service ns/name, and returns it.
+func (c *cluster) waitVIP(t *testing.T, ns, name string, created time.Time) string {
+	t.Helper()
+	var vip string
+	waitFor(t, 3*time.Minute, "the ipam controller writes a VIP into the status of "+ns+"/"+name, func() bool {
+		vip = c.vipOf(t, ns, name)
+		return vip != ""
+	})
+	if !prefixContains(t, pool, vip) {
+		t.Fatalf("VIP %s of %s/%s is not from pool %s", vip, ns, name, pool)
+	}
+	t.Logf("%s/%s: VIP %s in status after %s", ns, name, vip, since(created))
+	return vip
 }

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -71,21 +70,25 @@ func buildDC(t *testing.T) *dc {
 		r.Stop()
 	})
 	for _, gw := range d.gateways {
-		serveWhoAmI(t, gw)
+		// Port 80 stands for a plain L4 backend on the gateway, port 8080
+		// for the unprivileged L7 listener (Envoy) that netd's port map
+		// sends VIP:80 of an L7 Service to.
+		serveWhoAmI(t, gw, ":80", "l4")
+		serveWhoAmI(t, gw, ":8080", "l7")
 	}
 	return d
 }
 
-// serveWhoAmI answers GET / on port 80 of every address of gateway gw
-// (the VIP included, once netd binds it) with the gateway's name and the
+// serveWhoAmI answers GET / on addr (every address of gateway gw, the VIPs
+// included once netd binds them) with the gateway's name, tag and the
 // client address the request came from.
-func serveWhoAmI(t *testing.T, gw *topo.Node) {
-	ln, err := gw.Listen("tcp", ":80")
+func serveWhoAmI(t *testing.T, gw *topo.Node, addr, tag string) {
+	ln, err := gw.Listen("tcp", addr)
 	if err != nil {
-		t.Fatalf("listen on port 80 in %s: %v", gw.Name, err)
+		t.Fatalf("listen on %s in %s: %v", addr, gw.Name, err)
 	}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "%s %s", gw.Name, r.RemoteAddr)
+		fmt.Fprintf(w, "%s/%s %s", gw.Name, tag, r.RemoteAddr)
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
@@ -95,9 +98,10 @@ func serveWhoAmI(t *testing.T, gw *topo.Node) {
 // created in the API server gets a VIP from the pool; the director serves
 // it with IPVS over both Ready gateway nodes and announces the pool to the
 // router; both gateways bind it; a client reaches it with its own address
-// seen by the gateway and no reply through the director. A node turning
-// NotReady gets no new flows. Deleting the Service releases the VIP and
-// takes it out of IPVS and off the gateways.
+// seen by the gateway and no reply through the director. A Service that
+// opts into L7 reaches the gateways' L7 listener port through netd's port
+// map. A node turning NotReady gets no new flows. Deleting the Service
+// releases the VIP and takes it out of IPVS and off the gateways.
 func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
 	bin := os.Getenv("TLB_BIN_DIR")
 	if bin == "" {
@@ -114,62 +118,53 @@ func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
 	}
 	tmp := t.TempDir()
 
-	// The controllers, each with its own ServiceAccount's token.
+	// The controllers, each with its own ServiceAccount's token; netd with
+	// the very file deploy/netd ships.
 	startLogged(t, filepath.Join(bin, "ipam"), tmp, "ipam", "--kubeconfig", c.ipamKC,
 		"--metrics-addr", "127.0.0.1:9470", "--lease-namespace", "tlb-system", "--identity", "e2e")
+	netdFile := filepath.Join(repoRoot(t), "deploy", "netd", "netd.yaml")
 	for _, gw := range d.gateways {
-		cfg := writeFile(t, tmp, gw.Name+".yaml", "netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\n")
-		gw.Start(t, filepath.Join(bin, "netd"), "run", "--config", cfg, "--kubeconfig", c.netdKC, "--node", gw.Name)
+		gw.Start(t, filepath.Join(bin, "netd"), "run", "--config", netdFile, "--kubeconfig", c.netdKC, "--node", gw.Name)
 	}
+	// The file's router ID is a placeholder; --router-id sets this
+	// director's, as the DaemonSet does with the node's IP.
 	dcfg := writeFile(t, tmp, "director.yaml", fmt.Sprintf(`director:
   metricsAddress: 127.0.0.1:9100
   runtimeDir: %s
   drainPeriod: 2s
 bgp:
   localASN: 64512
-  routerID: 198.18.1.2
+  routerID: 192.0.2.1
   allowedPrefixes: [%s]
   peers:
     - {address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2, holdTimeSeconds: 3, keepaliveSeconds: 1}
 `, filepath.Join(tmp, "director-run"), pool))
-	d.director.Start(t, filepath.Join(bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", c.directorKC, "--l4-cluster", l4cluster)
+	d.director.Start(t, filepath.Join(bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", c.directorKC,
+		"--l4-cluster", l4cluster, "--router-id", "198.18.1.2")
 
-	// The Service, as a user would write it.
+	// The Services, as users would write them.
 	c.mustCreateNamespace(t, "shop")
-	class := ipam.LoadBalancerClass
 	created := time.Now()
-	_, err := c.kc.CoreV1().Services("shop").Create(context.Background(), &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{ipam.AnnotationEnvironment: env}},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
-			AllocateLoadBalancerNodePorts: new(false), Selector: map[string]string{"app": "web"},
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("create Service shop/web: %v", err)
-	}
-	var vip string
-	waitFor(t, 3*time.Minute, "the ipam controller writes a VIP into the status of shop/web", func() bool {
-		vip = c.vipOf(t, "shop", "web")
-		return vip != ""
-	})
-	if !prefixContains(t, pool, vip) {
-		t.Fatalf("VIP %s of shop/web is not from pool %s", vip, pool)
-	}
-	t.Logf("VIP %s in status after %s", vip, since(created))
-	target := net.JoinHostPort(vip, "80")
+	c.createService(t, "shop", "web", nil)
+	c.createService(t, "shop", "store", map[string]string{ipam.AnnotationL7: "true"})
+	vip := c.waitVIP(t, "shop", "web", created)
+	l7VIP := c.waitVIP(t, "shop", "store", created)
+	target, l7Target := net.JoinHostPort(vip, "80"), net.JoinHostPort(l7VIP, "80")
 
-	waitFor(t, 2*time.Minute, "the director programs IPVS service "+target+" over both gateways", func() bool {
-		out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", target).CombinedOutput()
-		return strings.Contains(string(out), d.gatewayAddr[0]+":80") && strings.Contains(string(out), d.gatewayAddr[1]+":80")
-	})
-	t.Logf("IPVS service after %s:\n%s", since(created), d.director.Run(t, "ipvsadm", "-Ln", "-t", target))
-	for _, gw := range d.gateways {
-		waitFor(t, 2*time.Minute, gw.Name+" binds "+vip+" on tunl0", func() bool {
-			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
-			return strings.Contains(string(out), vip+"/32")
+	for _, tg := range []string{target, l7Target} {
+		waitFor(t, 2*time.Minute, "the director programs IPVS service "+tg+" over both gateways", func() bool {
+			out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", tg).CombinedOutput()
+			return strings.Contains(string(out), d.gatewayAddr[0]+":80") && strings.Contains(string(out), d.gatewayAddr[1]+":80")
 		})
 	}
-	t.Logf("VIP bound on both gateways after %s", since(created))
+	t.Logf("IPVS services after %s:\n%s", since(created), d.director.Run(t, "ipvsadm", "-Ln"))
+	for _, gw := range d.gateways {
+		waitFor(t, 2*time.Minute, gw.Name+" binds "+vip+" and "+l7VIP+" on tunl0", func() bool {
+			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
+			return strings.Contains(string(out), vip+"/32") && strings.Contains(string(out), l7VIP+"/32")
+		})
+	}
+	t.Logf("VIPs bound on both gateways after %s", since(created))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, _, err := d.bird.WaitRoutes(ctx, pool, 2*time.Minute, func(rs []birdlab.Route) bool {
@@ -178,26 +173,41 @@ bgp:
 		t.Fatalf("the router learns %s from the director: %v", pool, err)
 	}
 	t.Logf("route to %s in BIRD after %s", pool, since(created))
+	if out, _ := d.bird.Birdc(ctx, "show", "protocols", "all", "director"); !strings.Contains(strings.Join(strings.Fields(out), " "), "Neighbor ID: 198.18.1.2") {
+		t.Errorf("BIRD does not see router ID 198.18.1.2 (--router-id) for the director:\n%s", out)
+	}
 
 	// Traffic: new connections from the client, spread by Maglev over the
 	// source ports; each gateway answers directly.
-	var first time.Duration
 	waitFor(t, time.Minute, "the client reaches "+target, func() bool {
 		_, err := get(d.client, target)
 		return err == nil
 	})
-	first = since(created)
-	t.Logf("first answer through the VIP %s after the Service was created", first)
+	t.Logf("first answer through the VIP %s after the Service was created", since(created))
 	served := countAnswers(t, d, target, 30)
-	t.Logf("30 new connections: %v", served)
+	t.Logf("%s, 30 new connections: %v", target, served)
 	for _, gw := range d.gateways {
-		if served[gw.Name] == 0 {
-			t.Errorf("gateway %s answered none of 30 connections (%v): Maglev should use both", gw.Name, served)
+		if served[gw.Name+"/l4"] == 0 {
+			t.Errorf("gateway %s answered none of 30 connections to %s (%v): Maglev should use both", gw.Name, target, served)
 		}
 	}
-	in, out := ipvsPackets(t, d.director, target)
-	if in == 0 || out != 0 {
+	// The kernel folds its per-CPU counters in every two seconds.
+	var in, out int
+	waitFor(t, 30*time.Second, "IPVS counts the requests to "+target, func() bool {
+		in, out = ipvsPackets(t, d.director, target)
+		return in > 0
+	})
+	if out != 0 {
 		t.Errorf("IPVS counters of %s: InPkts %d OutPkts %d; want requests in and no replies through the director (DSR)", target, in, out)
+	}
+	// The L7 Service's VIP:80 lands on the L7 listener (8080) of the
+	// gateways, through netd's port map from deploy/netd/netd.yaml.
+	served = countAnswers(t, d, l7Target, 20)
+	t.Logf("%s, 20 new connections: %v", l7Target, served)
+	for name, n := range served {
+		if !strings.HasSuffix(name, "/l7") {
+			t.Errorf("%d connections to the L7 Service's %s answered by %s, not the L7 listener", n, l7Target, name)
+		}
 	}
 
 	// A gateway node turning NotReady is drained: weight 0, no new flows.
@@ -207,12 +217,12 @@ bgp:
 		return weightOf(string(out), d.gatewayAddr[1]+":80") == "0"
 	})
 	served = countAnswers(t, d, target, 20)
-	if served[d.gateways[1].Name] != 0 || served[d.gateways[0].Name] != 20 {
+	if served[d.gateways[0].Name+"/l4"] != 20 {
 		t.Errorf("with %s NotReady: %v; want all 20 new connections on %s", d.gateways[1].Name, served, d.gateways[0].Name)
 	}
 	c.setNodeReady(t, d.gateways[1].Name, true)
 
-	// Deleting the Service releases the VIP everywhere.
+	// Deleting the Service releases the VIP everywhere; the other stays.
 	if err := c.kc.CoreV1().Services("shop").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -232,6 +242,9 @@ bgp:
 	}
 	if body, err := get(d.client, target); err == nil {
 		t.Errorf("the deleted Service's VIP still answers: %q", body)
+	}
+	if _, err := get(d.client, l7Target); err != nil {
+		t.Errorf("the other Service's VIP %s stopped answering after shop/web was deleted: %v", l7Target, err)
 	}
 }
 

@@ -62,6 +62,20 @@ type Settings struct {
 	Tunnel string `json:"tunnel,omitempty"`
 	// MSS is the largest MSS advertised for connections from the VIPs.
 	MSS *int `json:"mss,omitempty"`
+	// ListenerPorts is the node's L7 listener port map, used when VIPs
+	// come from the Kubernetes API server: for the VIP of every Service
+	// that opts into L7, a TCP port of the Service named here is
+	// redirected to the unprivileged port the gateway's listener binds
+	// (`l7 render` prints the map).
+	ListenerPorts []ListenerPort `json:"listenerPorts,omitempty"`
+}
+
+// ListenerPort is one entry of netd.listenerPorts.
+type ListenerPort struct {
+	// Port is the external TCP port clients connect to.
+	Port int `json:"port"`
+	// TargetPort is the port the gateway's listener binds.
+	TargetPort int `json:"targetPort"`
 }
 
 // Config is a validated configuration.
@@ -70,6 +84,9 @@ type Config struct {
 	MetricsAddress string
 	// Gateway is the desired kernel state.
 	Gateway model.Gateway
+	// ListenerPorts maps external TCP ports to the L7 listener's ports
+	// (netd.listenerPorts), for VIPs from the Kubernetes API server.
+	ListenerPorts map[uint16]uint16
 }
 
 // Load reads and parses the file at path.
@@ -141,6 +158,9 @@ func (f File) Validate() (Config, error) {
 	}
 	ports, err := validatePorts(f.Ports, seen)
 	if err != nil {
+		return Config{}, err
+	}
+	if cfg.ListenerPorts, err = validateListenerPorts(f.Netd.ListenerPorts); err != nil {
 		return Config{}, err
 	}
 	cfg.Gateway = model.NewGateway(tunnel, vips, uint16(mss)).WithPorts(ports)

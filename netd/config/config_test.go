@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -88,6 +89,19 @@ ports:
 			wantErr: "ports[1].port: tcp 203.0.113.10:443 repeats ports[0]"},
 		"port unknown field": {in: portsFile("{vip: 203.0.113.10, port: 81, target: 8081}"), wantErr: `unknown field "target"`},
 		"port negative":      {in: portsFile("{vip: 203.0.113.10, port: -1, targetPort: 8081}"), wantErr: "ports[1].port"},
+		"listener ports": {
+			in: "netd:\n  listenerPorts: [{port: 443, targetPort: 10443}, {port: 80, targetPort: 10080}]\n",
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSS: 1440},
+				ListenerPorts: map[uint16]uint16{80: 10080, 443: 10443}},
+		},
+		"listener port zero": {in: "netd:\n  listenerPorts: [{port: 0, targetPort: 10443}]\n",
+			wantErr: "netd.listenerPorts[0].port: 0 is outside 1..65535"},
+		"listener target large": {in: "netd:\n  listenerPorts: [{port: 443, targetPort: 65536}]\n",
+			wantErr: "netd.listenerPorts[0].targetPort"},
+		"listener to itself": {in: "netd:\n  listenerPorts: [{port: 443, targetPort: 443}]\n",
+			wantErr: "netd.listenerPorts[0].targetPort: 443 equals port"},
+		"listener repeated": {in: "netd:\n  listenerPorts: [{port: 443, targetPort: 10443}, {port: 443, targetPort: 9443}]\n",
+			wantErr: "netd.listenerPorts[1].port: 443 repeats netd.listenerPorts[0]"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -103,7 +117,7 @@ ports:
 			}
 			if got.MetricsAddress != tc.want.MetricsAddress || got.Gateway.Tunnel != tc.want.Gateway.Tunnel ||
 				got.Gateway.MSS != tc.want.Gateway.MSS || !slices.Equal(got.Gateway.VIPs, tc.want.Gateway.VIPs) ||
-				!slices.Equal(got.Gateway.Ports, tc.want.Gateway.Ports) {
+				!slices.Equal(got.Gateway.Ports, tc.want.Gateway.Ports) || !maps.Equal(got.ListenerPorts, tc.want.ListenerPorts) {
 				t.Fatalf("Parse = %+v, want %+v", got, tc.want)
 			}
 		})
@@ -174,4 +188,17 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDeployedFileParses: the file deploy/netd ships in its ConfigMap is
+// valid, serves no VIPs of its own (they come from the API server) and
+// maps the L7 listener ports.
+func TestDeployedFileParses(t *testing.T) {
+	cfg, err := Load(filepath.Join("..", "..", "deploy", "netd", "netd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Gateway.VIPs) != 0 || len(cfg.Gateway.Ports) != 0 || cfg.ListenerPorts[443] == 0 {
+		t.Errorf("deploy/netd/netd.yaml: %+v", cfg)
+	}
 }

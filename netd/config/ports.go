@@ -52,3 +52,31 @@ func validatePorts(in []Port, vips map[netip.Addr]int) ([]model.PortMap, error) 
 	}
 	return out, nil
 }
+
+// validateListenerPorts checks netd.listenerPorts and returns it as a map
+// from external port to listener port.
+func validateListenerPorts(in []ListenerPort) (map[uint16]uint16, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := make(map[uint16]uint16, len(in))
+	seen := make(map[int]int, len(in))
+	for i, p := range in {
+		field := fmt.Sprintf("netd.listenerPorts[%d]", i)
+		if p.Port < 1 || p.Port > 65535 {
+			return nil, fmt.Errorf("%s.port: %d is outside 1..65535", field, p.Port)
+		}
+		if p.TargetPort < 1 || p.TargetPort > 65535 {
+			return nil, fmt.Errorf("%s.targetPort: %d is outside 1..65535", field, p.TargetPort)
+		}
+		if p.TargetPort == p.Port {
+			return nil, fmt.Errorf("%s.targetPort: %d equals port; a mapping to itself changes nothing, leave it out", field, p.TargetPort)
+		}
+		if j, dup := seen[p.Port]; dup {
+			return nil, fmt.Errorf("%s.port: %d repeats netd.listenerPorts[%d]", field, p.Port, j)
+		}
+		seen[p.Port] = i
+		out[uint16(p.Port)] = uint16(p.TargetPort)
+	}
+	return out, nil
+}

@@ -67,7 +67,7 @@ func startKube(ctx context.Context, k kubeFlags, file config.Config, log *slog.L
 		return nil, err
 	}
 	local := kube.DefaultLocal()
-	local.Tunnel, local.MSS = file.Gateway.Tunnel, file.Gateway.MSS
+	local.Tunnel, local.MSS, local.ListenerPorts = file.Gateway.Tunnel, file.Gateway.MSS, file.ListenerPorts
 	src, err := kube.NewSource(c.Kube, c.Dynamic, k.nodeName, local, log.With("source", "kubernetes"))
 	if err != nil {
 		return nil, err

@@ -88,6 +88,9 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kube
 		if once {
 			return fmt.Errorf("--once reads VIPs from the file; it does not combine with Kubernetes")
 		}
+		if len(cfg.Gateway.VIPs) > 0 || len(cfg.Gateway.Ports) > 0 {
+			return fmt.Errorf("netd config %s: vips, ports: not allowed when VIPs come from the Kubernetes API server; remove them (netd.listenerPorts sets the L7 port map)", path)
+		}
 		kg, err := startKube(ctx, kf, cfg, log)
 		if err != nil {
 			return err
@@ -95,6 +98,9 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kube
 		a = agent.NewWithLoader("kubernetes node "+kf.nodeName, kg.load, gw, agent.NewMetrics(srv.Registry), log, time.Now)
 		kubeChanged = kg.changed
 	} else {
+		if len(cfg.ListenerPorts) > 0 {
+			return fmt.Errorf("netd config %s: netd.listenerPorts: used only when VIPs come from the Kubernetes API server; in a file, list ports: per VIP", path)
+		}
 		a = agent.New(path, gw, agent.NewMetrics(srv.Registry), log, time.Now)
 	}
 	if err := a.Load(); err != nil {

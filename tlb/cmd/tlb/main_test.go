@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tlbproject/tlb/tlb/config"
 )
 
 func TestDispatch(t *testing.T) {
@@ -30,6 +32,9 @@ func TestDispatch(t *testing.T) {
 		"run bgp outside range": {args: []string{"run", "--config", badBGP}, wantCode: 1, wantErr: "director.vipRanges[0]: 203.0.113.0/24 is outside bgp.allowedPrefixes"},
 		"run missing config":    {args: []string{"run", "--config", bad + ".nope"}, wantCode: 1, wantErr: "read config"},
 		"status unknown flag":   {args: []string{"status", "--yaml"}, wantCode: 2, wantErr: "flag provided but not defined"},
+		"run bad router id":     {args: []string{"run", "--config", badBGP, "--router-id", "2001:db8::1"}, wantCode: 2, wantErr: `--router-id: "2001:db8::1" is not an IPv4 address`},
+		"kubernetes with services in the file": {args: []string{"run", "--config", badBGP, "--kubeconfig", "/nonexistent", "--l4-cluster", "c"},
+			wantCode: 1, wantErr: "services: not allowed when services come from the Kubernetes API server"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -42,5 +47,17 @@ func TestDispatch(t *testing.T) {
 				t.Errorf("stderr = %q; want it to contain %q", stderr.String(), tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestDeployedDirectorFileParses: the file deploy/director ships in its
+// ConfigMap is a valid director file for Kubernetes mode.
+func TestDeployedDirectorFileParses(t *testing.T) {
+	cfg, err := config.LoadSettings(filepath.Join("..", "..", "..", "deploy", "director", "director.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BGP == nil || len(cfg.BGP.Peers) == 0 {
+		t.Errorf("deploy/director/director.yaml: no bgp peers: %+v", cfg.BGP)
 	}
 }

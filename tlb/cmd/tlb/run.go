@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os/signal"
 	"syscall"
 
@@ -30,8 +31,15 @@ func runCommand(args []string, stderr io.Writer) int {
 	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take services from the Kubernetes API server of this kubeconfig instead of the file's services:")
 	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take services from the Kubernetes API server of the pod's service account")
 	fs.StringVar(&kf.l4Cluster, "l4-cluster", "", "with Kubernetes: the L4Cluster whose VIPs this director serves")
+	routerID := fs.String("router-id", "", "BGP router ID (IPv4) overriding bgp.routerID, so one file serves a DaemonSet: pass the node's IP")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *routerID != "" {
+		if a, err := netip.ParseAddr(*routerID); err != nil || !a.Is4() || a.IsUnspecified() {
+			_, _ = fmt.Fprintf(stderr, "tlb run: --router-id: %q is not an IPv4 address\n", *routerID)
+			return 2
+		}
 	}
 	if *path == "" {
 		_, _ = fmt.Fprintln(stderr, "tlb run: --config is required")
@@ -45,7 +53,7 @@ func runCommand(args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *path, *once, kf, log); err != nil {
+	if err := run(ctx, *path, *once, *routerID, kf, log); err != nil {
 		log.Error("tlb run failed", "err", err)
 		return 1
 	}
@@ -54,7 +62,7 @@ func runCommand(args []string, stderr io.Writer) int {
 
 // run wires the config, the kernel handle, the director, metrics and the
 // watcher, and returns when ctx is done (or after one reconcile with once).
-func run(ctx context.Context, path string, once bool, kf kubeFlags, log *slog.Logger) error {
+func run(ctx context.Context, path string, once bool, routerID string, kf kubeFlags, log *slog.Logger) error {
 	load := config.Load
 	if kf.enabled() {
 		// Services come from the API server; the file holds the rest.
@@ -63,6 +71,9 @@ func run(ctx context.Context, path string, once bool, kf kubeFlags, log *slog.Lo
 	cfg, err := load(path)
 	if err != nil {
 		return err
+	}
+	if routerID != "" && cfg.BGP != nil {
+		cfg.BGP.RouterID = routerID
 	}
 	var source desiredSource
 	if kf.enabled() {
