@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/bgp/birdlab"
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
 )
 
@@ -253,10 +254,5 @@ func writeFile(t *testing.T, dir, name, content string) string {
 
 func waitUntil(t *testing.T, within time.Duration, what string, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatalf("timed out after %v waiting until %s", within, what)
+	poll.Until(t, within, what, ok)
 }

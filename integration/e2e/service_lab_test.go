@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlbproject/tlb/bgp/birdlab"
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
 	"github.com/tlbproject/tlb/ipam"
 )
@@ -128,7 +129,8 @@ func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
 	}
 	// The file's router ID is a placeholder; --router-id sets this
 	// director's, as the DaemonSet does with the node's IP.
-	dcfg := writeFile(t, tmp, "director.yaml", fmt.Sprintf(`director:
+	dcfg := filepath.Join(tmp, "director.yaml")
+	err := os.WriteFile(dcfg, fmt.Appendf(nil, `director:
   metricsAddress: 127.0.0.1:9100
   runtimeDir: %s
   drainPeriod: 2s
@@ -138,7 +140,10 @@ bgp:
   allowedPrefixes: [%s]
   peers:
     - {address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2, holdTimeSeconds: 3, keepaliveSeconds: 1}
-`, filepath.Join(tmp, "director-run"), pool))
+`, filepath.Join(tmp, "director-run"), pool), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
 	d.director.Start(t, filepath.Join(bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", c.directorKC,
 		"--l4-cluster", l4cluster, "--router-id", "198.18.1.2")
 
@@ -343,23 +348,9 @@ func startLogged(t *testing.T, bin, dir, name string, args ...string) {
 	})
 }
 
-func writeFile(t *testing.T, dir, name, content string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if ok() {
-			return
-		}
-	}
-	t.Fatalf("timed out after %v waiting until %s", within, what)
+	poll.Until(t, within, what, ok)
 }
 
 func since(t0 time.Time) time.Duration { return time.Since(t0).Round(10 * time.Millisecond) }

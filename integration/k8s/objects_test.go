@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
@@ -99,20 +100,9 @@ func vipOf(svc *corev1.Service) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// eventually polls cond every 200ms until it returns true or timeout; the
-// last message from cond explains a failure.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var msg string
-	for time.Now().Before(deadline) {
-		var ok bool
-		if ok, msg = cond(); ok {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: not true after %s: %s", what, timeout, msg)
+	poll.Explained(t, timeout, what, cond)
 }
 
 // eventsFor lists the Events about one Service.

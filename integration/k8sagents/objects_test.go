@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
@@ -199,18 +200,7 @@ func runSource[T any](t *testing.T, run func(context.Context, func(T)) error) *r
 	return rec
 }
 
-// eventually polls cond every 200ms until it returns true or timeout; the
-// last message from cond explains a failure.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var msg string
-	for time.Now().Before(deadline) {
-		var ok bool
-		if ok, msg = cond(); ok {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: not true after %s: %s", what, timeout, msg)
+	poll.Explained(t, timeout, what, cond)
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -66,20 +67,9 @@ func (r *recorder) last() (model.Config, int) {
 	return r.cfgs[len(r.cfgs)-1], len(r.cfgs)
 }
 
-// eventually polls cond until it holds or d passes; the message of the
-// last attempt is in the failure.
 func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	var msg string
-	for time.Now().Before(deadline) {
-		var ok bool
-		if ok, msg = cond(); ok {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: not reached within %s: %s", what, d, msg)
+	poll.Explained(t, d, what, cond)
 }
 
 // selfSigned returns a throw-away PEM certificate for the hosts and its

@@ -22,6 +22,7 @@ import (
 	"github.com/moby/ipvs"
 	"github.com/vishvananda/netlink"
 
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/model"
@@ -223,13 +224,7 @@ func tunnelAddrs(t *testing.T, node *topo.Node) []netlink.Addr {
 
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for: %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(t, timeout, what, cond)
 }
 
 // serveHTTP runs, in each gateway, an HTTP server on the VIP that answers
