@@ -18,6 +18,9 @@ bindir="$(mktemp -d)"
 trap 'rm -rf "$bindir"' EXIT
 go build -o "$bindir/ipam" ./ipam/cmd/ipam
 export TLB_IPAM_BIN="$bindir/ipam"
+# The real kustomize (tools/go.mod), for the tests that build deploy/.
+go build -modfile=tools/go.mod -o "$bindir/kustomize" sigs.k8s.io/kustomize/kustomize/v5
+export TLB_KUSTOMIZE="$bindir/kustomize"
 
 # One API server per test package: the IPAM controller, the director and
 # netd sources, and the L7 controller.

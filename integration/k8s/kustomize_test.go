@@ -5,8 +5,11 @@ package k8s
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -14,107 +17,174 @@ import (
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 )
 
-// kustomization is the part of kustomize's format that deploy/ uses.
-// Anything else in a kustomization.yaml is an error, so that the tests
-// never silently check less than kustomize would build.
-type kustomization struct {
-	APIVersion         string               `json:"apiVersion"`
-	Kind               string               `json:"kind"`
-	Resources          []string             `json:"resources"`
-	Namespace          string               `json:"namespace"`
-	ConfigMapGenerator []configMapGenerator `json:"configMapGenerator"`
-	GeneratorOptions   struct {
-		Labels                map[string]string `json:"labels"`
-		DisableNameSuffixHash bool              `json:"disableNameSuffixHash"`
-	} `json:"generatorOptions"`
+// kustomizeBuild is what the real kustomize builds from one kustomization
+// under deploy/, as `kubectl apply -k` would apply it.
+type kustomizeBuild struct {
+	// dir is the kustomization's directory relative to the repository
+	// ("deploy", "deploy/netd", ...).
+	dir  string
+	objs []*unstructured.Unstructured
 }
 
-type configMapGenerator struct {
-	Name     string   `json:"name"`
-	Files    []string `json:"files"`
-	Literals []string `json:"literals"`
+// kustomizeBinary returns the kustomize that tools/k8s-test.sh built
+// (TLB_KUSTOMIZE), or builds it from tools/go.mod when the variable is unset,
+// as TestMain does for the ipam binary.
+func kustomizeBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("TLB_KUSTOMIZE"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(server.Dir, "kustomize")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	cmd := exec.Command("go", "build", "-modfile=tools/go.mod", "-o", bin, "sigs.k8s.io/kustomize/kustomize/v5")
+	cmd.Dir = repoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("TLB_KUSTOMIZE is unset and building kustomize from tools/go.mod failed "+
+			"(tools/k8s-test.sh builds it and sets TLB_KUSTOMIZE): %v\n%s", err, out)
+	}
+	return bin
 }
 
-// built is one object of a kustomize build and where it came from.
-type built struct {
-	obj *unstructured.Unstructured
-	// from is the file, relative to deploy/.
-	from string
-	// namespace is the kustomization's namespace override ("" for none);
-	// it applies when the resource is namespaced.
-	namespace string
+// kustomizationDirs returns every directory under root that holds a
+// kustomization.yaml, relative to root, in lexical order (WalkDir's).
+func kustomizationDirs(root string) ([]string, error) {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != "kustomization.yaml" {
+			return nil
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, rel)
+		return nil
+	})
+	return dirs, err
 }
 
-// buildKustomization reads dir/kustomization.yaml and its resources
-// recursively, as kustomize would, recording every file it reads in used.
-func buildKustomization(root, dir string, used map[string]bool) ([]built, error) {
+// buildDeploy builds every kustomization under deploy/ with the real
+// kustomize, failing the test with the directory and kustomize's own error
+// when one does not build.
+func buildDeploy(t *testing.T) []kustomizeBuild {
+	t.Helper()
+	bin := kustomizeBinary(t)
+	root := filepath.Join(repoRoot(), "deploy")
+	dirs, err := kustomizationDirs(root)
+	if err != nil {
+		t.Fatalf("find kustomizations under deploy/: %v", err)
+	}
+	for _, want := range []string{".", "overlays/all", "crds", "director", "netd", "envoy"} {
+		if !slices.Contains(dirs, want) {
+			t.Fatalf("no kustomization.yaml in deploy/%s (found %v)", want, dirs)
+		}
+	}
+	out := t.TempDir()
+	var builds []kustomizeBuild
+	for i, dir := range dirs {
+		rel := filepath.Join("deploy", dir)
+		file := filepath.Join(out, fmt.Sprintf("%d.yaml", i))
+		cmd := exec.Command(bin, "build", "-o", file, filepath.Join(root, dir))
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("kustomize build %s: %v\n%s", rel, err, msg)
+			continue
+		}
+		objs, err := apiserver.ReadManifests(file)
+		if err != nil {
+			t.Errorf("kustomize build %s: %v", rel, err)
+			continue
+		}
+		if len(objs) == 0 {
+			t.Errorf("kustomize build %s: no objects", rel)
+		}
+		builds = append(builds, kustomizeBuild{dir: rel, objs: objs})
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	return builds
+}
+
+// kustomizationFiles returns the files that dir/kustomization.yaml names
+// directly: its file resources and its configMapGenerator files. It is not
+// a builder (kustomize builds); it only lets the tests say which YAML files
+// under deploy/ no kustomization uses. A file named only through a field
+// not read here shows up as unused, so the test errs on the loud side.
+func kustomizationFiles(dir string) ([]string, error) {
 	kpath := filepath.Join(dir, "kustomization.yaml")
 	data, err := os.ReadFile(kpath)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", kpath, err)
 	}
-	used[kpath] = true
-	var k kustomization
-	if err := yaml.UnmarshalStrict(data, &k); err != nil {
-		return nil, fmt.Errorf("%s: %w", kpath, err)
+	var k struct {
+		Resources          []string `json:"resources"`
+		ConfigMapGenerator []struct {
+			Files []string `json:"files"`
+		} `json:"configMapGenerator"`
 	}
-	var out []built
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", kpath, err)
+	}
+	files := []string{kpath}
 	for _, r := range k.Resources {
-		p := filepath.Join(dir, r)
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: resource %s: %w", kpath, r, err)
-		}
-		if st.IsDir() {
-			sub, err := buildKustomization(root, p, used)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, sub...)
-			continue
-		}
-		objs, err := apiserver.ReadManifests(p)
-		if err != nil {
-			return nil, err
-		}
-		used[p] = true
-		rel, _ := filepath.Rel(root, p)
-		for _, o := range objs {
-			out = append(out, built{obj: o, from: rel})
-		}
+		files = append(files, filepath.Join(dir, r))
 	}
 	for _, g := range k.ConfigMapGenerator {
-		cm := map[string]any{}
 		for _, f := range g.Files {
-			key, path := filepath.Base(f), f
-			if i := strings.Index(f, "="); i >= 0 {
-				key, path = f[:i], f[i+1:]
+			if _, path, ok := strings.Cut(f, "="); ok {
+				f = path
 			}
-			p := filepath.Join(dir, path)
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("%s: configMapGenerator %s: %w", kpath, g.Name, err)
-			}
-			used[p] = true
-			cm[key] = string(b)
-		}
-		for _, l := range g.Literals {
-			kv := strings.SplitN(l, "=", 2)
-			if len(kv) != 2 {
-				return nil, fmt.Errorf("%s: configMapGenerator %s: literal %q is not key=value", kpath, g.Name, l)
-			}
-			cm[kv[0]] = kv[1]
-		}
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": cm}}
-		u.SetName(g.Name)
-		u.SetLabels(k.GeneratorOptions.Labels)
-		rel, _ := filepath.Rel(root, kpath)
-		out = append(out, built{obj: u, from: rel + " (configMapGenerator " + g.Name + ")"})
-	}
-	if k.Namespace != "" {
-		for i := range out {
-			out[i].namespace = k.Namespace
+			files = append(files, filepath.Join(dir, f))
 		}
 	}
-	return out, nil
+	return files, nil
+}
+
+// objectKey names an object of a build: kind, namespace and name.
+func objectKey(o *unstructured.Unstructured) string {
+	return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+}
+
+// TestKustomizeOverlayAll: deploy/overlays/all builds exactly the objects
+// of deploy/ (the L4 tier) and deploy/envoy (the L7 tier), and deploy/ holds
+// nothing of deploy/envoy, as docs/kubernetes.md says.
+func TestKustomizeOverlayAll(t *testing.T) {
+	byDir := map[string]map[string]bool{}
+	for _, b := range buildDeploy(t) {
+		set := map[string]bool{}
+		for _, o := range b.objs {
+			set[objectKey(o)] = true
+		}
+		byDir[b.dir] = set
+	}
+	l4, l7, all := byDir["deploy"], byDir["deploy/envoy"], byDir["deploy/overlays/all"]
+	for k := range l7 {
+		if l4[k] {
+			t.Errorf("deploy/ (the L4 tier) builds %s of deploy/envoy", k)
+		}
+	}
+	want := map[string]bool{}
+	for _, set := range []map[string]bool{l4, l7} {
+		for k := range set {
+			want[k] = true
+		}
+	}
+	for k := range want {
+		if !all[k] {
+			t.Errorf("deploy/overlays/all does not build %s", k)
+		}
+	}
+	for k := range all {
+		if !want[k] {
+			t.Errorf("deploy/overlays/all builds %s, which neither deploy/ nor deploy/envoy builds", k)
+		}
+	}
+	if len(all) < 20 {
+		t.Errorf("deploy/overlays/all builds only %d objects", len(all))
+	}
 }

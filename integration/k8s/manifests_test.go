@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
@@ -24,10 +25,12 @@ import (
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
-// TestManifestsAcceptedByAPIServer: proof 5. Every manifest under deploy/
-// (CRDs, RBAC, workloads, examples, and deploy/envoy) is accepted by the
-// real API server in a server-side dry-run apply, and every kustomization
-// names files and directories that exist.
+// TestManifestsAcceptedByAPIServer: proof 5. Every kustomization under
+// deploy/ (deploy/ itself, deploy/overlays/all and each component) is built
+// by the real kustomize, and every object of each build, and of
+// deploy/examples, is accepted by the real API server in a server-side
+// dry-run apply. Every YAML file under deploy/ is used: named by a
+// kustomization (a resource or a configMapGenerator file) or an example.
 func TestManifestsAcceptedByAPIServer(t *testing.T) {
 	ctx := context.Background()
 	kc, dc := clients(t)
@@ -37,32 +40,34 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc))
 
-	// What kustomize would build from the top overlay, plus the examples;
-	// every YAML file under deploy/ must be one or the other.
 	root := filepath.Join(repoRoot(), "deploy")
+	builds := buildDeploy(t)
 	used := map[string]bool{}
-	objs, err := buildKustomization(root, filepath.Join(root, "overlays", "all"), used)
-	if err != nil {
-		t.Fatal(err)
+	for _, b := range builds {
+		files, err := kustomizationFiles(filepath.Join(repoRoot(), b.dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			used[f] = true
+		}
 	}
 	examples, _ := filepath.Glob(filepath.Join(root, "examples", "*.yaml"))
 	for _, f := range examples {
-		docs, err := apiserver.ReadManifests(f)
+		objs, err := apiserver.ReadManifests(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		used[f] = true
-		rel, _ := filepath.Rel(root, f)
-		for _, o := range docs {
-			objs = append(objs, built{obj: o, from: rel})
-		}
+		rel, _ := filepath.Rel(repoRoot(), f)
+		builds = append(builds, kustomizeBuild{dir: rel, objs: objs})
 	}
 	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) && !used[p] {
-			t.Errorf("%s is neither built by deploy/overlays/all nor an example", p)
+			t.Errorf("%s is named by no kustomization under deploy/ and is not an example", p)
 		}
 		return nil
 	})
@@ -71,58 +76,28 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 	}
 	// Namespaces are created for real first: namespaced objects cannot even
 	// be dry-run into a namespace that does not exist.
-	for _, b := range objs {
-		if b.obj.GetKind() == "Namespace" {
-			ensureNamespace(t, kc, b.obj.GetName())
-		}
-		for _, ns := range []string{b.obj.GetNamespace(), b.namespace} {
-			if ns != "" {
+	for _, b := range builds {
+		for _, o := range b.objs {
+			if o.GetKind() == "Namespace" {
+				ensureNamespace(t, kc, o.GetName())
+			}
+			if ns := o.GetNamespace(); ns != "" {
 				ensureNamespace(t, kc, ns)
 			}
 		}
 	}
-	if len(objs) < 10 {
-		t.Fatalf("found only %d objects under deploy/", len(objs))
-	}
 	kinds := map[string]int{}
-	for _, b := range objs {
-		o := b.obj
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			t.Errorf("%s: %s %s: no such resource on the API server: %v", b.from, gvk, o.GetName(), err)
-			continue
-		}
-		ri := dc.Resource(m.Resource)
-		var res interface {
-			Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*unstructured.Unstructured, error)
-		} = ri
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			ns := o.GetNamespace()
-			if b.namespace != "" {
-				ns = b.namespace
+	for _, b := range builds {
+		// kustomize puts CRDs first; the CRDs are also installed for real
+		// by TestMain, so the custom resources of the examples resolve.
+		for _, o := range b.objs {
+			if dryRunApply(ctx, t, mapper, dc, b.dir, o) {
+				kinds[o.GetKind()]++
 			}
-			if ns == "" {
-				ns = "default"
-			}
-			res = ri.Namespace(ns)
 		}
-		body, err := json.Marshal(o.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		force := true
-		_, err = res.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
-			DryRun: []string{metav1.DryRunAll}, FieldManager: "tlb-manifest-test", Force: &force,
-		})
-		if err != nil {
-			t.Errorf("%s: %s %s rejected: %v", b.from, gvk.Kind, o.GetName(), err)
-			continue
-		}
-		kinds[gvk.Kind]++
 	}
 	t.Logf("accepted by server-side dry run: %v", kinds)
-	for _, k := range []string{"CustomResourceDefinition", "Deployment", "DaemonSet", "ClusterRole", "VIPPool", "L4Cluster", "Service"} {
+	for _, k := range []string{"CustomResourceDefinition", "Deployment", "DaemonSet", "ClusterRole", "VIPPool", "L4Cluster", "Service", "ConfigMap"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s among the accepted manifests", k)
 		}
@@ -149,4 +124,38 @@ func TestManifestsAcceptedByAPIServer(t *testing.T) {
 			t.Errorf("invalid %s: err = %v, want Invalid naming %s", kind, err, field)
 		}
 	}
+}
+
+// dryRunApply applies o in a server-side dry run, reporting a rejection
+// with the build it came from, its kind and its name.
+func dryRunApply(ctx context.Context, t *testing.T, mapper meta.RESTMapper, dc dynamic.Interface, from string, o *unstructured.Unstructured) bool {
+	t.Helper()
+	gvk := o.GroupVersionKind()
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		t.Errorf("%s: %s %s: no such resource on the API server: %v", from, gvk, o.GetName(), err)
+		return false
+	}
+	ri := dc.Resource(m.Resource)
+	var res dynamic.ResourceInterface = ri
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		ns := o.GetNamespace()
+		if ns == "" {
+			ns = "default"
+		}
+		res = ri.Namespace(ns)
+	}
+	body, err := json.Marshal(o.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	force := true
+	_, err = res.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{
+		DryRun: []string{metav1.DryRunAll}, FieldManager: "tlb-manifest-test", Force: &force,
+	})
+	if err != nil {
+		t.Errorf("%s: %s %s rejected: %v", from, gvk.Kind, o.GetName(), err)
+		return false
+	}
+	return true
 }
