@@ -4,9 +4,11 @@ package k8s
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -148,6 +150,129 @@ func kustomizationFiles(dir string) ([]string, error) {
 // objectKey names an object of a build: kind, namespace and name.
 func objectKey(o *unstructured.Unstructured) string {
 	return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
+}
+
+// configMapRefs returns the names of the ConfigMaps that the pod template
+// of a workload (DaemonSet, Deployment, ...) mounts or reads.
+func configMapRefs(o *unstructured.Unstructured) []string {
+	pod, ok, _ := unstructured.NestedMap(o.Object, "spec", "template", "spec")
+	if !ok {
+		return nil
+	}
+	var names []string
+	add := func(m map[string]any, fields ...string) {
+		if n, ok, _ := unstructured.NestedString(m, fields...); ok {
+			names = append(names, n)
+		}
+	}
+	vols, _, _ := unstructured.NestedSlice(pod, "volumes")
+	for _, v := range mapsOf(vols) {
+		add(v, "configMap", "name")
+		srcs, _, _ := unstructured.NestedSlice(v, "projected", "sources")
+		for _, s := range mapsOf(srcs) {
+			add(s, "configMap", "name")
+		}
+	}
+	for _, field := range []string{"initContainers", "containers"} {
+		cs, _, _ := unstructured.NestedSlice(pod, field)
+		for _, c := range mapsOf(cs) {
+			from, _, _ := unstructured.NestedSlice(c, "envFrom")
+			for _, f := range mapsOf(from) {
+				add(f, "configMapRef", "name")
+			}
+			env, _, _ := unstructured.NestedSlice(c, "env")
+			for _, e := range mapsOf(env) {
+				add(e, "valueFrom", "configMapKeyRef", "name")
+			}
+		}
+	}
+	return names
+}
+
+// mapsOf returns the objects of a list decoded from YAML.
+func mapsOf(s []any) []map[string]any {
+	var out []map[string]any
+	for _, v := range s {
+		if m, ok := v.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// clusterConfigMaps are ConfigMaps that Kubernetes itself creates in every
+// namespace, so no build needs to hold them.
+var clusterConfigMaps = map[string]bool{"kube-root-ca.crt": true}
+
+// generatedName matches a configMapGenerator's name with the content hash
+// that kustomize appends.
+var generatedName = regexp.MustCompile(`^(.+)-[a-z0-9]{10}$`)
+
+// TestKustomizeConfigMapReferences: in every build under deploy/, each
+// ConfigMap a workload mounts or reads is in that same build, in the
+// workload's namespace (kube-root-ca.crt aside), and the workloads name the
+// generated ConfigMaps by the hashed names kustomize gives them.
+func TestKustomizeConfigMapReferences(t *testing.T) {
+	builds := buildDeploy(t)
+	for _, b := range builds {
+		have := map[string]bool{}
+		for _, o := range b.objs {
+			if o.GetKind() == "ConfigMap" {
+				have[o.GetNamespace()+"/"+o.GetName()] = true
+			}
+		}
+		for _, o := range b.objs {
+			for _, ref := range configMapRefs(o) {
+				if clusterConfigMaps[ref] {
+					continue
+				}
+				if !have[o.GetNamespace()+"/"+ref] {
+					t.Errorf("%s: %s %s/%s uses ConfigMap %q, which is not in this build in namespace %q (ConfigMaps in it: %v)",
+						b.dir, o.GetKind(), o.GetNamespace(), o.GetName(), ref, o.GetNamespace(), slices.Sorted(maps.Keys(have)))
+				}
+			}
+		}
+	}
+
+	// The generated ConfigMaps, named through their hash in every build that
+	// holds the workload.
+	want := []struct {
+		name, kind, workload, generator string
+	}{
+		{"netd config", "DaemonSet", "tlb-netd", "tlb-netd-config"},
+		{"director config", "DaemonSet", "tlb-director", "tlb-director-config"},
+		{"envoy bootstrap", "DaemonSet", "tlb-gateway-edge", "tlb-envoy-bootstrap"},
+		{"l7 config", "DaemonSet", "tlb-gateway-edge", "tlb-l7-config"},
+	}
+	for _, w := range want {
+		t.Run(w.name, func(t *testing.T) {
+			found := 0
+			for _, b := range builds {
+				for _, o := range b.objs {
+					if o.GetKind() != w.kind || o.GetName() != w.workload {
+						continue
+					}
+					found++
+					var hashed []string
+					for _, ref := range configMapRefs(o) {
+						if ref == w.generator {
+							t.Errorf("%s: %s %s uses %q without kustomize's hash suffix", b.dir, w.kind, w.workload, ref)
+						}
+						if m := generatedName.FindStringSubmatch(ref); m != nil && m[1] == w.generator {
+							hashed = append(hashed, ref)
+						}
+					}
+					if len(hashed) != 1 {
+						t.Errorf("%s: %s %s uses %v, want one ConfigMap %s-<hash>", b.dir, w.kind, w.workload, configMapRefs(o), w.generator)
+					}
+				}
+			}
+			// deploy/<component>, deploy/ or overlays/all: at least two builds.
+			if found < 2 {
+				t.Errorf("%s %s is in %d builds under deploy/, want at least 2", w.kind, w.workload, found)
+			}
+		})
+	}
 }
 
 // TestKustomizeOverlayAll: deploy/overlays/all builds exactly the objects
