@@ -5,9 +5,11 @@
 //	l7 serve --config DIR [--xds-addr 127.0.0.1:18000] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds]
 //	l7 envoy [--admin http://127.0.0.1:9901] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
+//	l7 install DIR
 //
 // "l7 envoy" runs Envoy as a child and, on SIGTERM, drains it through the
-// admin API before stopping it.
+// admin API before stopping it. "l7 install DIR" copies this executable to
+// DIR/l7 (the image has no cp), so the Envoy container can run it.
 //
 // It only wires flags, listeners and signals; the logic lives in the l7
 // packages.
@@ -54,6 +56,8 @@ func main() {
 		err = runRender(os.Args[2:])
 	case "envoy":
 		err = runEnvoy(os.Args[2:])
+	case "install":
+		err = runInstall(os.Args[2:])
 	default:
 		usage()
 	}
@@ -64,7 +68,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: l7 serve --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 envoy [flags] -- envoy ARGS")
+	fmt.Fprintln(os.Stderr, "usage: l7 serve --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 envoy [flags] -- envoy ARGS | l7 install DIR")
 	os.Exit(2)
 }
 
