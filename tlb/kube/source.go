@@ -11,10 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -27,17 +24,9 @@ import (
 type Source struct {
 	cluster string
 	log     *slog.Logger
-
-	factories []interface{ Start(<-chan struct{}) }
-	shutdown  []func()
-	services  corelisters.ServiceLister
-	nodes     corelisters.NodeLister
-	pools     cache.GenericLister
-	clusters  cache.GenericLister
-	synced    []cache.InformerSynced
-	queue     workqueue.TypedRateLimitingInterface[string]
-
-	lastErrs map[string]bool
+	caches  *Caches
+	queue   workqueue.TypedRateLimitingInterface[string]
+	errs    *ObjectErrorLog
 }
 
 // NewSource returns a Source for the director of L4 cluster clusterName.
@@ -50,50 +39,22 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 	if clusterName == "" {
 		return nil, errors.New("director kube source: the L4 cluster name is required")
 	}
-	s := &Source{
-		cluster: clusterName,
-		log:     log.With("l4Cluster", clusterName),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-director-model"}),
-		lastErrs: map[string]bool{},
-	}
-	svcFactory := informers.NewSharedInformerFactory(client, 0)
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	log = log.With("l4Cluster", clusterName)
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-director-model"})
+	caches, err := NewCaches(client, dyn, func(o *metav1.ListOptions) {
 		o.LabelSelector = LabelGateway + "=true"
-	}))
-	dynFactory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	svcInf := svcFactory.Core().V1().Services()
-	nodeInf := nodeFactory.Core().V1().Nodes()
-	poolInf := dynFactory.ForResource(v1alpha1.VIPPoolResource)
-	clusterInf := dynFactory.ForResource(v1alpha1.L4ClusterResource)
-	s.services, s.nodes = svcInf.Lister(), nodeInf.Lister()
-	s.pools, s.clusters = poolInf.Lister(), clusterInf.Lister()
-	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), nodeInf.Informer(), poolInf.Informer(), clusterInf.Informer()} {
-		if _, err := inf.AddEventHandler(queueHandler(s.queue, s.log)); err != nil {
-			return nil, fmt.Errorf("director kube source: add an event handler: %w", err)
-		}
-		s.synced = append(s.synced, inf.HasSynced)
+	}, queue, log)
+	if err != nil {
+		return nil, fmt.Errorf("director kube source: %w", err)
 	}
-	s.factories = []interface{ Start(<-chan struct{}) }{svcFactory, nodeFactory, dynFactory}
-	s.shutdown = []func(){svcFactory.Shutdown, nodeFactory.Shutdown, dynFactory.Shutdown}
-	return s, nil
-}
-
-// queueHandler enqueues the single model key on every event. Deletions
-// may arrive as tombstones (cache.DeletedFinalStateUnknown) when a watch
-// missed the delete; the key is logged either way and the model rebuilt
-// from the listers, which no longer hold the object.
-func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { q.Add(ModelKey) },
-		UpdateFunc: func(_, _ any) { q.Add(ModelKey) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				log.Debug("object deleted while the watch was down", "object", t.Key)
-			}
-			q.Add(ModelKey)
-		},
-	}
+	return &Source{
+		cluster: clusterName,
+		log:     log,
+		caches:  caches,
+		queue:   queue,
+		errs:    &ObjectErrorLog{Log: log, Message: "API object left out of the director model"},
+	}, nil
 }
 
 // Run starts the informers, waits for their caches and then calls emit
@@ -104,7 +65,8 @@ func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.Re
 // caches never synced.
 func (s *Source) Run(ctx context.Context, emit func(model.Desired)) error {
 	loop := &ModelLoop[model.Desired]{
-		What: "director model", Factories: s.factories, Shutdown: s.shutdown, Synced: s.synced,
+		What: "director model", Factories: []interface{ Start(<-chan struct{}) }{s.caches},
+		Shutdown: []func(){s.caches.Shutdown}, Synced: s.caches.Synced,
 		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, d model.Desired) {
 			log.Info("director model changed", "services", len(d.Services), "vipRanges", len(d.VIPRanges))
 		},
@@ -116,44 +78,31 @@ func (s *Source) Run(ctx context.Context, emit func(model.Desired)) error {
 // mean the model could not be built from the objects (logged); an error
 // means the caches could not be read.
 func (s *Source) build() (*model.Desired, error) {
-	svcs, err := s.services.List(labels.Everything())
+	svcs, err := s.caches.Services.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("list Services: %w", err)
 	}
-	nodes, err := s.nodes.List(labels.Everything())
+	nodes, err := s.caches.Nodes.List(labels.Everything())
 	if err != nil {
 		return nil, fmt.Errorf("list Nodes: %w", err)
 	}
-	pools, err := ListTyped[v1alpha1.VIPPool](s.pools, "VIPPool")
+	pools, err := ListTyped[v1alpha1.VIPPool](s.caches.Pools, "VIPPool")
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := ListTyped[v1alpha1.L4Cluster](s.clusters, "L4Cluster")
+	clusters, err := ListTyped[v1alpha1.L4Cluster](s.caches.Clusters, "L4Cluster")
 	if err != nil {
 		return nil, err
 	}
 	d, errs := BuildDesired(svcs, nodes, pools, clusters, s.cluster)
-	s.logErrors(errs)
+	s.errs.Report(errs)
 	if Blocking(errs) {
 		return nil, nil
 	}
 	return &d, nil
 }
 
-// logErrors logs each object error once, while it persists.
-func (s *Source) logErrors(errs []error) {
-	now := map[string]bool{}
-	for _, e := range errs {
-		msg := e.Error()
-		now[msg] = true
-		if !s.lastErrs[msg] {
-			s.log.Warn("API object left out of the director model", "err", msg)
-		}
-	}
-	s.lastErrs = now
-}
-
-// listTyped lists a dynamic cache and converts each object to T.
+// ListTyped lists a dynamic cache and converts each object to T.
 func ListTyped[T any](l cache.GenericLister, kind string) ([]T, error) {
 	objs, err := l.List(labels.Everything())
 	if err != nil {
