@@ -45,17 +45,20 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 }
 
 // InstallCRDs creates every CRD in the YAML files of dir and waits until
-// each is established.
+// each is established. A dir without YAML files (a wrong path) is an
+// error, not an empty install.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("build dynamic client: %w", err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	installed := 0
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {
 			continue
 		}
+		installed++
 		objs, err := ReadManifests(f)
 		if err != nil {
 			return err
@@ -75,6 +78,9 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
 				time.Sleep(200 * time.Millisecond)
 			}
 		}
+	}
+	if installed == 0 {
+		return fmt.Errorf("install CRDs: no CRD files (*.yaml) in %s", dir)
 	}
 	return nil
 }
