@@ -1,36 +1,18 @@
 package kube
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/netip"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
-	"github.com/tlbproject/tlb/tlb/model"
+	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
-
-func unstructuredOf(t *testing.T, obj any, kind string) *unstructured.Unstructured {
-	t.Helper()
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetAPIVersion(v1alpha1.SchemeGroupVersion.String())
-	u.SetKind(kind)
-	return u
-}
 
 // TestSourceEmitsOnlyChanges runs a Source against fake clients (the real
 // API server is used in integration/k8sagents): the first model is
@@ -40,61 +22,32 @@ func TestSourceEmitsOnlyChanges(t *testing.T) {
 	east := l4("east", "")
 	p := pool("a", "east", "203.0.113.0/24")
 	kc := fake.NewClientset(gw("gw-1", "198.18.2.2", true, ""), svc("team", "web", "east", 1, []string{"203.0.113.10"}, port(80, corev1.ProtocolTCP)))
-	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{v1alpha1.VIPPoolResource: "VIPPoolList", v1alpha1.L4ClusterResource: "L4ClusterList"},
-		unstructuredOf(t, &east, "L4Cluster"), unstructuredOf(t, &p, "VIPPool"))
+	dc := kubetest.Dynamic(t, east, p)
 	src, err := NewSource(kc, dc, "east", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	models := make(chan model.Desired, 10)
-	done := make(chan error, 1)
-	go func() { done <- src.Run(ctx, func(d model.Desired) { models <- d }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	ctx := t.Context()
+	models := kubetest.RunSource(t, src.Run)
 
-	next := func(what string) model.Desired {
-		t.Helper()
-		select {
-		case d := <-models:
-			return d
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no model emitted: %s", what)
-		}
-		return model.Desired{}
-	}
-	quiet := func(what string) {
-		t.Helper()
-		select {
-		case d := <-models:
-			t.Fatalf("%s: unexpected model emitted: %+v", what, d)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-
-	d := next("first sync")
+	d := models.Next("first sync")
 	if len(d.Services) != 1 || d.Services[0].VIP != netip.MustParseAddr("203.0.113.10") || len(d.Services[0].RealServers) != 1 {
 		t.Fatalf("first model = %+v", d)
 	}
-	quiet("after the first model")
+	models.Quiet("after the first model")
 
 	// A Service of another cluster: an event, same model.
 	if _, err := kc.CoreV1().Services("team").Create(ctx, svc("team", "west", "west", 1, []string{"203.0.113.99"}, port(80, corev1.ProtocolTCP)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	quiet("a Service of another L4 cluster was added")
+	models.Quiet("a Service of another L4 cluster was added")
 
 	// The gateway goes unready: weight 0.
 	n := gw("gw-1", "198.18.2.2", false, "")
 	if _, err := kc.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	d = next("gateway became unready")
+	d = models.Next("gateway became unready")
 	if w := d.Services[0].RealServers[0].Weight; w != 0 {
 		t.Fatalf("unready gateway has weight %d, want 0", w)
 	}
@@ -103,5 +56,5 @@ func TestSourceEmitsOnlyChanges(t *testing.T) {
 	if err := dc.Resource(v1alpha1.L4ClusterResource).Delete(ctx, "east", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	quiet("the L4Cluster was deleted")
+	models.Quiet("the L4Cluster was deleted")
 }
