@@ -110,8 +110,9 @@ func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
 	}
 	c := startCluster(t)
 	d := buildDC(t)
+	var relays []*apiRelay
 	for _, n := range append([]*topo.Node{d.director}, d.gateways...) {
-		reachAPIServer(t, n, c.hostport)
+		relays = append(relays, reachAPIServer(t, n, c.hostport))
 	}
 	c.createPool(t, l4cluster, env, "lab-east-a", pool)
 	for i, gw := range d.gateways {
@@ -215,6 +216,8 @@ bgp:
 		}
 	}
 
+	apiServerOutage(t, c, d, relays, target)
+
 	// A gateway node turning NotReady is drained: weight 0, no new flows.
 	c.setNodeReady(t, d.gateways[1].Name, false)
 	waitFor(t, time.Minute, "the director sets "+d.gateways[1].Name+" to weight 0", func() bool {
@@ -251,6 +254,76 @@ bgp:
 	if _, err := get(d.client, l7Target); err != nil {
 		t.Errorf("the other Service's VIP %s stopped answering after shop/web was deleted: %v", l7Target, err)
 	}
+}
+
+// apiServerOutage cuts the director and both gateways off the API server
+// for 20 s. Meanwhile a Service is created (the ipam controller still
+// reaches the API server): nothing is withdrawn or reprogrammed, the VIP
+// keeps answering and the route stays. Once the API server is back, the
+// new Service is served.
+func apiServerOutage(t *testing.T, c *cluster, d *dc, relays []*apiRelay, target string) {
+	t.Helper()
+	ipvsBefore := ipvsConfig(t, d.director)
+	tunnel := func(gw *topo.Node) string { return gw.Run(t, "ip", "-br", "addr", "show", "dev", "tunl0") }
+	var tunnelsBefore []string
+	for _, gw := range d.gateways {
+		tunnelsBefore = append(tunnelsBefore, tunnel(gw))
+	}
+	for _, r := range relays {
+		r.Cut()
+	}
+	cut := time.Now()
+	c.createService(t, "shop", "late", nil)
+	lateVIP := c.waitVIP(t, "shop", "late", cut)
+	ctx := context.Background()
+	for checks := 0; time.Since(cut) < 20*time.Second; checks++ {
+		if body, err := get(d.client, target); err != nil {
+			t.Fatalf("API server unreachable for %s: %s stopped answering: %v", since(cut), target, err)
+		} else if checks == 0 {
+			t.Logf("API server unreachable: %s still answers (%s)", target, body)
+		}
+		if now := ipvsConfig(t, d.director); now != ipvsBefore {
+			t.Fatalf("API server unreachable for %s: the director changed IPVS:\nbefore:\n%s\nnow:\n%s", since(cut), ipvsBefore, now)
+		}
+		for i, gw := range d.gateways {
+			if now := tunnel(gw); now != tunnelsBefore[i] {
+				t.Fatalf("API server unreachable for %s: %s changed tunl0: %q -> %q", since(cut), gw.Name, tunnelsBefore[i], now)
+			}
+		}
+		if rs, err := d.bird.Routes(ctx, pool); err != nil || len(rs) != 1 {
+			t.Fatalf("API server unreachable for %s: the router's routes to %s: %v %v", since(cut), pool, rs, err)
+		}
+		time.Sleep(time.Second)
+	}
+	for _, r := range relays {
+		r.Restore()
+	}
+	back := time.Now()
+	late := net.JoinHostPort(lateVIP, "80")
+	waitFor(t, 2*time.Minute, "the director serves "+late+" once the API server is back", func() bool {
+		out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", late).CombinedOutput()
+		return strings.Contains(string(out), d.gatewayAddr[0]+":80")
+	})
+	waitFor(t, 2*time.Minute, "the client reaches "+late, func() bool {
+		_, err := get(d.client, late)
+		return err == nil
+	})
+	t.Logf("API server back: %s created during the outage answers %s later", late, since(back))
+}
+
+// ipvsConfig is `ipvsadm -Ln` without the connection counters: the
+// services, their schedulers and each real server's forwarding and weight.
+func ipvsConfig(t *testing.T, n *topo.Node) string {
+	t.Helper()
+	var b strings.Builder
+	for _, line := range strings.Split(n.Run(t, "ipvsadm", "-Ln"), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[0] == "->" {
+			f = f[:4]
+		}
+		b.WriteString(strings.Join(f, " ") + "\n")
+	}
+	return b.String()
 }
 
 // get fetches http://target/ from node n on a new connection.
