@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -21,11 +18,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/tlbproject/tlb/l7/model"
+	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
-
-// modelKey is the only key of the workqueue: every event rebuilds the
-// whole model from the caches.
-const modelKey = "l7-model"
 
 // PublishFunc hands a changed model to the xDS server and returns the
 // problems it found (xds Report.Problems); problems whose Origin is a
@@ -39,7 +33,8 @@ type Source struct {
 	log    *slog.Logger
 	events *eventSink
 
-	factories []informers.SharedInformerFactory
+	factories []interface{ Start(<-chan struct{}) }
+	shutdown  []func()
 	services  corelisters.ServiceLister
 	slices    discoverylisters.EndpointSliceLister
 	secrets   corelisters.SecretLister
@@ -47,7 +42,6 @@ type Source struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 
 	lastGood map[string]Built
-	last     *model.Config
 }
 
 // NewSource returns a Source reading through client; Events go to the API
@@ -72,31 +66,15 @@ func NewSource(client kubernetes.Interface, log *slog.Logger) (*Source, error) {
 	secInf := tls.Core().V1().Secrets()
 	s.services, s.slices, s.secrets = svcInf.Lister(), sliceInf.Lister(), secInf.Lister()
 	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), sliceInf.Informer(), secInf.Informer()} {
-		if _, err := inf.AddEventHandler(queueHandler(s.queue, log)); err != nil {
+		if _, err := inf.AddEventHandler(tlbkube.QueueHandler(s.queue, log)); err != nil {
 			return nil, fmt.Errorf("l7 kube source: add an event handler: %w", err)
 		}
 		s.synced = append(s.synced, inf.HasSynced)
 	}
-	s.factories = []informers.SharedInformerFactory{all, tls}
+	s.factories = []interface{ Start(<-chan struct{}) }{all, tls}
+	s.shutdown = []func(){all.Shutdown, tls.Shutdown}
 	s.events = newEventSink(client, log)
 	return s, nil
-}
-
-// queueHandler enqueues the model key on every event. A deletion missed
-// while the watch was down arrives as a tombstone
-// (cache.DeletedFinalStateUnknown); only its key is logged, never the
-// object (it may be a Secret), and the model is rebuilt from the listers.
-func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.ResourceEventHandlerFuncs {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { q.Add(modelKey) },
-		UpdateFunc: func(_, _ any) { q.Add(modelKey) },
-		DeleteFunc: func(obj any) {
-			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				log.Debug("object deleted while the watch was down", "object", t.Key)
-			}
-			q.Add(modelKey)
-		},
-	}
 }
 
 // Run starts the informers, waits for their caches, then calls publish
@@ -108,71 +86,37 @@ func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.Re
 func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
 	s.events.start()
 	defer s.events.shutdown()
-	for _, f := range s.factories {
-		f.Start(ctx.Done())
+	loop := &tlbkube.ModelLoop[model.Config]{
+		What: "L7 model", Factories: s.factories, Shutdown: s.shutdown, Synced: s.synced,
+		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, cfg model.Config) {
+			log.Info("L7 model changed", "services", len(cfg.Services), "gateways", len(cfg.Gateways), "certificates", len(cfg.Certificates))
+		},
 	}
-	defer func() {
-		s.queue.ShutDown()
-		for _, f := range s.factories {
-			f.Shutdown()
-		}
-	}()
-	if !cache.WaitForCacheSync(ctx.Done(), s.synced...) {
-		return fmt.Errorf("l7 kube source: wait for the Service, EndpointSlice and Secret caches: %w", ctx.Err())
-	}
-	s.queue.Add(modelKey)
-	go func() {
-		<-ctx.Done()
-		s.queue.ShutDown()
-	}()
-	wait.Until(func() {
-		for s.processNext(ctx, publish) {
-		}
-	}, time.Second, ctx.Done())
-	return nil
+	return loop.Run(ctx, func(cfg model.Config) { s.events.reportModel(publish(ctx, cfg), s.services) })
 }
 
-func (s *Source) processNext(ctx context.Context, publish PublishFunc) bool {
-	key, quit := s.queue.Get()
-	if quit {
-		return false
-	}
-	defer s.queue.Done(key)
-	cfg, problems, err := s.build()
-	if err != nil {
-		s.log.Warn("build the L7 model from the API server; the last model stays", "err", err)
-		s.queue.AddRateLimited(key)
-		return true
-	}
-	s.queue.Forget(key)
-	s.events.report(problems, s.services)
-	if s.last != nil && reflect.DeepEqual(*s.last, cfg) {
-		return true
-	}
-	s.last = &cfg
-	s.log.Info("L7 model changed", "services", len(cfg.Services), "gateways", len(cfg.Gateways), "certificates", len(cfg.Certificates))
-	s.events.reportModel(publish(ctx, cfg), s.services)
-	return true
-}
-
-// build lists the caches and builds the model. A Service with a problem
-// keeps its last good contribution, if it had one.
-func (s *Source) build() (model.Config, []Problem, error) {
+// build lists the caches, records the problems found as Events and
+// returns the model; a Service with a problem keeps its last good
+// contribution, if it had one. An error means the caches could not be
+// read.
+func (s *Source) build() (*model.Config, error) {
 	svcs, err := s.services.List(labels.Everything())
 	if err != nil {
-		return model.Config{}, nil, fmt.Errorf("list Services: %w", err)
+		return nil, fmt.Errorf("list Services: %w", err)
 	}
 	sl, err := s.slices.List(labels.Everything())
 	if err != nil {
-		return model.Config{}, nil, fmt.Errorf("list EndpointSlices: %w", err)
+		return nil, fmt.Errorf("list EndpointSlices: %w", err)
 	}
 	secs, err := s.secrets.List(labels.Everything())
 	if err != nil {
-		return model.Config{}, nil, fmt.Errorf("list Secrets: %w", err)
+		return nil, fmt.Errorf("list Secrets: %w", err)
 	}
 	built, problems := Build(svcs, sl, secs)
 	s.lastGood = KeepLastGood(built, problems, s.lastGood)
-	return Assemble(s.lastGood), problems, nil
+	s.events.report(problems, s.services)
+	cfg := Assemble(s.lastGood)
+	return &cfg, nil
 }
 
 // KeepLastGood returns the Services to serve: every Service built now,

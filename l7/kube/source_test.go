@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -77,20 +74,5 @@ func TestSourcePublishesOnlyChanges(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run: %v", err)
-	}
-}
-
-// TestTombstoneRequeues: a deletion missed while the watch was down
-// (a tombstone) still rebuilds the model.
-func TestTombstoneRequeues(t *testing.T) {
-	q := workqueue.NewTyped[string]()
-	defer q.ShutDown()
-	h := queueHandler(q, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h.OnDelete(cache.DeletedFinalStateUnknown{Key: "web/shop", Obj: &corev1.Service{}})
-	if q.Len() != 1 {
-		t.Fatalf("queue length %d after a tombstone, want 1", q.Len())
-	}
-	if k, _ := q.Get(); k != modelKey {
-		t.Errorf("queued %q, want %q", k, modelKey)
 	}
 }

@@ -72,7 +72,7 @@ func NewCaches(client kubernetes.Interface, dyn dynamic.Interface, nodeTweak fun
 		{"Service", svcInf.Informer()}, {"Node", nodeInf.Informer()},
 		{"VIPPool", poolInf.Informer()}, {"L4Cluster", clusterInf.Informer()},
 	} {
-		if _, err := inf.informer.AddEventHandler(queueHandler(queue, log)); err != nil {
+		if _, err := inf.informer.AddEventHandler(QueueHandler(queue, log)); err != nil {
 			return nil, fmt.Errorf("add an event handler to the %s informer: %w", inf.kind, err)
 		}
 		c.Synced = append(c.Synced, inf.informer.HasSynced)
@@ -96,11 +96,12 @@ func (c *Caches) Shutdown() {
 	}
 }
 
-// queueHandler enqueues the single model key on every event. Deletions
-// may arrive as tombstones (cache.DeletedFinalStateUnknown) when a watch
-// missed the delete; the key is logged either way and the model rebuilt
-// from the listers, which no longer hold the object.
-func queueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.ResourceEventHandlerFuncs {
+// QueueHandler adds ModelKey to q on every event of an informer: every
+// source rebuilds its whole model from its listers. A deletion missed
+// while the watch was down arrives as a tombstone
+// (cache.DeletedFinalStateUnknown); only its key is logged (Debug), never
+// the object (it may be a Secret), and the listers no longer hold it.
+func QueueHandler(q workqueue.TypedInterface[string], log *slog.Logger) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { q.Add(ModelKey) },
 		UpdateFunc: func(_, _ any) { q.Add(ModelKey) },

@@ -7,7 +7,9 @@
 // The pure core is BuildDesired (API objects in, model out). Source wraps
 // it in informers and a single-key workqueue and hands each changed model
 // to a callback; while the API server is unreachable it emits nothing, so
-// the last model stays programmed.
+// the last model stays programmed. The plumbing of that loop (Caches,
+// QueueHandler, ModelLoop, ObjectErrorLog) is shared with the sources of
+// netd (netd/kube) and of L7 (l7/kube, ModelLoop and QueueHandler only).
 //
 // It only reads from the API server (Services, Nodes, VIPPools,
 // L4Clusters: get, list, watch). It must not write to the API server, and
