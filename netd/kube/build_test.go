@@ -3,7 +3,6 @@ package kube
 import (
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/netd/model"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
+	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
 func l4(name, group string) v1alpha1.L4Cluster {
@@ -119,14 +119,7 @@ func TestBuildGateway(t *testing.T) {
 			if tlbkube.Blocking(errs) != tc.none {
 				t.Fatalf("Blocking = %v, want %v (%v)", !tc.none, tc.none, errs)
 			}
-			if len(errs) != len(tc.errs) {
-				t.Fatalf("got %d errors, want %d: %v", len(errs), len(tc.errs), errs)
-			}
-			for i, e := range errs {
-				if !strings.Contains(e.Error(), tc.errs[i]) {
-					t.Errorf("error %d = %q, want it to contain %q", i, e, tc.errs[i])
-				}
-			}
+			kubetest.ErrorsContain(t, errs, tc.errs)
 			if tc.none {
 				return
 			}

@@ -3,13 +3,13 @@ package kube
 import (
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -127,14 +127,7 @@ func TestBuildDesired(t *testing.T) {
 			if b := Blocking(errs); b != tc.blocking {
 				t.Errorf("Blocking = %v, want %v (errors %v)", b, tc.blocking, errs)
 			}
-			if len(errs) != len(tc.errs) {
-				t.Fatalf("got %d errors, want %d:\n%v", len(errs), len(tc.errs), errs)
-			}
-			for i, e := range errs {
-				if !strings.Contains(e.Error(), tc.errs[i]) {
-					t.Errorf("error %d = %q, want it to contain %q", i, e, tc.errs[i])
-				}
-			}
+			kubetest.ErrorsContain(t, errs, tc.errs)
 			if tc.blocking {
 				return
 			}
