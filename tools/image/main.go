@@ -1,0 +1,147 @@
+// Command image builds the TLB container image, the one every manifest in
+// deploy/ names, without a Docker engine: FROM scratch, one layer with the
+// static binaries in /usr/local/bin plus /etc/passwd and /etc/group, written
+// as a docker-archive tarball that `docker load` and `ctr import` accept.
+//
+//	image --bin DIR --out FILE.tar --tag ghcr.io/tlbproject/tlb:v0.1.0 --revision SHA
+//
+// The image is deterministic: file mtimes and the creation time come from
+// SOURCE_DATE_EPOCH (or --source-date-epoch), so two builds of one commit
+// give one digest. It prints the digests and sizes.
+//
+// It owns only the file it writes; it does not build the binaries (make
+// image does), push, or touch a container engine.
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// defaultBinaries are the binaries of the image, entrypoint first.
+const defaultBinaries = "tlb,netd,l7,ipam"
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "image:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("image", flag.ContinueOnError)
+	binDir := fs.String("bin", "", "directory holding the built binaries")
+	bins := fs.String("binaries", defaultBinaries, "comma-separated binaries to take from --bin, entrypoint first")
+	out := fs.String("out", "", "docker-archive tarball to write")
+	tag := fs.String("tag", "", "image name and tag, e.g. ghcr.io/tlbproject/tlb:v0.1.0")
+	source := fs.String("source", "https://github.com/tlbproject/tlb", "repository URL for the source label")
+	revision := fs.String("revision", "", "commit of the binaries, for the revision label")
+	epoch := fs.String("source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "creation time and file mtimes, seconds since 1970 (default $SOURCE_DATE_EPOCH)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *binDir == "" || *out == "" || *tag == "" || *revision == "" {
+		return errors.New("--bin, --out, --tag and --revision are required")
+	}
+	t, err := name.NewTag(*tag, name.StrictValidation)
+	if err != nil {
+		return fmt.Errorf("--tag %q: %w", *tag, err)
+	}
+	created, err := parseEpoch(*epoch)
+	if err != nil {
+		return err
+	}
+	binaries, err := readBinaries(*binDir, strings.Split(*bins, ","))
+	if err != nil {
+		return err
+	}
+	img, err := Build(Spec{Tag: t, Binaries: binaries, Created: created, Source: *source, Revision: *revision})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return fmt.Errorf("create directory of %s: %w", *out, err)
+	}
+	if err := tarball.WriteToFile(*out, t, img); err != nil {
+		return fmt.Errorf("write image %s to %s: %w", t, *out, err)
+	}
+	return report(stdout, *out, t, img, binaries)
+}
+
+// parseEpoch reads SOURCE_DATE_EPOCH. It is required: the build's clock
+// would make every build's digest different.
+func parseEpoch(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, errors.New("SOURCE_DATE_EPOCH (or --source-date-epoch) is required, e.g. $(git log -1 --format=%ct)")
+	}
+	sec, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || sec < 0 {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH %q: want whole non-negative seconds since 1970", s)
+	}
+	return time.Unix(sec, 0).UTC(), nil
+}
+
+// readBinaries reads each named file of dir.
+func readBinaries(dir string, names []string) ([]Binary, error) {
+	out := make([]Binary, 0, len(names))
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, fmt.Errorf("binary %s: %w", n, err)
+		}
+		out = append(out, Binary{Name: n, Data: data})
+	}
+	return out, nil
+}
+
+// mib converts bytes to MiB.
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// report prints what was built: the image ID (config digest, what docker
+// load shows), the manifest digest, the tarball's size and SHA-256, and each
+// binary's size, ending with BENCH lines.
+func report(w io.Writer, out string, t name.Tag, img v1.Image, bins []Binary) error {
+	id, err := img.ConfigName()
+	if err != nil {
+		return fmt.Errorf("image %s: config digest: %w", t, err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return fmt.Errorf("image %s: manifest digest: %w", t, err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", out, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", out, err)
+	}
+	fmt.Fprintf(w, "image %s\n", t)
+	fmt.Fprintf(w, "  tarball   %s (%d bytes, sha256:%s)\n", out, size, hex.EncodeToString(h.Sum(nil)))
+	fmt.Fprintf(w, "  image ID  %s\n", id)
+	fmt.Fprintf(w, "  manifest  %s\n", digest)
+	for _, b := range bins {
+		fmt.Fprintf(w, "  %-9s %s/%s %.1f MiB\n", "binary", BinDir, b.Name, mib(int64(len(b.Data))))
+	}
+	fmt.Fprintf(w, "BENCH image_size_mib %.2f MiB\n", mib(size))
+	for _, b := range bins {
+		fmt.Fprintf(w, "BENCH image_binary_%s_mib %.2f MiB\n", b.Name, mib(int64(len(b.Data))))
+	}
+	return nil
+}
