@@ -7,7 +7,7 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-k8s clean
+        bench bench-l4 bench-bgp bench-l7 bench-k8s clean image image-test
 
 all: build
 
@@ -23,7 +23,7 @@ demo: deps
 
 ## test: every test: unit tests on the host, the lab tests inside the VM,
 ## the Kubernetes tests against a real kube-apiserver.
-test: deps vet unit-test lab-test k8s-test
+test: deps vet unit-test image-test lab-test k8s-test
 
 unit-test:
 	$(GO) test -count=1 ./...
@@ -33,6 +33,17 @@ lab-test:
 
 k8s-test:
 	./tools/k8s-test.sh
+
+## image: the container image every manifest in deploy/ names
+## (ghcr.io/tlbproject/tlb:v0.1.0), built in Go without Docker, as a
+## docker-archive tarball for docker load / ctr import.
+IMAGE_TAR ?= $(CURDIR)/.cache/image/tlb.tar
+image:
+	./tools/image/build.sh $(IMAGE_TAR)
+
+## image-test: build the image twice and verify it by reading it back.
+image-test:
+	IMAGE_TAR=$(IMAGE_TAR) ./tools/image/test.sh
 
 vet:
 	$(GO) vet ./...

@@ -8,7 +8,8 @@
 # IMAGE_TAG (default ghcr.io/tlbproject/tlb:v0.1.0) names the image;
 # SOURCE_DATE_EPOCH (default: the commit time of HEAD) fixes every time in
 # it, so two builds of one commit give one digest. The revision label is
-# HEAD, with "-dirty" when the work tree has changes.
+# IMAGE_REVISION, by default HEAD with "-dirty" when the work tree has
+# changes.
 set -eu
 
 out=${1:?usage: tools/image/build.sh OUT.tar}
@@ -17,8 +18,11 @@ root=$(git rev-parse --show-toplevel)
 cd "$root"
 case $out in /*) ;; *) out=$root/$out ;; esac
 
-rev=$(git rev-parse HEAD)
-git diff --quiet HEAD -- || rev="$rev-dirty"
+rev=${IMAGE_REVISION:-}
+if [ -z "$rev" ]; then
+	rev=$(git rev-parse HEAD)
+	git diff --quiet HEAD -- || rev="$rev-dirty"
+fi
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 export SOURCE_DATE_EPOCH
 

@@ -75,8 +75,16 @@ func run(args []string, stdout io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return fmt.Errorf("create directory of %s: %w", *out, err)
 	}
-	if err := tarball.WriteToFile(*out, t, img); err != nil {
+	// Written beside the target and renamed, so a failed build never leaves
+	// a truncated tarball where docker load would find it.
+	tmp := *out + ".tmp"
+	if err := tarball.WriteToFile(tmp, t, img); err != nil {
+		_ = os.Remove(tmp)
 		return fmt.Errorf("write image %s to %s: %w", t, *out, err)
+	}
+	if err := os.Rename(tmp, *out); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("write image %s: rename %s to %s: %w", t, tmp, *out, err)
 	}
 	return report(stdout, *out, t, img, binaries)
 }

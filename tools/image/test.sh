@@ -1,0 +1,25 @@
+#!/bin/sh
+# test.sh (make image-test) builds the image twice from the same commit and
+# verifies it by reading the tarballs back (tools/image verify_test.go):
+# binaries present, 0755, static x86-64 ELF that print their usage on this
+# host, user 65532, the tag deploy/ names, and one digest for both builds.
+# It also runs the unit tests of tools/image.
+set -eu
+
+root=$(git rev-parse --show-toplevel)
+cd "$root"
+IMAGE_TAG=${IMAGE_TAG:-ghcr.io/tlbproject/tlb:v0.1.0}
+out=${IMAGE_TAR:-$root/.cache/image/tlb.tar}
+again=$root/.cache/image/tlb-again.tar
+# Both builds take one revision and one time, even if someone commits
+# between them.
+IMAGE_REVISION=$(git rev-parse HEAD)
+git diff --quiet HEAD -- || IMAGE_REVISION="$IMAGE_REVISION-dirty"
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
+export IMAGE_TAG IMAGE_REVISION SOURCE_DATE_EPOCH
+
+./tools/image/build.sh "$out"
+./tools/image/build.sh "$again"
+cd tools
+TLB_IMAGE_TAR=$out TLB_IMAGE_TAR_AGAIN=$again TLB_IMAGE_TAG=$IMAGE_TAG go test -count=1 -v ./image/
+rm -f "$again"
