@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
+	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
 // cluster is the Kubernetes side of the test: the API server with the
@@ -52,18 +52,15 @@ func repoRoot(t *testing.T) string {
 func startCluster(t *testing.T) *cluster {
 	t.Helper()
 	begin := time.Now()
-	s, err := apiserver.Start(8 * time.Minute)
+	root := repoRoot(t)
+	s, err := apiserver.StartWithCRDs(8*time.Minute, filepath.Join(root, "deploy", "crds"))
 	if err != nil {
-		t.Fatalf("start kube-apiserver and etcd in the VM: %v", err)
+		t.Fatalf("start kube-apiserver and etcd in the VM with the CRDs of deploy/crds: %v", err)
 	}
 	t.Cleanup(s.Stop)
 	t.Logf("kube-apiserver ready in the VM after %s", time.Since(begin).Round(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	root := repoRoot(t)
-	if err := apiserver.InstallCRDs(ctx, s.Config, filepath.Join(root, "deploy", "crds")); err != nil {
-		t.Fatalf("install the CRDs of deploy/crds: %v", err)
-	}
 	var objs []*unstructured.Unstructured
 	for _, f := range []string{"base/namespace.yaml", "ipam/rbac.yaml", "director/rbac.yaml", "netd/rbac.yaml"} {
 		o, err := apiserver.ReadManifests(filepath.Join(root, "deploy", f))
@@ -135,20 +132,17 @@ func waitAllowed(t *testing.T, kubeconfig, who string, need authorizationv1.Reso
 func (c *cluster) createPool(t *testing.T, l4cluster, env, pool, cidr string) {
 	t.Helper()
 	cl := &v1alpha1.L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: l4cluster}, Spec: v1alpha1.L4ClusterSpec{Environment: env}}
-	c.create(t, "L4Cluster", cl)
-	c.create(t, "VIPPool", &v1alpha1.VIPPool{ObjectMeta: metav1.ObjectMeta{Name: pool},
+	c.create(t, cl)
+	c.create(t, &v1alpha1.VIPPool{ObjectMeta: metav1.ObjectMeta{Name: pool},
 		Spec: v1alpha1.VIPPoolSpec{L4Cluster: l4cluster, CIDRs: []string{cidr}}})
 }
 
-func (c *cluster) create(t *testing.T, kind string, obj any) {
+func (c *cluster) create(t *testing.T, obj any) {
 	t.Helper()
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	u, err := kubetest.Unstructured(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetAPIVersion(v1alpha1.SchemeGroupVersion.String())
-	u.SetKind(kind)
 	if err := c.server.CreateAll(context.Background(), []*unstructured.Unstructured{u}); err != nil {
 		t.Fatal(err)
 	}

@@ -52,16 +52,13 @@ func run() error {
 	}
 
 	t0 := time.Now()
-	srv, err := apiserver.Start(3 * time.Minute)
+	srv, err := apiserver.StartWithCRDs(3*time.Minute, filepath.Join(*repo, "deploy", "crds"))
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	fmt.Printf("kube-apiserver + etcd ready in %s\n", time.Since(t0).Round(time.Millisecond))
+	fmt.Printf("kube-apiserver + etcd ready (CRDs installed) in %s\n", time.Since(t0).Round(time.Millisecond))
 	ctx := context.Background()
-	if err := apiserver.InstallCRDs(ctx, srv.Config, filepath.Join(*repo, "deploy", "crds")); err != nil {
-		return err
-	}
 	cfg := *srv.Config
 	cfg.QPS, cfg.Burst = 1000, 2000
 	kc, err := kubernetes.NewForConfig(&cfg)
