@@ -30,18 +30,6 @@ const (
 	envTag   = "TLB_IMAGE_TAG"       // the tag it was built with
 )
 
-// usageRuns says how each binary shows its usage, and what it prints.
-var usageRuns = map[string]struct {
-	args     []string
-	wantCode int
-	want     string
-}{
-	"tlb":  {args: []string{"--help"}, wantCode: 0, want: "usage:\n  tlb run"},
-	"netd": {args: []string{"--help"}, wantCode: 2, want: "usage: netd run --config FILE"},
-	"l7":   {args: nil, wantCode: 2, want: "usage: l7 serve --config DIR"},
-	"ipam": {args: []string{"--help"}, wantCode: 0, want: "-leader-elect"},
-}
-
 func builtImage(t *testing.T) (path string, tag name.Tag) {
 	t.Helper()
 	path = os.Getenv(envTar)
@@ -61,6 +49,17 @@ func builtImage(t *testing.T) (path string, tag name.Tag) {
 // host with no libc and prints its usage.
 func TestBuiltImage(t *testing.T) {
 	path, tag := builtImage(t)
+	// How each binary shows its usage, and what it prints.
+	usageRuns := map[string]struct {
+		args     []string
+		wantCode int
+		want     string
+	}{
+		"tlb":  {args: []string{"--help"}, wantCode: 0, want: "usage:\n  tlb run"},
+		"netd": {args: []string{"--help"}, wantCode: 2, want: "usage: netd run --config FILE"},
+		"l7":   {args: nil, wantCode: 2, want: "usage: l7 serve --config DIR"},
+		"ipam": {args: []string{"--help"}, wantCode: 0, want: "-leader-elect"},
+	}
 	m, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(path) })
 	if err != nil {
 		t.Fatal(err)
