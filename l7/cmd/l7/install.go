@@ -39,7 +39,7 @@ func install(src, dir string) (dst string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("install %s: open source: %w", dst, err)
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read-only: nothing to lose on close
 	tmp, err := os.CreateTemp(dir, "."+installName+".tmp-*")
 	if err != nil {
 		return "", fmt.Errorf("install %s: create temporary file in %s: %w", dst, dir, err)
