@@ -271,7 +271,7 @@ type imageRef struct {
 func imageRefs(dir, prefix string) ([]imageRef, error) {
 	var refs []imageRef
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+		if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
 			return err
 		}
 		data, err := os.ReadFile(p)
