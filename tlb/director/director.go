@@ -23,6 +23,13 @@ type Options struct {
 	// Sysctls are the parameters to keep set; nil means
 	// DirectorSysctls. Ignored when the Sysctls handle is nil.
 	Sysctls []Sysctl
+	// FullListAfter bounds how long reconciles rely on remembered
+	// real-server lists (see cache.go): a reconcile this long or longer
+	// after the last full listing lists every service's real servers
+	// again, which repairs real servers changed behind the director's
+	// back. 0 means DefaultFullListAfter; negative makes every reconcile
+	// a full listing.
+	FullListAfter time.Duration
 }
 
 // Director reconciles kernel IPVS with a desired model. It is safe for
@@ -36,6 +43,8 @@ type Director struct {
 	record  *Record
 	metrics *Metrics
 	now     func() time.Time
+	maxAge  time.Duration // Options.FullListAfter, default applied
+	cache   destCache
 }
 
 // Result describes one Reconcile.
@@ -55,6 +64,9 @@ type Result struct {
 	// Rejected is true when the desired state was invalid and the kernel
 	// was not looked at.
 	Rejected bool
+	// FullListing is true when every service's real servers were listed
+	// (none taken from the remembered state).
+	FullListing bool
 
 	planned bool // the kernel was listed and a plan built
 }
@@ -80,7 +92,11 @@ func New(h IPVS, sys Sysctls, log *slog.Logger, opts Options) (*Director, error)
 	if want == nil {
 		want = DirectorSysctls
 	}
-	return &Director{ipvs: h, sys: sys, want: want, log: log, record: rec, metrics: opts.Metrics, now: now}, nil
+	maxAge := opts.FullListAfter
+	if maxAge == 0 {
+		maxAge = DefaultFullListAfter
+	}
+	return &Director{ipvs: h, sys: sys, want: want, log: log, record: rec, metrics: opts.Metrics, now: now, maxAge: maxAge}, nil
 }
 
 // Owned returns the keys of the services the director has recorded as its
@@ -94,20 +110,37 @@ func (d *Director) Owned() []model.Key {
 // Reconcile makes the kernel hold desired: list actual, plan, return early
 // if the plan is empty, apply. If desired is invalid nothing is written,
 // the kernel keeps the last good state and the error names each bad field.
+//
+// It lists every service but, between full listings, takes the real
+// servers of a service unchanged in the model and in the kernel from the
+// state it remembers from the last successful reconcile (see cache.go).
 func (d *Director) Reconcile(ctx context.Context, desired model.Desired) (Result, error) {
+	return d.run(ctx, desired, false)
+}
+
+// ReconcileFull is Reconcile with a full listing: every service's real
+// servers are listed from the kernel, so any drift in them is repaired.
+func (d *Director) ReconcileFull(ctx context.Context, desired model.Desired) (Result, error) {
+	return d.run(ctx, desired, true)
+}
+
+func (d *Director) run(ctx context.Context, desired model.Desired, full bool) (Result, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	start := d.now()
-	res, err := d.reconcile(ctx, desired)
+	res, err := d.reconcile(ctx, desired, full || !d.cache.fresh(start, d.maxAge))
 	res.Duration = d.now().Sub(start)
 	d.metrics.observe(res, err)
 	if err != nil {
+		// The kernel may differ from what was planned: list everything
+		// next time.
+		d.cache.clear()
 		d.log.Error("reconcile failed", "err", err, "writes", res.Writes)
 	}
 	return res, err
 }
 
-func (d *Director) reconcile(ctx context.Context, desired model.Desired) (Result, error) {
+func (d *Director) reconcile(ctx context.Context, desired model.Desired, full bool) (Result, error) {
 	if err := desired.Validate(); err != nil {
 		return Result{Rejected: true}, fmt.Errorf("reject desired state, kernel left as it is: %w", err)
 	}
@@ -124,19 +157,23 @@ func (d *Director) reconcile(ctx context.Context, desired model.Desired) (Result
 		errs = append(errs, err)
 	}
 
-	wanted := make(map[model.Key]bool, len(sorted.Services))
-	for _, s := range sorted.Services {
-		wanted[s.Key()] = true
+	wanted := byKey(sorted)
+	var reuse func(actualService) bool
+	if !full {
+		reuse = d.cache.reuse(wanted)
 	}
-	actual, err := listActual(d.ipvs, wanted, d.record.Owns)
+	listedAt := d.now()
+	actual, err := listActual(d.ipvs, wanted, d.record.Owns, reuse)
 	if err != nil {
 		return res, errors.Join(append(errs, err)...)
 	}
+	res.FullListing = full
 	plan := buildPlan(sorted, actual, d.record.Owns, d.record.Keys())
 	res.Plan = plan
 	res.planned = true
 	res.Services, res.RealServers, res.VIPs = counts(sorted)
 	if plan.Empty() {
+		d.cache.store(wanted, full, listedAt)
 		return res, errors.Join(errs...)
 	}
 
@@ -158,9 +195,11 @@ func (d *Director) reconcile(ctx context.Context, desired model.Desired) (Result
 	if err := d.record.Update(nil, append(deleted, plan.Forget...)); err != nil {
 		errs = append(errs, err)
 	}
+	d.cache.store(wanted, full, listedAt) // cleared by run on any error
 	d.log.Info("reconciled IPVS", "writes", res.Writes, "addServices", len(plan.AddServices),
 		"updateServices", len(plan.UpdateServices), "deleteServices", len(plan.DeleteServices),
-		"changedServices", len(plan.Destinations), "keptServices", plan.KeptServices, "foreign", plan.Foreign)
+		"changedServices", len(plan.Destinations), "keptServices", plan.KeptServices, "foreign", plan.Foreign,
+		"listedServices", plan.Listed, "cachedServices", plan.Cached, "fullListing", full)
 	return res, errors.Join(errs...)
 }
 

@@ -275,8 +275,14 @@ func TestMetrics(t *testing.T) {
 	if _, err := d.Reconcile(ctx, good); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := d.Reconcile(ctx, good); err != nil { // both services from the remembered state
+		t.Fatal(err)
+	}
 	_, _ = d.Reconcile(ctx, desired(service("203.0.113.10", 0)))
 	checks := map[string]float64{
+		"tlb_director_services_listed_total":   0, // first reconcile: nothing in the kernel yet
+		"tlb_director_services_cached_total":   2,
+		"tlb_director_full_listings_total":     1,
 		"tlb_director_vips_programmed":         1,
 		"tlb_director_services_programmed":     2,
 		"tlb_director_real_servers_programmed": 3,
@@ -293,8 +299,8 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s = %v; want %v", name, got, want)
 		}
 	}
-	if n, _ := gather(reg, "tlb_director_sync_duration_seconds"); n != 2 {
-		t.Errorf("sync duration observations = %v; want 2", n)
+	if n, _ := gather(reg, "tlb_director_sync_duration_seconds"); n != 3 {
+		t.Errorf("sync duration observations = %v; want 3", n)
 	}
 }
 

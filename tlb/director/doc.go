@@ -2,8 +2,11 @@
 // state in package model: one virtual service per (VIP, protocol, port),
 // every real server reached through an IPIP tunnel (direct server return).
 //
-// Each Reconcile lists the actual state (one GetServices, one
-// GetDestinations per service it cares about), builds an explicit Plan
+// Each Reconcile lists the actual state (one GetServices; one
+// GetDestinations per service it cares about, except that between full
+// listings a service unchanged in the model and in the kernel's service
+// list reuses the real servers remembered from the last successful
+// reconcile, see cache.go), builds an explicit Plan
 // (services to add, update, delete; real servers to add, update, delete;
 // what is kept), returns early when the plan is empty and only then writes
 // to the kernel. It also keeps each service's real-server list in the

@@ -13,6 +13,9 @@ type Metrics struct {
 	realServers   prometheus.Gauge
 	netlinkWrites prometheus.Counter
 	foreign       prometheus.Gauge
+	listed        prometheus.Counter
+	cached        prometheus.Counter
+	fullListings  prometheus.Counter
 }
 
 // NewMetrics creates the director's metrics and registers them on reg
@@ -48,8 +51,21 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "tlb_director_foreign_services",
 			Help: "IPVS services present that the director does not own and never touches.",
 		}),
+		listed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlb_director_services_listed_total",
+			Help: "Services whose real servers a reconcile listed from the kernel (one netlink dump each).",
+		}),
+		cached: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlb_director_services_cached_total",
+			Help: "Services whose real servers a reconcile took from the state remembered after the last successful one (unchanged in model and kernel).",
+		}),
+		fullListings: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlb_director_full_listings_total",
+			Help: "Reconciles that listed every service's real servers from the kernel (first, after an error, periodic).",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.syncDuration, m.syncErrors, m.vips, m.services, m.realServers, m.netlinkWrites, m.foreign} {
+	for _, c := range []prometheus.Collector{m.syncDuration, m.syncErrors, m.vips, m.services, m.realServers, m.netlinkWrites, m.foreign,
+		m.listed, m.cached, m.fullListings} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -73,4 +89,9 @@ func (m *Metrics) observe(r Result, err error) {
 	m.services.Set(float64(r.Services))
 	m.realServers.Set(float64(r.RealServers))
 	m.foreign.Set(float64(r.Plan.Foreign))
+	m.listed.Add(float64(r.Plan.Listed))
+	m.cached.Add(float64(r.Plan.Cached))
+	if r.FullListing {
+		m.fullListings.Inc()
+	}
 }

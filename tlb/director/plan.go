@@ -14,6 +14,11 @@ type actualService struct {
 	Scheduler string
 	Flags     uint32 // without the kernel's HASHED bit
 	Dests     []actualDest
+	// Remembered marks a service unchanged, in the model and in the
+	// kernel's service list, since the last successful reconcile (see
+	// cache.go): its real servers were not listed (Dests is nil) and
+	// are the desired ones, so there is nothing to plan for it.
+	Remembered bool
 }
 
 // actualState is what the kernel holds, as far as the director looks.
@@ -22,6 +27,9 @@ type actualState struct {
 	// Foreign counts IPVS services that are neither in the model nor
 	// recorded as the director's.
 	Foreign int
+	// Listed and Cached count the services whose real servers were
+	// listed from the kernel and taken from the remembered state.
+	Listed, Cached int
 }
 
 // Plan is the explicit difference between the desired and the actual
@@ -48,6 +56,10 @@ type Plan struct {
 	KeptRealServers int
 	// Foreign counts IPVS services not the director's; never touched.
 	Foreign int
+	// Listed counts the director's services whose real servers were
+	// listed from the kernel for this plan; Cached those whose real
+	// servers came from the remembered state (see cache.go).
+	Listed, Cached int
 }
 
 // Empty reports whether the plan changes nothing at all.
@@ -75,7 +87,7 @@ func (p Plan) Writes() int {
 // actual. owned reports whether the director recorded a service as its
 // own; recorded lists every recorded key.
 func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) bool, recorded []model.Key) Plan {
-	p := Plan{Foreign: actual.Foreign}
+	p := Plan{Foreign: actual.Foreign, Listed: actual.Listed, Cached: actual.Cached}
 	wanted := make(map[model.Key]bool, len(desired.Services))
 	for _, s := range desired.Services {
 		k := s.Key()
@@ -87,6 +99,11 @@ func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) 
 		}
 		if !owned(k) {
 			p.Adopt = append(p.Adopt, k)
+		}
+		if a.Remembered {
+			p.KeptServices++
+			p.KeptRealServers += len(s.RealServers)
+			continue
 		}
 		svcChanged := a.Scheduler != string(s.Scheduler) || a.Flags != model.FlagBits(s.Flags)
 		if svcChanged {

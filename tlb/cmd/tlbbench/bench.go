@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,13 +116,26 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 		defer pprof.StopCPUProfile()
 	}
 
-	// 3. No-op resync.
+	// 3. No-op resyncs: as between full listings (real servers taken
+	// from what the director remembers), then with a full listing (every
+	// service's real servers listed, as the periodic one does).
 	res, err = d.Reconcile(ctx, desired)
 	if err != nil {
 		return fmt.Errorf("no-op resync: %w", err)
 	}
 	noopWrites := res.Writes
-	r.info("no-op resync: %v, %d netlink writes, plan empty: %v", res.Duration, res.Writes, res.Plan.Empty())
+	r.info("no-op resync: %v, %d netlink writes, plan empty: %v, full listing: %v, services listed %d, cached %d",
+		res.Duration, res.Writes, res.Plan.Empty(), res.FullListing, res.Plan.Listed, res.Plan.Cached)
+	res, err = d.ReconcileFull(ctx, desired)
+	if err != nil {
+		return fmt.Errorf("no-op resync with full listing: %w", err)
+	}
+	noopFull, noopFullWrites := res.Duration, res.Writes
+	r.info("no-op resync, full listing: %v, %d netlink writes, plan empty: %v, services listed %d",
+		res.Duration, res.Writes, res.Plan.Empty(), res.Plan.Listed)
+	if res.Plan.Listed != vips {
+		return fmt.Errorf("full listing listed %d services; want %d", res.Plan.Listed, vips)
+	}
 
 	// 4. One real server drained (weight 1 -> 0) in one VIP.
 	changed := desired.Sorted()
@@ -130,10 +144,14 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	if err != nil {
 		return fmt.Errorf("single change: %w", err)
 	}
-	single := res.Duration
-	r.info("single real-server change (drain one): %v, %d netlink writes", single, res.Writes)
+	single, singleListed := res.Duration, res.Plan.Listed
+	r.info("single real-server change (drain one): %v, %d netlink writes, full listing: %v, services listed %d, cached %d",
+		single, res.Writes, res.FullListing, res.Plan.Listed, res.Plan.Cached)
 	if res.Writes != 1 {
 		return fmt.Errorf("single change made %d writes; want 1", res.Writes)
+	}
+	if err := checkWeight(h, changed.Services[vips/2], realServers/2); err != nil {
+		return fmt.Errorf("after single change: %w", err)
 	}
 
 	// 5. One real server added that sorts in the middle of one VIP.
@@ -146,6 +164,11 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	}
 	r.info("one real server added to one VIP (kept in canonical order): %v, %d netlink writes", res.Duration, res.Writes)
 
+	// 6. A real server deleted behind the director's back.
+	if err := driftRepair(ctx, r, d, h, added); err != nil {
+		return err
+	}
+
 	rss, err := peakRSS()
 	if err != nil {
 		return err
@@ -155,7 +178,10 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	r.add("l4_ipvsadm_restore_ms", ms(restore), "ms")
 	r.add("l4_full_sync_ratio_vs_ipvsadm", full.Seconds()/restore.Seconds(), "x")
 	r.add("l4_noop_resync_writes", float64(noopWrites), "count")
+	r.add("l4_noop_resync_full_listing_writes", float64(noopFullWrites), "count")
+	r.add("l4_noop_resync_full_listing_ms", ms(noopFull), "ms")
 	r.add("l4_single_change_ms", ms(single), "ms")
+	r.add("l4_single_change_listed_services", float64(singleListed), "count")
 	r.add("l4_director_rss_mib", rss, "MiB")
 	r.flush()
 	return nil
@@ -218,6 +244,35 @@ func checkKernel(h *ipvs.Handle, services, dests int) error {
 		return fmt.Errorf("kernel holds %d services and %d real servers; want %d and %d", len(svcs), n, services, dests)
 	}
 	return nil
+}
+
+// checkWeight verifies that the kernel holds real server i of s (real
+// servers in canonical order) with its desired weight.
+func checkWeight(h *ipvs.Handle, s model.Service, i int) error {
+	svcs, err := h.GetServices()
+	if err != nil {
+		return err
+	}
+	rs := s.RealServers[i]
+	for _, ks := range svcs {
+		if !net.IP(s.VIP.AsSlice()).Equal(ks.Address) || ks.Port != s.Port {
+			continue
+		}
+		ds, err := h.GetDestinations(ks)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if net.IP(rs.Addr.AsSlice()).Equal(d.Address) {
+				if d.Weight != rs.Weight {
+					return fmt.Errorf("real server %s of %s has weight %d; want %d", rs.Addr, s.Key(), d.Weight, rs.Weight)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("real server %s of %s missing", rs.Addr, s.Key())
+	}
+	return fmt.Errorf("service %s missing", s.Key())
 }
 
 // peakRSS returns VmHWM from /proc/self/status in MiB.
