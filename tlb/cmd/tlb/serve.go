@@ -84,10 +84,12 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 	watchErr := make(chan error, 1)
 	initial := cfg.Desired
 	if source != nil {
+		fromSource := make(chan model.Desired)
+		go resyncLatest(runCtx, fromSource, updates, cfg.Director.ResyncInterval)
 		go func() {
 			err := source.Run(runCtx, func(d model.Desired) {
 				select {
-				case updates <- d:
+				case fromSource <- d:
 				case <-runCtx.Done():
 				}
 			})
@@ -137,4 +139,31 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 	}
 	log.Info("stopping; IPVS state left in place")
 	return runErr
+}
+
+// resyncLatest forwards each model from the source to updates and, on
+// every tick of interval, sends the latest one again, so that drift in
+// the kernel is repaired in Kubernetes mode too (in file mode the config
+// watcher does the same). It returns when ctx ends.
+func resyncLatest(ctx context.Context, in <-chan model.Desired, out chan<- model.Desired, interval time.Duration) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	var latest *model.Desired
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-in:
+			latest = &d
+		case <-ticker.C:
+			if latest == nil {
+				continue
+			}
+		}
+		select {
+		case out <- *latest:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

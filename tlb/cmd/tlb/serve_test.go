@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,5 +154,43 @@ health: {kind: http, port: %d, interval: 50ms, timeout: 50ms, rise: 1, fall: 2}
 	}
 	if w := prog.weight(); w != 5 {
 		t.Errorf("last programmed weight %d; shutdown must not reprogram", w)
+	}
+}
+
+// TestResyncLatestRepeatsTheLatestModel: in Kubernetes mode the latest
+// model from the source is sent again on every tick (so drift is
+// repaired), a newer one replaces it, and nothing is sent before the first.
+func TestResyncLatestRepeatsTheLatestModel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	in, out := make(chan model.Desired), make(chan model.Desired)
+	go resyncLatest(ctx, in, out, 20*time.Millisecond)
+	select {
+	case d := <-out:
+		t.Fatalf("sent %+v before the source gave a model", d)
+	case <-time.After(100 * time.Millisecond):
+	}
+	ranges := func(d model.Desired) int { return len(d.VIPRanges) }
+	go func() { in <- model.Desired{} }()
+	for i := range 3 {
+		if d := <-out; ranges(d) != 0 {
+			t.Fatalf("send %d: %+v, want the first model again", i, d)
+		}
+	}
+	go func() { in <- model.Desired{VIPRanges: []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}} }()
+	// At most one more copy of the first may have been in flight.
+	for i := range 3 {
+		d := <-out
+		if ranges(d) == 1 {
+			break
+		}
+		if i == 2 {
+			t.Fatal("the newer model never replaced the first")
+		}
+	}
+	for i := range 3 {
+		if d := <-out; ranges(d) != 1 {
+			t.Fatalf("resend %d after the newer model: %+v", i, d)
+		}
 	}
 }
