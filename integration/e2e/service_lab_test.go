@@ -135,6 +135,7 @@ func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
   metricsAddress: 127.0.0.1:9100
   runtimeDir: %s
   drainPeriod: 2s
+  resyncInterval: 5s
 bgp:
   localASN: 64512
   routerID: 192.0.2.1
@@ -217,6 +218,16 @@ bgp:
 	}
 
 	apiServerOutage(t, c, d, relays, target)
+
+	// Drift: an IPVS service deleted behind the director's back comes back
+	// at the next resync, with no API event to trigger it.
+	d.director.Run(t, "ipvsadm", "-D", "-t", target)
+	deleted := time.Now()
+	waitFor(t, time.Minute, "the director restores IPVS service "+target, func() bool {
+		out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", target).CombinedOutput()
+		return strings.Contains(string(out), d.gatewayAddr[0]+":80") && strings.Contains(string(out), d.gatewayAddr[1]+":80")
+	})
+	t.Logf("IPVS service %s deleted behind the director's back: restored %s later (resyncInterval 5s)", target, since(deleted))
 
 	// A gateway node turning NotReady is drained: weight 0, no new flows.
 	c.setNodeReady(t, d.gateways[1].Name, false)
