@@ -29,7 +29,25 @@ type Config struct {
 	// as healthy and none is probed.
 	Health *health.Config
 
-	raw []byte // the file's bytes, so a watcher knows what it applied
+	raw       []byte    // the file's bytes, so a watcher knows what it applied
+	overrides Overrides // command-line settings a watcher applies to every new version
+}
+
+// Overrides are settings given on the command line that take precedence
+// over the file's, so one file can serve every director of a DaemonSet.
+type Overrides struct {
+	// RouterID replaces bgp.routerID when set (and a bgp section exists).
+	RouterID string
+}
+
+// Override applies o to c. A Watcher started with c applies o to every
+// later version of the file too, so an override is never reported as a
+// change of the file's settings.
+func (c *Config) Override(o Overrides) {
+	c.overrides = o
+	if o.RouterID != "" && c.BGP != nil {
+		c.BGP.RouterID = o.RouterID
+	}
 }
 
 // Director is the `director:` section.

@@ -92,6 +92,7 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 				}
 				continue
 			}
+			cfg.Override(good.overrides)
 			if cfg.Director.MetricsAddress != good.Director.MetricsAddress || cfg.Director.RuntimeDir != good.Director.RuntimeDir ||
 				cfg.Director.ResyncInterval != good.Director.ResyncInterval || cfg.Director.DrainPeriod != good.Director.DrainPeriod ||
 				!reflect.DeepEqual(cfg.BGP, good.BGP) || !reflect.DeepEqual(cfg.Health, good.Health) {

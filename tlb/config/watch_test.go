@@ -2,9 +2,11 @@ package config
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -130,4 +132,81 @@ func TestWatcherSeesChangeBeforeItStarted(t *testing.T) {
 			t.Fatalf("apply %d: nothing applied", i)
 		}
 	}
+}
+
+// TestWatcherKeepsOverrides: a command-line override (--router-id) holds
+// for every later version of the file and is not reported as a change of
+// the file's BGP settings; a real change of them still is.
+func TestWatcherKeepsOverrides(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tlb.yaml")
+	file := func(routerID, services string) string {
+		return "director: {vipRanges: [203.0.113.0/24]}\nbgp: {localASN: 64512, routerID: " + routerID +
+			", allowedPrefixes: [203.0.113.0/24], peers: [{address: 198.18.1.1, asn: 64500}]}\n" + services
+	}
+	if err := os.WriteFile(path, []byte(file("192.0.2.1", oneService)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	initial, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	initial.Override(Overrides{RouterID: "198.18.1.2"})
+
+	var logs strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	applied := make(chan *Config, 10)
+	w := &Watcher{Path: path, Log: log, Debounce: 20 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = w.Run(ctx, initial, nil, func(_ context.Context, c *Config) { applied <- c }) }()
+	next := func(step string) *Config {
+		t.Helper()
+		select {
+		case c := <-applied:
+			return c
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: nothing applied", step)
+			return nil
+		}
+	}
+	if c := next("initial"); c.BGP.RouterID != "198.18.1.2" {
+		t.Fatalf("initial router ID %s", c.BGP.RouterID)
+	}
+	settingsChanged := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(logs.String(), "settings changed")
+	}
+
+	if err := os.WriteFile(path, []byte(file("192.0.2.1", twoService)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := next("services changed"); c.BGP.RouterID != "198.18.1.2" || len(c.Desired.Services) != 2 {
+		t.Errorf("after a services change: router ID %s, %d services; want the override and 2", c.BGP.RouterID, len(c.Desired.Services))
+	}
+	if settingsChanged() {
+		t.Errorf("the override was reported as a settings change:\n%s", logs.String())
+	}
+
+	if err := os.WriteFile(path, []byte(file("192.0.2.1", oneService)+"health: {kind: tcp, port: 8081}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next("health added")
+	if !settingsChanged() {
+		t.Errorf("adding a health section was not reported as needing a restart:\n%s", logs.String())
+	}
+}
+
+// lockedWriter serialises writes to a strings.Builder shared with the test.
+type lockedWriter struct {
+	w  *strings.Builder
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

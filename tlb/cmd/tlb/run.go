@@ -72,9 +72,7 @@ func run(ctx context.Context, path string, once bool, routerID string, kf kubeFl
 	if err != nil {
 		return err
 	}
-	if routerID != "" && cfg.BGP != nil {
-		cfg.BGP.RouterID = routerID
-	}
+	cfg.Override(config.Overrides{RouterID: routerID})
 	var source desiredSource
 	if kf.enabled() {
 		if once {
