@@ -34,14 +34,8 @@ func validatePorts(in []Port, vips map[netip.Addr]int) ([]model.PortMap, error) 
 		if proto != model.ProtocolTCP {
 			return nil, fmt.Errorf("%s.protocol: %q is not supported (only %q)", field, p.Protocol, model.ProtocolTCP)
 		}
-		if p.Port < 1 || p.Port > 65535 {
-			return nil, fmt.Errorf("%s.port: %d is outside 1..65535", field, p.Port)
-		}
-		if p.TargetPort < 1 || p.TargetPort > 65535 {
-			return nil, fmt.Errorf("%s.targetPort: %d is outside 1..65535", field, p.TargetPort)
-		}
-		if p.TargetPort == p.Port {
-			return nil, fmt.Errorf("%s.targetPort: %d equals port; a mapping to itself changes nothing, leave it out", field, p.TargetPort)
+		if err := checkPortPair(field, p.Port, p.TargetPort); err != nil {
+			return nil, err
 		}
 		k := key{a, proto, uint16(p.Port)}
 		if j, dup := seen[k]; dup {
@@ -63,14 +57,8 @@ func validateListenerPorts(in []ListenerPort) (map[uint16]uint16, error) {
 	seen := make(map[int]int, len(in))
 	for i, p := range in {
 		field := fmt.Sprintf("netd.listenerPorts[%d]", i)
-		if p.Port < 1 || p.Port > 65535 {
-			return nil, fmt.Errorf("%s.port: %d is outside 1..65535", field, p.Port)
-		}
-		if p.TargetPort < 1 || p.TargetPort > 65535 {
-			return nil, fmt.Errorf("%s.targetPort: %d is outside 1..65535", field, p.TargetPort)
-		}
-		if p.TargetPort == p.Port {
-			return nil, fmt.Errorf("%s.targetPort: %d equals port; a mapping to itself changes nothing, leave it out", field, p.TargetPort)
+		if err := checkPortPair(field, p.Port, p.TargetPort); err != nil {
+			return nil, err
 		}
 		if j, dup := seen[p.Port]; dup {
 			return nil, fmt.Errorf("%s.port: %d repeats netd.listenerPorts[%d]", field, p.Port, j)
@@ -79,4 +67,18 @@ func validateListenerPorts(in []ListenerPort) (map[uint16]uint16, error) {
 		out[uint16(p.Port)] = uint16(p.TargetPort)
 	}
 	return out, nil
+}
+
+// checkPortPair checks one mapping's port and targetPort (entry field).
+func checkPortPair(field string, port, target int) error {
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("%s.port: %d is outside 1..65535", field, port)
+	}
+	if target < 1 || target > 65535 {
+		return fmt.Errorf("%s.targetPort: %d is outside 1..65535", field, target)
+	}
+	if target == port {
+		return fmt.Errorf("%s.targetPort: %d equals port; a mapping to itself changes nothing, leave it out", field, target)
+	}
+	return nil
 }
