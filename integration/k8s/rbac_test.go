@@ -4,16 +4,9 @@ package k8s
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -37,6 +30,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/ipam/controller"
@@ -412,27 +406,6 @@ func agentChecks(kc kubernetes.Interface, dc dynamic.Interface, s agentSetup) []
 	}
 }
 
-// selfSignedPEM returns a throw-away certificate for host and its PKCS#8
-// key, both PEM, made in memory.
-func selfSignedPEM(t *testing.T, host string) (chain, key []byte) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: host}, DNSNames: []string{host},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
-}
-
 // TestRBACL7: the L7 controller's ClusterRole (deploy/envoy/rbac.yaml) is
 // enough for the real L7 source (l7/kube), as ServiceAccount tlb-l7, to
 // build a model with a Service's EndpointSlice endpoints and its TLS
@@ -446,7 +419,7 @@ func TestRBACL7(t *testing.T) {
 	ns := "rbac-l7"
 	ensureNamespace(t, kc, ns)
 	deleteServicesAtCleanup(t, kc, ns)
-	chain, key := selfSignedPEM(t, "rbac.example.com")
+	chain, key := tlstest.SelfSigned(t, "rbac.example.com")
 	if _, err := kc.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "web-tls"}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: chain, corev1.TLSPrivateKeyKey: key},

@@ -5,14 +5,7 @@ package k8sl7
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"log/slog"
-	"math/big"
 	"sync"
 	"testing"
 	"time"
@@ -70,32 +63,6 @@ func (r *recorder) last() (model.Config, int) {
 func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
 	poll.Explained(t, d, what, cond)
-}
-
-// selfSigned returns a throw-away PEM certificate for the hosts and its
-// PEM PKCS#8 key, made in memory for this test run.
-func selfSigned(t *testing.T, hosts ...string) (chain, key []byte) {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: hosts[0]},
-		DNSNames:     hosts,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
 }
 
 // withoutOrigins returns cfg with every Origin cleared: the file mode

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/l7/dsl"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
 	"github.com/tlbproject/tlb/l7/model"
@@ -210,7 +211,7 @@ func claEndpoints(r *discovery.DiscoveryResponse, cluster string) ([]string, err
 func TestSourceAgainstAPIServer(t *testing.T) {
 	ctx := ctxFor(t, 3*time.Minute)
 	kc := kubernetes.NewForConfigOrDie(server.Config)
-	chain, key := selfSigned(t, "shop.example.com", "*.shop.example.com")
+	chain, key := tlstest.SelfSigned(t, "shop.example.com", "*.shop.example.com")
 	createObjects(t, ctx, kc, chain, key)
 	want := withoutOrigins(fileModel(t, chain, key))
 
@@ -305,7 +306,7 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("a rotated Secret reaches the model and SDS", func(t *testing.T) {
-		chain2, key2 := selfSigned(t, "shop.example.com")
+		chain2, key2 := tlstest.SelfSigned(t, "shop.example.com")
 		sec, err := kc.CoreV1().Secrets(ns).Get(ctx, "web-tls", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
