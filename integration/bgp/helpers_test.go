@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tlbproject/tlb/bgp"
 	"github.com/tlbproject/tlb/bgp/birdlab"
 )
@@ -45,17 +46,7 @@ func director(i int) string { return "director" + string(rune('0'+i)) }
 
 func startRouter(t *testing.T, l *birdlab.Lab, nbrs []birdlab.Neighbor) *birdlab.Router {
 	t.Helper()
-	r, err := l.StartRouter(context.Background(), t.TempDir(), birdlab.RouterConfig{ASN: routerASN, Neighbors: nbrs})
-	if err != nil {
-		t.Fatalf("start bird: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bird log:\n%s", r.Log())
-		}
-		r.Stop()
-	})
-	return r
+	return birdlab.StartForTest(t, l.Router, birdlab.RouterConfig{RouterID: l.RouterAddr, ASN: routerASN, Neighbors: nbrs})
 }
 
 // speakerConfig is director i's config, peering with the lab router.

@@ -84,18 +84,7 @@ func buildDC(t *testing.T) *dc {
 		gw.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 10+i))
 		d.gateways, d.gatewayAddr = append(d.gateways, gw), append(d.gatewayAddr, gaddr)
 	}
-	r, err := birdlab.StartRouter(context.Background(), d.router.NsName(), t.TempDir(),
-		birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs})
-	if err != nil {
-		t.Fatalf("start bird on the router: %v", err)
-	}
-	d.bird = r
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bird log:\n%s", r.Log())
-		}
-		r.Stop()
-	})
+	d.bird = birdlab.StartForTest(t, d.router.NsName(), birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs})
 
 	tmp := t.TempDir()
 	for i, gw := range d.gateways {

@@ -56,19 +56,9 @@ func buildDC(t *testing.T) *dc {
 		gw.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 10+i))
 		d.gateways, d.gatewayAddr = append(d.gateways, gw), append(d.gatewayAddr, addr)
 	}
-	r, err := birdlab.StartRouter(context.Background(), d.router.NsName(), t.TempDir(), birdlab.RouterConfig{
+	d.bird = birdlab.StartForTest(t, d.router.NsName(), birdlab.RouterConfig{
 		RouterID: "198.18.0.1", ASN: 64500,
 		Neighbors: []birdlab.Neighbor{{Name: "director", Address: "198.18.1.2", ASN: 64512, Local: "198.18.1.1"}},
-	})
-	if err != nil {
-		t.Fatalf("start bird on the router: %v", err)
-	}
-	d.bird = r
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("bird log:\n%s", r.Log())
-		}
-		r.Stop()
 	})
 	for _, gw := range d.gateways {
 		// Port 80 stands for a plain L4 backend on the gateway, port 8080
