@@ -69,11 +69,7 @@ type Director struct {
 
 // Load reads and parses the file at path.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	return Parse(path, data)
+	return load(path, true)
 }
 
 // LoadSettings reads the file at path for a director whose services come
@@ -81,11 +77,15 @@ func Load(path string) (*Config, error) {
 // the director's settings, `bgp:` and `health:`, and a `services:` list
 // is an error rather than being silently ignored.
 func LoadSettings(path string) (*Config, error) {
+	return load(path, false)
+}
+
+func load(path string, withServices bool) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	return ParseSettings(path, data)
+	return parse(path, data, withServices)
 }
 
 // ParseSettings is Parse for a file without services (see LoadSettings).

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	authv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,18 +51,14 @@ func (s *Server) CreateAll(ctx context.Context, objs []*unstructured.Unstructure
 	return nil
 }
 
-// ServiceAccountKubeconfig issues a token for the ServiceAccount ns/name
-// (TokenRequest, one hour) and writes a kubeconfig with it into the
+// ServiceAccountKubeconfig issues a token for the existing ServiceAccount
+// ns/name (TokenRequest, one hour) and writes a kubeconfig with it into the
 // server's directory, so a child process acts with exactly that
 // account's RBAC. It returns the file's path.
 func (s *Server) ServiceAccountKubeconfig(ctx context.Context, ns, name string) (string, error) {
 	kc, err := kubernetes.NewForConfig(s.Config)
 	if err != nil {
 		return "", fmt.Errorf("build client: %w", err)
-	}
-	_, err = kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	hour := int64(3600)
 	tr, err := kc.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name,
