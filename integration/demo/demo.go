@@ -172,6 +172,9 @@ func build(r *runner) *site {
 	s := &site{lab: lab, tmp: tmp, client: lab.Node("client"), router: lab.Node("router")}
 	lab.Link(s.client, s.router, "198.18.0.2/24", "198.18.0.1/24")
 	s.client.AddRoute(r, "default", "198.18.0.1")
+	// The director-loss step must not pass because a stalled flow rehashed
+	// itself onto the other director (net.core.txrehash, LAB.md).
+	s.client.Sysctl(r, "net.core.txrehash", "0")
 	for _, k := range []string{"net.ipv4.ip_forward", "net.ipv4.fib_multipath_hash_policy"} {
 		s.router.Sysctl(r, k, "1")
 	}

@@ -63,6 +63,11 @@ func buildDC(t *testing.T) *dc {
 	d := &dc{client: lab.Node("client"), router: lab.Node("router"), bin: labBin(t)}
 	lab.Link(d.client, d.router, "198.18.0.2/24", "198.18.0.1/24")
 	d.client.AddRoute(t, "default", "198.18.0.1")
+	// A stalled TCP flow must not move to the other director by itself:
+	// with txrehash=1 a retransmission timeout picks a new flow hash and the
+	// router's ECMP follows it (LAB.md, kernel facts). Real routers hash the
+	// 5-tuple, so the director-loss tests prove survival with it off.
+	d.client.Sysctl(t, "net.core.txrehash", "0")
 	for k, v := range map[string]string{
 		"net.ipv4.ip_forward": "1", "net.ipv4.fib_multipath_hash_policy": "1",
 		"net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_filter": "0",
