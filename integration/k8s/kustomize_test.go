@@ -241,7 +241,6 @@ func TestKustomizeConfigMapReferences(t *testing.T) {
 	}{
 		{"netd config", "DaemonSet", "tlb-netd", "tlb-netd-config"},
 		{"director config", "DaemonSet", "tlb-director", "tlb-director-config"},
-		{"envoy bootstrap", "DaemonSet", "tlb-gateway-edge", "tlb-envoy-bootstrap"},
 		{"l7 config", "DaemonSet", "tlb-gateway-edge", "tlb-l7-config"},
 	}
 	for _, w := range want {

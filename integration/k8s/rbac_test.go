@@ -19,6 +19,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -448,13 +449,22 @@ func TestRBACL7(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	bad := lbService(ns, "bad", map[string]string{l7kube.AnnotationL7: "true", l7kube.AnnotationTimeout: "soon"})
+	bad := lbService(ns, "bad", map[string]string{l7kube.AnnotationL7: "true", l7kube.AnnotationGroup: "edge", l7kube.AnnotationTimeout: "soon"})
 	if _, err := kc.CoreV1().Services(ns).Create(ctx, bad, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
+	// The operator lets group edge read TLS Secrets in the namespace it
+	// serves, and nowhere else (docs/kubernetes.md, "L7 controller").
+	if _, err := kc.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "tlb-l7-secrets"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "tlb-l7-secrets"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "tlb-l7", Namespace: "tlb-system"}},
+	}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 	c := serviceAccountClients(t, "tlb-l7")
-	src, err := l7kube.NewSource(c.Kube, rbacLog())
+	src, err := l7kube.NewSource(c.Kube, rbacLog(), l7kube.Options{Group: "edge", Namespaces: []string{ns}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,6 +509,14 @@ func TestRBACL7(t *testing.T) {
 	})
 
 	assertForbidden(t, "tlb-l7", c, append(readOnlyServiceChecks(kc, ns, "web"),
+		forbidden{"list Secrets of a namespace the group does not serve", func(ctx context.Context, c tlbkube.Clients) error {
+			_, err := c.Kube.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+			return err
+		}},
+		forbidden{"list Secrets of every namespace", func(ctx context.Context, c tlbkube.Clients) error {
+			_, err := c.Kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
+			return err
+		}},
 		forbidden{"get a Secret by name", func(ctx context.Context, c tlbkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "web-tls", metav1.GetOptions{})
 			return err

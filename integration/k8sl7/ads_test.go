@@ -58,7 +58,7 @@ func openADS(t *testing.T, ctx context.Context, addr, group, typ string, names .
 	}
 	a := &adsStream{stream: st, typ: typ, names: names, resps: make(chan *discovery.DiscoveryResponse, 16),
 		node: &core.Node{Id: "k8sl7-test", Cluster: group, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-			tlbxds.MetaSchema: structpb.NewStringValue(tlbxds.Schema),
+			tlbxds.MetaSchema: structpb.NewStringValue(tlbxds.Generation()),
 		}}}}
 	if err := st.Send(&discovery.DiscoveryRequest{Node: a.node, TypeUrl: typ, ResourceNames: names}); err != nil {
 		t.Fatal(err)

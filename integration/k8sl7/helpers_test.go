@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/integration/poll"
+	l7kube "github.com/tlbproject/tlb/l7/kube"
 	"github.com/tlbproject/tlb/l7/model"
+	tlbxds "github.com/tlbproject/tlb/l7/xds"
 )
 
 // lockedBuffer collects log output from several goroutines.
@@ -65,16 +67,24 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, s
 	poll.Explained(t, d, what, cond)
 }
 
-// withoutOrigins returns cfg with every Origin cleared: the file mode
-// names files, the Kubernetes source namespace/name.
+// serverOptions and sourceOptions serve group edge from the namespace of
+// the tests, whose gRPC Service (no hosts) may use the catch-all host.
+var (
+	serverOptions = tlbxds.Options{Group: "edge", Resolve: model.Options{CatchAllNamespaces: []string{ns}}}
+	sourceOptions = l7kube.Options{Group: "edge", Namespaces: []string{ns}}
+)
+
+// withoutOrigins returns cfg with every Origin, owner namespace and
+// creation time cleared: the file mode names files and is the operator's,
+// the Kubernetes source names namespace/name and the time of creation.
 func withoutOrigins(cfg model.Config) model.Config {
 	out := model.Config{}
 	for _, s := range cfg.Services {
-		s.Origin = ""
+		s.Origin, s.Namespace, s.Created = "", "", time.Time{}
 		out.Services = append(out.Services, s)
 	}
 	for _, g := range cfg.Gateways {
-		g.Origin = ""
+		g.Origin, g.Created = "", time.Time{}
 		out.Gateways = append(out.Gateways, g)
 	}
 	for _, c := range cfg.Certificates {

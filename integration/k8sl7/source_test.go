@@ -40,6 +40,7 @@ const (
 name: shop.web
 group: edge
 hosts: [shop.example.com, "*.shop.example.com"]
+listeners: [shop.web/https]
 timeout: 30s
 idleTimeout: 5m
 upstreams:
@@ -85,9 +86,9 @@ func fileModel(t *testing.T, chain, key []byte) model.Config {
 			t.Fatal(err)
 		}
 	}
-	cfg, errs := dsl.NewDir(dir).Load()
-	if len(errs) > 0 {
-		t.Fatalf("load the DSL files: %v", errs)
+	cfg, errs, err := dsl.NewDir(dir).Load()
+	if err != nil || len(errs) > 0 {
+		t.Fatalf("load the DSL files: %v %v", err, errs)
 	}
 	return cfg
 }
@@ -216,9 +217,9 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 	want := withoutOrigins(fileModel(t, chain, key))
 
 	log, logs := captureLog(t)
-	srv := tlbxds.New(ctx, log, prometheus.NewRegistry(), time.Now)
+	srv := tlbxds.New(ctx, log, prometheus.NewRegistry(), time.Now, serverOptions)
 	addr := startXDS(t, ctx, srv)
-	src, err := l7kube.NewSource(kc, log)
+	src, err := l7kube.NewSource(kc, log, sourceOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 		key = append(key, key2...) // neither key may be logged
 	})
 
-	t.Run("an invalid annotation gives an Event and keeps the last good config", func(t *testing.T) {
+	t.Run("an invalid annotation gives an Event and leaves that Service out, alone", func(t *testing.T) {
 		before, _ := rec.last()
 		web, err := kc.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
@@ -364,13 +365,26 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 		if _, err := kc.DiscoveryV1().EndpointSlices(ns).Update(ctx, s, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "api moves while web keeps its last good config", func() (bool, string) {
+		eventually(t, 30*time.Second, "api moves while web is left out", func() (bool, string) {
 			got, _ := rec.last()
 			if e := endpointsOf(got, "shop.api"); !reflect.DeepEqual(e, []string{"198.18.0.21:9090"}) {
 				return false, fmt.Sprint("api endpoints ", e)
 			}
-			return reflect.DeepEqual(got.Services[1], before.Services[1]) && reflect.DeepEqual(got.Gateways, before.Gateways),
-				fmt.Sprintf("web now %+v, was %+v", got.Services[1], before.Services[1])
+			return len(got.Services) == 1 && len(got.Gateways) == 0, fmt.Sprintf("services %d, gateways %d", len(got.Services), len(got.Gateways))
+		})
+		// Fixed, it comes back as it was.
+		web, err = kc.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		web.Annotations[l7kube.AnnotationTimeout] = "30s"
+		if _, err := kc.CoreV1().Services(ns).Update(ctx, web, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "web back once fixed", func() (bool, string) {
+			got, _ := rec.last()
+			return len(got.Services) == 2 && reflect.DeepEqual(got.Services[1], before.Services[1]) && reflect.DeepEqual(got.Gateways, before.Gateways),
+				fmt.Sprintf("web now %+v, was %+v", got.Services, before.Services[1])
 		})
 	})
 

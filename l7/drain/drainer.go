@@ -12,6 +12,10 @@ import (
 	"time"
 )
 
+// StatsListenerPrefix is the stat prefix of the gateway's read-only
+// stats listener (l7/bootstrap): scrapes are not client traffic to wait for.
+const StatsListenerPrefix = "tlb_stats"
+
 // Drainer drains one Envoy through its admin API.
 type Drainer struct {
 	// Admin is the admin base URL, e.g. http://127.0.0.1:9901.
@@ -108,13 +112,14 @@ func (d *Drainer) active(ctx context.Context) (int, error) {
 }
 
 // SumActive parses Envoy's text stats ("name: value" lines) and sums the
-// listener.*.downstream_cx_active gauges, leaving out the admin listener.
+// listener.*.downstream_cx_active gauges, leaving out the admin and stats
+// listeners.
 func SumActive(r io.Reader) (int, error) {
 	sum := 0
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		name, val, ok := strings.Cut(sc.Text(), ": ")
-		if !ok || !strings.HasPrefix(name, "listener.") || !strings.HasSuffix(name, ".downstream_cx_active") || strings.HasPrefix(name, "listener.admin.") {
+		if !ok || !strings.HasPrefix(name, "listener.") || !strings.HasSuffix(name, ".downstream_cx_active") || strings.HasPrefix(name, "listener.admin.") || strings.HasPrefix(name, "listener."+StatsListenerPrefix+".") {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(val))

@@ -13,35 +13,36 @@ import (
 	"github.com/tlbproject/tlb/l7/model"
 )
 
-// Dir is the DSL directory source. It remembers the last good version of
-// every file, so a file that turns bad keeps serving its last good content
-// until it is fixed or deleted.
+// Dir is the DSL directory source. What it returns is a function of the
+// directory's content alone: a bad file is left out (and reported), never
+// replaced by a version this process happened to see before, so every
+// replica reading the same directory builds the same config. It remembers
+// parsed files only to skip parsing unchanged ones.
 type Dir struct {
-	path     string
-	lastGood map[string]fileState
+	path   string
+	parsed map[string]fileState
 }
 
 type fileState struct {
-	raw   []byte
-	doc   *Doc
-	certs []model.Certificate
+	raw []byte
+	doc *Doc
 }
 
 // NewDir returns a source reading the *.yaml and *.yml files of path.
 func NewDir(path string) *Dir {
-	return &Dir{path: path, lastGood: map[string]fileState{}}
+	return &Dir{path: path, parsed: map[string]fileState{}}
 }
 
 // Path returns the directory read.
 func (d *Dir) Path() string { return d.path }
 
 // Load reads every file and returns the config built from the good ones
-// (and the last good versions of bad ones), and one error per bad file.
-func (d *Dir) Load() (model.Config, []error) {
-	var errs []error
+// and one error per bad file. err is set when the directory itself could
+// not be read: then nothing was read and cfg must not be published.
+func (d *Dir) Load() (cfg model.Config, fileErrs []error, err error) {
 	entries, err := os.ReadDir(d.path)
 	if err != nil {
-		return d.config(), []error{fmt.Errorf("read config directory %s: %w", d.path, err)}
+		return model.Config{}, nil, fmt.Errorf("read config directory %s: %w", d.path, err)
 	}
 	present := map[string]bool{}
 	for _, e := range entries {
@@ -52,37 +53,46 @@ func (d *Dir) Load() (model.Config, []error) {
 		present[name] = true
 		raw, err := readLimited(filepath.Join(d.path, name))
 		if err != nil {
-			errs = append(errs, &FieldError{File: name, Msg: err.Error()})
+			fileErrs = append(fileErrs, &FieldError{File: name, Msg: err.Error()})
 			continue
 		}
-		if st, ok := d.lastGood[name]; ok && bytes.Equal(st.raw, raw) {
-			if certs, err := d.loadCerts(name, st.doc); err == nil {
-				st.certs = certs
-				d.lastGood[name] = st
-				continue
-			} else {
-				errs = append(errs, err)
+		st, ok := d.parsed[name]
+		if !ok || !bytes.Equal(st.raw, raw) {
+			doc, err := Parse(name, raw)
+			if err != nil {
+				delete(d.parsed, name)
+				fileErrs = append(fileErrs, err)
 				continue
 			}
+			st = fileState{raw: raw, doc: doc}
+			d.parsed[name] = st
 		}
-		doc, err := Parse(name, raw)
+		// Certificates are read on every load: a renewed key file must be
+		// picked up even when the DSL file did not change.
+		certs, err := d.loadCerts(name, st.doc)
 		if err != nil {
-			errs = append(errs, err)
+			fileErrs = append(fileErrs, err)
 			continue
 		}
-		certs, err := d.loadCerts(name, doc)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		d.lastGood[name] = fileState{raw: raw, doc: doc, certs: certs}
+		add(&cfg, st.doc, certs)
 	}
-	for name := range d.lastGood {
+	for name := range d.parsed {
 		if !present[name] {
-			delete(d.lastGood, name)
+			delete(d.parsed, name)
 		}
 	}
-	return d.config(), errs
+	slices.SortFunc(cfg.Certificates, func(a, b model.Certificate) int { return cmp.Compare(a.Name, b.Name) })
+	return cfg, fileErrs, nil
+}
+
+func add(cfg *model.Config, doc *Doc, certs []model.Certificate) {
+	if doc.Service != nil {
+		cfg.Services = append(cfg.Services, *doc.Service)
+	}
+	if doc.Gateway != nil {
+		cfg.Gateways = append(cfg.Gateways, *doc.Gateway)
+	}
+	cfg.Certificates = append(cfg.Certificates, certs...)
 }
 
 func readLimited(path string) ([]byte, error) {
@@ -132,25 +142,4 @@ func (d *Dir) abs(p string) string {
 		return p
 	}
 	return filepath.Join(d.path, p)
-}
-
-func (d *Dir) config() model.Config {
-	var cfg model.Config
-	names := make([]string, 0, len(d.lastGood))
-	for n := range d.lastGood {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		st := d.lastGood[n]
-		if st.doc.Service != nil {
-			cfg.Services = append(cfg.Services, *st.doc.Service)
-		}
-		if st.doc.Gateway != nil {
-			cfg.Gateways = append(cfg.Gateways, *st.doc.Gateway)
-		}
-		cfg.Certificates = append(cfg.Certificates, st.certs...)
-	}
-	slices.SortFunc(cfg.Certificates, func(a, b model.Certificate) int { return cmp.Compare(a.Name, b.Name) })
-	return cfg
 }

@@ -110,7 +110,18 @@ func parseDuration(v *string, field string, errs *[]error, file string) time.Dur
 
 func (d *serviceDoc) toModel(file string) (*model.Service, error) {
 	var errs []error
-	s := &model.Service{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file), Hosts: d.Hosts}
+	s := &model.Service{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file), Namespace: model.Operator, Hosts: d.Hosts}
+	for i, l := range d.Listeners {
+		gw, ln, ok := strings.Cut(l, "/")
+		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
+			errs = append(errs, &FieldError{File: file, Field: fmt.Sprintf("listeners[%d]", i), Msg: fmt.Sprintf("want gateway/listener, got %q", l)})
+			continue
+		}
+		s.Listeners = append(s.Listeners, model.ListenerRef{Gateway: gw, Listener: ln})
+	}
+	for _, dl := range d.Delegations {
+		s.Delegations = append(s.Delegations, model.Delegation{Prefix: dl.Prefix, Namespaces: dl.Namespaces})
+	}
 	svcTimeout := parseDuration(d.Timeout, "timeout", &errs, file)
 	svcIdle := parseDuration(d.IdleTimeout, "idleTimeout", &errs, file)
 	if d.Timeout != nil && svcTimeout < 0 {
@@ -182,7 +193,7 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 	certs := map[string]bool{}
 	for i, l := range d.Listeners {
 		f := fmt.Sprintf("listeners[%d]", i)
-		ml := model.Listener{Name: l.Name, Port: l.Port, Protocol: model.Protocol(strings.ToUpper(l.Protocol)), Target: l.Target}
+		ml := model.Listener{Name: l.Name, Port: l.Port, Protocol: model.Protocol(strings.ToUpper(l.Protocol)), Target: l.Target, RedirectHTTPS: l.RedirectHTTPS}
 		vip, err := netip.ParseAddr(l.VIP)
 		if err != nil {
 			errs = append(errs, &FieldError{File: file, Field: f + ".vip", Msg: fmt.Sprintf("want an IP address, got %q", l.VIP)})

@@ -2,6 +2,7 @@ package dsl_test
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,9 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		"upper-case header":   {"kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u, headers: [{name: X-Canary, exact: \"1\"}]}\n", "routes[0].headers[0].name"},
 		"no kind":             {"name: s\n", "kind: missing"},
 		"off request timeout": {"kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u, timeout: \"off\"}\n", "routes[0].timeout"},
+		"bad listener ref":    {"kind: gateway/service/v1\nname: s\nlisteners: [public]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u}\n", "listeners[0]"},
+		"bad delegation":      {"kind: gateway/service/v1\nname: s\ndelegations: [{prefix: api, namespaces: [b]}]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u}\n", "delegations[0].prefix"},
+		"redirect on HTTPS":   {"kind: gateway/gateway/v1\nname: g\nlisteners:\n  - {name: l, vip: 203.0.113.1, port: 443, protocol: TCP, target: a/b, redirectHTTPS: true}\n", "listeners[0].redirectHTTPS"},
 		"bad name":            {"kind: gateway/service/v1\nname: Bad_Name\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u}\n", "name"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -95,13 +99,13 @@ func TestBadFileRejectedAlone(t *testing.T) {
 	write("a.yaml", good)
 	write("b.yaml", other)
 	d := dsl.NewDir(dir)
-	cfg, errs := d.Load()
-	if len(errs) > 0 || len(cfg.Services) != 2 {
-		t.Fatalf("load: %v %d", errs, len(cfg.Services))
+	cfg, errs, err := d.Load()
+	if err != nil || len(errs) > 0 || len(cfg.Services) != 2 {
+		t.Fatalf("load: %v %v %d", err, errs, len(cfg.Services))
 	}
 	write("a.yaml", "kind: gateway/service/v1\nname: a\nroutes: nope\n")
 	write("c.yaml", "kind: nonsense\n")
-	cfg, errs = d.Load()
+	cfg, errs, _ = d.Load()
 	if len(errs) != 2 {
 		t.Fatalf("want 2 file errors, got %v", errs)
 	}
@@ -109,13 +113,23 @@ func TestBadFileRejectedAlone(t *testing.T) {
 	for _, s := range cfg.Services {
 		names = append(names, s.Name+"@"+string(s.Origin))
 	}
-	if strings.Join(names, ",") != "a@a.yaml,b@b.yaml" || cfg.Services[0].Routes[0].Prefix != "/a" {
-		t.Fatalf("served %v; want a's last good version and b", names)
+	// The bad a.yaml is left out, as a fresh reader of the same directory
+	// would leave it out: no memory of its earlier good version.
+	fresh, _, _ := dsl.NewDir(dir).Load()
+	if strings.Join(names, ",") != "b@b.yaml" || !reflect.DeepEqual(cfg, fresh) {
+		t.Fatalf("served %v (fresh reader: %+v); want only b", names, fresh.Services)
+	}
+	write("a.yaml", good)
+	if cfg, _, _ = d.Load(); len(cfg.Services) != 2 {
+		t.Fatalf("a fixed file must be served again: %+v", cfg.Services)
 	}
 	_ = os.Remove(dir + "/a.yaml")
-	cfg, _ = d.Load()
+	cfg, _, _ = d.Load()
 	if len(cfg.Services) != 1 || cfg.Services[0].Name != "b" {
 		t.Fatalf("a deleted file must stop being served: %+v", cfg.Services)
+	}
+	if _, _, err := dsl.NewDir(dir + "/missing").Load(); err == nil {
+		t.Fatal("an unreadable directory must be an error, not an empty config")
 	}
 }
 

@@ -11,10 +11,17 @@ type serviceDoc struct {
 	Name        string        `json:"name"`
 	Group       string        `json:"group,omitempty"`
 	Hosts       []string      `json:"hosts,omitempty"`
+	Listeners   []string      `json:"listeners,omitempty"`
+	Delegations []delegateDoc `json:"delegations,omitempty"`
 	Timeout     *string       `json:"timeout,omitempty"`
 	IdleTimeout *string       `json:"idleTimeout,omitempty"`
 	Upstreams   []upstreamDoc `json:"upstreams"`
 	Routes      []routeDoc    `json:"routes"`
+}
+
+type delegateDoc struct {
+	Prefix     string   `json:"prefix"`
+	Namespaces []string `json:"namespaces"`
 }
 
 type upstreamDoc struct {
@@ -73,12 +80,13 @@ type gatewayDoc struct {
 }
 
 type listenerDoc struct {
-	Name         string    `json:"name"`
-	VIP          string    `json:"vip"`
-	Port         uint32    `json:"port"`
-	Protocol     string    `json:"protocol"`
-	Target       string    `json:"target,omitempty"`
-	Certificates []certDoc `json:"certificates,omitempty"`
+	Name          string    `json:"name"`
+	VIP           string    `json:"vip"`
+	Port          uint32    `json:"port"`
+	Protocol      string    `json:"protocol"`
+	Target        string    `json:"target,omitempty"`
+	RedirectHTTPS bool      `json:"redirectHTTPS,omitempty"`
+	Certificates  []certDoc `json:"certificates,omitempty"`
 }
 
 type certDoc struct {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tlbproject/tlb/l7/model"
 )
 
 // The Service annotations the L7 source reads. Each maps to the model
@@ -35,6 +37,10 @@ const (
 	// Service's namespace. With it the gateway listener on the Service's
 	// VIP is HTTPS, chosen by SNI for the hosts of tlb.io/l7-hosts.
 	AnnotationTLSSecret = "tlb.io/l7-tls-secret"
+	// AnnotationDelegate opens paths of this Service's hosts to Services of
+	// other namespaces: comma-separated prefix=namespace pairs (DSL
+	// delegations), e.g. "/api=team-b,/api=team-c,/docs=*".
+	AnnotationDelegate = "tlb.io/l7-delegate"
 )
 
 // intent is what a Service's annotations ask for, parsed and checked.
@@ -47,6 +53,7 @@ type intent struct {
 	http2       bool
 	port        string
 	tlsSecret   string
+	delegations []model.Delegation
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -122,6 +129,9 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		}
 		in.port = v
 	}
+	if v, ok := ann[AnnotationDelegate]; ok {
+		in.delegations = parseDelegations(v, bad)
+	}
 	if v, ok := ann[AnnotationTLSSecret]; ok {
 		if v == "" {
 			bad(AnnotationTLSSecret, "empty; name a Secret of type kubernetes.io/tls in the Service's namespace")
@@ -129,4 +139,26 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		in.tlsSecret = v
 	}
 	return in
+}
+
+// parseDelegations reads "prefix=namespace,..." into delegations, one per
+// prefix in order of first appearance.
+func parseDelegations(v string, bad func(annotation, msg string)) []model.Delegation {
+	var out []model.Delegation
+	idx := map[string]int{}
+	for _, e := range strings.Split(v, ",") {
+		prefix, ns, ok := strings.Cut(strings.TrimSpace(e), "=")
+		if !ok || !strings.HasPrefix(prefix, "/") || ns == "" {
+			bad(AnnotationDelegate, fmt.Sprintf("entry %q: want prefix=namespace, e.g. \"/api=team-b\"", strings.TrimSpace(e)))
+			return nil
+		}
+		i, seen := idx[prefix]
+		if !seen {
+			i = len(out)
+			idx[prefix] = i
+			out = append(out, model.Delegation{Prefix: prefix})
+		}
+		out[i].Namespaces = append(out[i].Namespaces, ns)
+	}
+	return out
 }

@@ -85,11 +85,14 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 	name := ModelName(svc.Namespace, svc.Name)
 	up := model.Upstream{Name: upstreamName(port), HTTP2: in.http2, Endpoints: readyEndpoints(endpointSlices, port.Name)}
 	b := Built{Service: model.Service{
-		Name:      name,
-		Group:     in.group,
-		Origin:    model.Origin(svc.Namespace + "/" + svc.Name),
-		Hosts:     in.hosts,
-		Upstreams: []model.Upstream{up},
+		Name:        name,
+		Group:       in.group,
+		Origin:      model.Origin(svc.Namespace + "/" + svc.Name),
+		Namespace:   svc.Namespace,
+		Created:     svc.CreationTimestamp.UTC(),
+		Hosts:       in.hosts,
+		Delegations: in.delegations,
+		Upstreams:   []model.Upstream{up},
 		Routes: []model.Route{{
 			Prefix:      in.prefix,
 			Targets:     []model.WeightedTarget{{Upstream: up.Name, Weight: 1}},
@@ -123,7 +126,9 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 			l.TLS = []model.SNICertificate{{ServerNames: in.hosts, Certificate: b.Certificate.Name}}
 			certs[b.Certificate.Name] = true
 		}
-		b.Gateway = &model.Gateway{Name: name, Group: in.group, Origin: b.Service.Origin, Listeners: []model.Listener{l}}
+		b.Gateway = &model.Gateway{Name: name, Group: in.group, Origin: b.Service.Origin, Created: b.Service.Created, Listeners: []model.Listener{l}}
+		// The Service's hosts are served on its own VIP:port, and only there.
+		b.Service.Listeners = []model.ListenerRef{{Gateway: name, Listener: l.Name}}
 		ps = append(ps, modelProblems(svc.Namespace, svc.Name, model.CheckGateway(*b.Gateway, certs))...)
 	}
 	return b, true, ps
@@ -225,6 +230,15 @@ func ptrOr(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// GroupOf returns the gateway group a Service asks for (tlb.io/l7-group,
+// default "default").
+func GroupOf(svc *corev1.Service) string {
+	if g := svc.Annotations[AnnotationGroup]; g != "" {
+		return g
+	}
+	return "default"
 }
 
 // serviceVIP returns the first IP in the Service's load-balancer status.

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -25,7 +26,7 @@ func TestBuild(t *testing.T) {
 		return m
 	}
 	shopSvc := model.Service{
-		Name: "web.shop", Group: "default", Origin: "web/shop",
+		Name: "web.shop", Group: "default", Origin: "web/shop", Namespace: "web",
 		Upstreams: []model.Upstream{{Name: "http", Endpoints: []model.Endpoint{{Addr: ap("198.18.0.10:8080"), Weight: 1}, {Addr: ap("198.18.0.11:8080"), Weight: 1}}}},
 		Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "http", Weight: 1}}}},
 	}
@@ -59,18 +60,21 @@ func TestBuild(t *testing.T) {
 				AnnotationIdleTimeout, "off",
 				AnnotationHTTP2, "true",
 				AnnotationPort, "grpc",
+				AnnotationDelegate, "/cart/api=team-b,/cart/api=team-c,/cart/x=*",
 			), "", port("http", 80), port("grpc", 9000))},
 			slices: []*discoveryv1.EndpointSlice{slice("web", "shop", "shop-a", "grpc", 9090, ep{addr: "198.18.0.10"})},
 			want: map[string]Built{"web/shop": {Service: model.Service{
-				Name: "web.shop", Group: "edge", Origin: "web/shop", Hosts: []string{"shop.example.com", "*.shop.example.com"},
-				Upstreams: []model.Upstream{{Name: "grpc", HTTP2: true, Endpoints: []model.Endpoint{{Addr: ap("198.18.0.10:9090"), Weight: 1}}}},
-				Routes:    []model.Route{{Prefix: "/cart", Targets: []model.WeightedTarget{{Upstream: "grpc", Weight: 1}}, Timeout: 30 * time.Second, IdleTimeout: -1}},
+				Name: "web.shop", Group: "edge", Origin: "web/shop", Namespace: "web", Hosts: []string{"shop.example.com", "*.shop.example.com"},
+				Delegations: []model.Delegation{{Prefix: "/cart/api", Namespaces: []string{"team-b", "team-c"}}, {Prefix: "/cart/x", Namespaces: []string{"*"}}},
+				Upstreams:   []model.Upstream{{Name: "grpc", HTTP2: true, Endpoints: []model.Endpoint{{Addr: ap("198.18.0.10:9090"), Weight: 1}}}},
+				Routes:      []model.Route{{Prefix: "/cart", Targets: []model.WeightedTarget{{Upstream: "grpc", Weight: 1}}, Timeout: 30 * time.Second, IdleTimeout: -1}},
 			}}},
 		},
 		"VIP gives an HTTP gateway listener": {
 			services: []*corev1.Service{service("web", "shop", on, "203.0.113.10", port("", 80))},
 			want: map[string]Built{"web/shop": {
-				Service: model.Service{Name: "web.shop", Group: "default", Origin: "web/shop",
+				Service: model.Service{Name: "web.shop", Group: "default", Origin: "web/shop", Namespace: "web",
+					Listeners: []model.ListenerRef{{Gateway: "web.shop", Listener: "port-80"}},
 					Upstreams: []model.Upstream{{Name: "port-80"}},
 					Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "port-80", Weight: 1}}}}},
 				Gateway: &model.Gateway{Name: "web.shop", Group: "default", Origin: "web/shop", Listeners: []model.Listener{
@@ -81,7 +85,8 @@ func TestBuild(t *testing.T) {
 			services: []*corev1.Service{service("web", "shop", with(AnnotationHosts, "shop.example.com", AnnotationTLSSecret, "shop-tls"), "203.0.113.10", port("https", 443))},
 			secrets:  []*corev1.Secret{tlsSecret("web", "shop-tls"), tlsSecret("other", "shop-tls")},
 			want: map[string]Built{"web/shop": {
-				Service: model.Service{Name: "web.shop", Group: "default", Origin: "web/shop", Hosts: []string{"shop.example.com"},
+				Service: model.Service{Name: "web.shop", Group: "default", Origin: "web/shop", Namespace: "web", Hosts: []string{"shop.example.com"},
+					Listeners: []model.ListenerRef{{Gateway: "web.shop", Listener: "https"}},
 					Upstreams: []model.Upstream{{Name: "https"}},
 					Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "https", Weight: 1}}}}},
 				Gateway: &model.Gateway{Name: "web.shop", Group: "default", Origin: "web/shop", Listeners: []model.Listener{
@@ -164,15 +169,29 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-func TestKeepLastGood(t *testing.T) {
-	old := Built{Service: model.Service{Name: "web.shop"}}
-	gone := Built{Service: model.Service{Name: "web.gone"}}
-	cur := Built{Service: model.Service{Name: "web.new"}}
-	last := map[string]Built{"web/shop": old, "web/gone": gone}
-	got := KeepLastGood(map[string]Built{"web/new": cur}, []Problem{{Namespace: "web", Name: "shop", Msg: "bad"}, {Namespace: "web", Name: "never", Msg: "bad"}}, last)
-	want := map[string]Built{"web/shop": old, "web/new": cur}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %v, want %v", got, want)
+// TestCreationTimeOrdersClaims: the model carries the Service's creation
+// time and namespace, which decide conflicts the same way in every replica.
+func TestCreationTimeOrdersClaims(t *testing.T) {
+	svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "shop.example.com"}, "203.0.113.10", port("http", 80))
+	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("x", 3600))
+	svc.CreationTimestamp = metav1.NewTime(created)
+	b, _, ps := BuildService(svc, nil, nil)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if !b.Service.Created.Equal(created) || !b.Gateway.Created.Equal(created) || b.Service.Namespace != "web" {
+		t.Errorf("service created %v namespace %q, gateway created %v", b.Service.Created, b.Service.Namespace, b.Gateway.Created)
+	}
+	if g := GroupOf(svc); g != "default" {
+		t.Errorf("group %q", g)
+	}
+}
+
+func TestBadDelegation(t *testing.T) {
+	svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationDelegate: "api=team-b"}, "", port("http", 80))
+	_, _, ps := BuildService(svc, nil, nil)
+	if len(ps) != 1 || ps[0].Annotation != AnnotationDelegate || !strings.Contains(ps[0].Msg, "prefix=namespace") {
+		t.Fatalf("problems: %v", ps)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/record"
 
 	"github.com/tlbproject/tlb/l7/model"
@@ -16,13 +15,18 @@ import (
 
 // Event reasons recorded on Services.
 const (
-	// ReasonInvalidAnnotation: an L7 annotation is invalid; the Service's
-	// last good L7 config (if any) stays served.
+	// ReasonInvalidAnnotation: an L7 annotation is invalid; the Service is
+	// left out of the L7 config until it is fixed.
 	ReasonInvalidAnnotation = "InvalidL7Annotation"
 	// ReasonRejected: the xDS server rejected or flagged the Service's
 	// config (for example a duplicate route of another Service).
 	ReasonRejected = "L7ConfigProblem"
 )
+
+// serviceGetter finds a Service to record an Event on.
+type serviceGetter interface {
+	get(namespace, name string) (*corev1.Service, error)
+}
 
 // eventSink logs each problem and records it as a Warning Event on its
 // Service once, while it persists.
@@ -55,7 +59,7 @@ func (e *eventSink) start() {
 func (e *eventSink) shutdown() { e.broadcaster.Shutdown() }
 
 // report records the new Problems of this build.
-func (e *eventSink) report(ps []Problem, services corelisters.ServiceLister) {
+func (e *eventSink) report(ps []Problem, services serviceGetter) {
 	now := map[string]bool{}
 	for _, p := range ps {
 		msg := p.Error()
@@ -63,8 +67,8 @@ func (e *eventSink) report(ps []Problem, services corelisters.ServiceLister) {
 		if e.seen[msg] {
 			continue
 		}
-		e.log.Warn("Service left out of the L7 model; its last good config stays", "service", p.Key(), "annotation", p.Annotation, "err", msg)
-		if svc, err := services.Services(p.Namespace).Get(p.Name); err == nil {
+		e.log.Warn("Service left out of the L7 model until it is fixed", "service", p.Key(), "annotation", p.Annotation, "err", msg)
+		if svc, err := services.get(p.Namespace, p.Name); err == nil {
 			e.recorder.Event(svc, corev1.EventTypeWarning, ReasonInvalidAnnotation, msg)
 		}
 	}
@@ -73,7 +77,7 @@ func (e *eventSink) report(ps []Problem, services corelisters.ServiceLister) {
 
 // reportModel records the new problems the xDS server found on objects
 // that came from Services (Origin namespace/name).
-func (e *eventSink) reportModel(ps []model.Problem, services corelisters.ServiceLister) {
+func (e *eventSink) reportModel(ps []model.Problem, services serviceGetter) {
 	now := map[string]bool{}
 	for _, p := range ps {
 		msg := p.Error()
@@ -86,7 +90,7 @@ func (e *eventSink) reportModel(ps []model.Problem, services corelisters.Service
 		if !ok || p.Kind == "certificate" { // a certificate's origin is its Secret
 			continue
 		}
-		if svc, err := services.Services(ns).Get(name); err == nil {
+		if svc, err := services.get(ns, name); err == nil {
 			e.recorder.Event(svc, corev1.EventTypeWarning, ReasonRejected, msg)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -26,63 +27,88 @@ import (
 // Service's namespace/name become Events on that Service.
 type PublishFunc func(context.Context, model.Config) []model.Problem
 
+// Options say what a Source watches.
+type Options struct {
+	// Group is the gateway group served: only Services that ask for it
+	// (tlb.io/l7-group, default "default") are read.
+	Group string
+	// Namespaces are the namespaces whose Services, EndpointSlices and TLS
+	// Secrets are watched; empty means every namespace. A gateway group's
+	// l7 watches Secrets only where it serves, so it never holds the keys
+	// of another namespace.
+	Namespaces []string
+}
+
 // Source watches Services, EndpointSlices and TLS Secrets and publishes
 // the L7 model whenever it changes. Build it with NewSource, run it with
 // Run.
 type Source struct {
 	log    *slog.Logger
 	events *eventSink
+	opts   Options
 
 	factories []interface{ Start(<-chan struct{}) }
 	shutdown  []func()
-	services  corelisters.ServiceLister
-	slices    discoverylisters.EndpointSliceLister
-	secrets   corelisters.SecretLister
+	caches    []nsCache
+	services  multiServiceLister
 	synced    []cache.InformerSynced
 	queue     workqueue.TypedRateLimitingInterface[string]
+}
 
-	lastGood map[string]Built
+// nsCache is the listers of one namespace (or of all).
+type nsCache struct {
+	services corelisters.ServiceLister
+	slices   discoverylisters.EndpointSliceLister
+	secrets  corelisters.SecretLister
 }
 
 // NewSource returns a Source reading through client; Events go to the API
 // server as component "tlb-l7". Nothing runs until Run.
-func NewSource(client kubernetes.Interface, log *slog.Logger) (*Source, error) {
-	if client == nil || log == nil {
-		return nil, errors.New("l7 kube source: client and logger are required")
+func NewSource(client kubernetes.Interface, log *slog.Logger, opts Options) (*Source, error) {
+	if client == nil || log == nil || opts.Group == "" {
+		return nil, errors.New("l7 kube source: client, logger and group are required")
 	}
 	s := &Source{
-		log: log,
+		log:  log,
+		opts: opts,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-l7-model"}),
-		lastGood: map[string]Built{},
 	}
-	all := informers.NewSharedInformerFactory(client, 0)
-	// Only Secrets of type kubernetes.io/tls are cached.
-	tls := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
-	}))
-	svcInf := all.Core().V1().Services()
-	sliceInf := all.Discovery().V1().EndpointSlices()
-	secInf := tls.Core().V1().Secrets()
-	s.services, s.slices, s.secrets = svcInf.Lister(), sliceInf.Lister(), secInf.Lister()
-	for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), sliceInf.Informer(), secInf.Informer()} {
-		if _, err := inf.AddEventHandler(tlbkube.QueueHandler(s.queue, log)); err != nil {
-			return nil, fmt.Errorf("l7 kube source: add an event handler: %w", err)
+	namespaces := opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	for _, ns := range namespaces {
+		all := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
+		// Only Secrets of type kubernetes.io/tls are cached.
+		tls := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("type", string(corev1.SecretTypeTLS)).String()
+		}))
+		svcInf := all.Core().V1().Services()
+		sliceInf := all.Discovery().V1().EndpointSlices()
+		secInf := tls.Core().V1().Secrets()
+		s.caches = append(s.caches, nsCache{services: svcInf.Lister(), slices: sliceInf.Lister(), secrets: secInf.Lister()})
+		for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), sliceInf.Informer(), secInf.Informer()} {
+			if _, err := inf.AddEventHandler(tlbkube.QueueHandler(s.queue, log)); err != nil {
+				return nil, fmt.Errorf("l7 kube source: add an event handler: %w", err)
+			}
+			s.synced = append(s.synced, inf.HasSynced)
 		}
-		s.synced = append(s.synced, inf.HasSynced)
+		s.factories = append(s.factories, all, tls)
+		s.shutdown = append(s.shutdown, all.Shutdown, tls.Shutdown)
 	}
-	s.factories = []interface{ Start(<-chan struct{}) }{all, tls}
-	s.shutdown = []func(){all.Shutdown, tls.Shutdown}
+	s.services = multiServiceLister(s.caches)
 	s.events = newEventSink(client, log)
 	return s, nil
 }
 
 // Run starts the informers, waits for their caches, then calls publish
 // with the first model and with every model that differs from the last
-// one published, on Run's goroutine, one call at a time. While the API
-// server is unreachable nothing is published, so the last model stays
-// served. Run returns when ctx ends; an error only if the caches never
-// synced.
+// one published, on Run's goroutine, one call at a time. Until the caches
+// have synced nothing is published (a control plane started while the API
+// server is unreachable publishes nothing; it says so in its log every
+// few seconds). Run returns when ctx ends; an error only if the caches
+// never synced.
 func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
 	s.events.start()
 	defer s.events.shutdown()
@@ -96,45 +122,50 @@ func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
 }
 
 // build lists the caches, records the problems found as Events and
-// returns the model; a Service with a problem keeps its last good
-// contribution, if it had one. An error means the caches could not be
-// read.
+// returns the model of the Services of the source's group. A Service with
+// a problem is left out. The model is a function of the objects alone.
+// An error means the caches could not be read.
 func (s *Source) build() (*model.Config, error) {
-	svcs, err := s.services.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list Services: %w", err)
-	}
-	sl, err := s.slices.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list EndpointSlices: %w", err)
-	}
-	secs, err := s.secrets.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list Secrets: %w", err)
+	var svcs []*corev1.Service
+	var sl []*discoveryv1.EndpointSlice
+	var secs []*corev1.Secret
+	for _, c := range s.caches {
+		ss, err := c.services.List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list Services: %w", err)
+		}
+		for _, svc := range ss {
+			if GroupOf(svc) == s.opts.Group {
+				svcs = append(svcs, svc)
+			}
+		}
+		es, err := c.slices.List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list EndpointSlices: %w", err)
+		}
+		sl = append(sl, es...)
+		ks, err := c.secrets.List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list Secrets: %w", err)
+		}
+		secs = append(secs, ks...)
 	}
 	built, problems := Build(svcs, sl, secs)
-	s.lastGood = KeepLastGood(built, problems, s.lastGood)
 	s.events.report(problems, s.services)
-	cfg := Assemble(s.lastGood)
+	cfg := Assemble(built)
 	return &cfg, nil
 }
 
-// KeepLastGood returns the Services to serve: every Service built now,
-// plus, for a Service that has problems now, its previous contribution in
-// last (if any). A Service neither built nor with problems (deleted or
-// opted out) is dropped.
-func KeepLastGood(built map[string]Built, problems []Problem, last map[string]Built) map[string]Built {
-	out := make(map[string]Built, len(built))
-	for k, b := range built {
-		out[k] = b
-	}
-	for _, p := range problems {
-		if _, ok := out[p.Key()]; ok {
-			continue
-		}
-		if b, ok := last[p.Key()]; ok {
-			out[p.Key()] = b
+// multiServiceLister finds a Service in whichever namespace cache holds it.
+type multiServiceLister []nsCache
+
+func (m multiServiceLister) get(ns, name string) (*corev1.Service, error) {
+	var err error
+	for _, c := range m {
+		var svc *corev1.Service
+		if svc, err = c.services.Services(ns).Get(name); err == nil {
+			return svc, nil
 		}
 	}
-	return out
+	return nil, err
 }

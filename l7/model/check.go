@@ -48,6 +48,30 @@ func checkService(s Service) []Problem {
 	if len(s.Routes) == 0 {
 		bad("routes", "a service needs at least one route")
 	}
+	refs := map[ListenerRef]bool{}
+	for i, ref := range s.Listeners {
+		if checkName(ref.Gateway) != nil || checkName(ref.Listener) != nil {
+			bad(fmt.Sprintf("listeners[%d]", i), "want gateway/listener, got %q", ref)
+		}
+		if refs[ref] {
+			bad(fmt.Sprintf("listeners[%d]", i), "listener %q named twice", ref)
+		}
+		refs[ref] = true
+	}
+	for i, d := range s.Delegations {
+		f := fmt.Sprintf("delegations[%d]", i)
+		if !strings.HasPrefix(d.Prefix, "/") {
+			bad(f+".prefix", "must start with /, got %q", d.Prefix)
+		}
+		if len(d.Namespaces) == 0 {
+			bad(f+".namespaces", "name at least one namespace (or \"*\")")
+		}
+		for j, ns := range d.Namespaces {
+			if ns != "*" && checkName(ns) != nil {
+				bad(fmt.Sprintf("%s.namespaces[%d]", f, j), "%q is not a namespace name", ns)
+			}
+		}
+	}
 	names := map[string]bool{}
 	for i, r := range s.Routes {
 		f := fmt.Sprintf("routes[%d]", i)
@@ -153,6 +177,9 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 			}
 		default:
 			bad(f+".protocol", "want HTTP, HTTPS or TCP, got %q", l.Protocol)
+		}
+		if l.RedirectHTTPS && l.Protocol != HTTP {
+			bad(f+".redirectHTTPS", "only an HTTP listener can redirect to HTTPS")
 		}
 		for j, c := range l.TLS {
 			if !certs[c.Certificate] {

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// Operator is the namespace of objects the operator declares (the DSL
+// files): they own every host they claim and may use the catch-all "*".
+const Operator = ""
+
 // Protocol is what a gateway listener speaks on its external port.
 type Protocol string
 
@@ -36,9 +40,12 @@ type Origin string
 // Gateway is a named set of listeners served by the Envoy gateways of one
 // group (shard).
 type Gateway struct {
-	Name      string
-	Group     string
-	Origin    Origin
+	Name   string
+	Group  string
+	Origin Origin
+	// Created orders claims (VIP:port) between gateways: the earliest wins.
+	// Zero for DSL files, which therefore come first.
+	Created   time.Time
 	Listeners []Listener
 }
 
@@ -52,6 +59,26 @@ type Listener struct {
 	TLS []SNICertificate
 	// Target is the cluster a TCP listener forwards to ("service/upstream").
 	Target string
+	// RedirectHTTPS makes an HTTP listener answer every request with a
+	// redirect to https:// on the same host (HTTP only; it serves no routes).
+	RedirectHTTPS bool
+}
+
+// ListenerRef names a listener of a gateway that a service is served on.
+type ListenerRef struct {
+	Gateway  string
+	Listener string
+}
+
+// String returns "gateway/listener".
+func (r ListenerRef) String() string { return r.Gateway + "/" + r.Listener }
+
+// Delegation lets services of other namespaces serve paths under Prefix of
+// the delegating service's hosts.
+type Delegation struct {
+	Prefix string
+	// Namespaces may serve routes under Prefix; "*" is any namespace.
+	Namespaces []string
 }
 
 // SNICertificate binds server names to a certificate by name.
@@ -71,12 +98,24 @@ type Certificate struct {
 // Service is a routed application: its host names, its routes and the
 // upstreams those routes send traffic to.
 type Service struct {
-	Name      string
-	Group     string
-	Origin    Origin
-	Hosts     []string
-	Routes    []Route
-	Upstreams []Upstream
+	Name   string
+	Group  string
+	Origin Origin
+	// Namespace is the owner of the object: a Kubernetes namespace, or
+	// Operator for the DSL. Hosts are owned per namespace.
+	Namespace string
+	// Created orders claims on hosts and routes: the earliest wins, then
+	// Origin, then Name. Zero for DSL files.
+	Created time.Time
+	Hosts   []string
+	// Listeners are the gateway listeners the service's hosts are served
+	// on; nowhere else. Proxyless gRPC clients of the group see every
+	// service.
+	Listeners []ListenerRef
+	// Delegations open paths of this service's hosts to other namespaces.
+	Delegations []Delegation
+	Routes      []Route
+	Upstreams   []Upstream
 }
 
 // Route matches requests and sends them to weighted upstream targets.

@@ -2,39 +2,105 @@ package serve
 
 import (
 	"context"
+	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/xds"
 )
 
-// Merger joins the configurations of several sources (the DSL directory,
-// the Kubernetes L7 controller) into the one configuration the xDS server
-// publishes: each source replaces only its own part. Objects of the same
-// name from two sources are settled by the server's conflict rules (the
-// one already served wins).
-type Merger struct {
-	mu     sync.Mutex
-	server Publisher
-	parts  map[string]model.Config
+// Readiness receives whether the control plane has published a complete
+// config. *obs.Server implements it.
+type Readiness interface {
+	SetReady(ready bool, reason string)
 }
 
-// NewMerger returns a Merger publishing to server.
-func NewMerger(server Publisher) *Merger {
-	return &Merger{server: server, parts: map[string]model.Config{}}
+// Merger joins the configurations of several sources (the DSL directory,
+// the Kubernetes L7 controller) into the one configuration the xDS server
+// publishes: each source replaces only its own part. Nothing is published
+// until every source has delivered a complete first part (the directory
+// read, the informers synced): a control plane that restarts while a
+// source is unreachable sends its gateways nothing, so they keep what they
+// have, instead of a config that lacks that source's part.
+type Merger struct {
+	mu      sync.Mutex
+	server  Publisher
+	ready   Readiness
+	log     *slog.Logger
+	sources []string
+	parts   map[string]model.Config
+	synced  *prometheus.GaugeVec
+	// published is set once the union has been published.
+	published bool
+}
+
+// NewMerger returns a Merger publishing to server once each of sources has
+// published. ready is told when that happens (nil: nobody); the gauge
+// tlb_l7_source_synced{source} goes to reg (nil: none).
+func NewMerger(server Publisher, ready Readiness, log *slog.Logger, reg prometheus.Registerer, sources ...string) *Merger {
+	m := &Merger{server: server, ready: ready, log: log, sources: slices.Sorted(slices.Values(sources)), parts: map[string]model.Config{},
+		synced: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tlb_l7_source_synced",
+			Help: "1 once a config source has been read completely (directory read, informers synced); nothing is published before all are."}, []string{"source"})}
+	if reg != nil {
+		reg.MustRegister(m.synced)
+	}
+	for _, s := range m.sources {
+		m.synced.WithLabelValues(s).Set(0)
+	}
+	if ready != nil {
+		ready.SetReady(false, "waiting for "+joinNames(m.sources))
+	}
+	return m
 }
 
 // For returns the Publisher a named source uses.
 func (m *Merger) For(source string) Publisher { return sourcePublisher{m: m, source: source} }
 
-// Publish replaces source's part and publishes the union.
+// Waiting returns the sources that have not published yet.
+func (m *Merger) Waiting() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.waiting()
+}
+
+func (m *Merger) waiting() []string {
+	var out []string
+	for _, s := range m.sources {
+		if _, ok := m.parts[s]; !ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Publish replaces source's part and, once every source has published,
+// publishes the union. Before that it returns an empty Report.
 func (m *Merger) Publish(ctx context.Context, source string, cfg model.Config) xds.Report {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.parts[source] = cfg
-	return m.server.Publish(ctx, Union(m.parts))
+	m.synced.WithLabelValues(source).Set(1)
+	if w := m.waiting(); len(w) > 0 {
+		m.log.Info("config source read; nothing is published until the others are", "source", source, "waitingFor", w)
+		if m.ready != nil {
+			m.ready.SetReady(false, "waiting for "+joinNames(w))
+		}
+		return xds.Report{}
+	}
+	rep := m.server.Publish(ctx, Union(m.parts))
+	if m.ready != nil && !m.published {
+		m.ready.SetReady(true, "")
+	}
+	m.published = true
+	return rep
 }
+
+func joinNames(ns []string) string { return strings.Join(ns, ", ") }
 
 // Union joins parts in the order of their source names, so the result is
 // the same whatever order the sources published in.

@@ -26,9 +26,14 @@ type Reloader struct {
 // config problems are logged (never with key material) and returned in
 // the report; what is good is served regardless.
 func (r *Reloader) Reload(ctx context.Context) Result {
-	cfg, fileErrs := r.Dir.Load()
+	cfg, fileErrs, err := r.Dir.Load()
+	if err != nil {
+		// Nothing was read: publishing would drop every file's objects.
+		r.Log.Error("config directory unreadable; nothing published from it until it is", "dir", r.Dir.Path(), "err", err)
+		return Result{Unreadable: err}
+	}
 	for _, err := range fileErrs {
-		r.Log.Warn("config file rejected; its last good version (if any) stays in use", "dir", r.Dir.Path(), "err", err)
+		r.Log.Warn("config file rejected and left out until it is fixed", "dir", r.Dir.Path(), "err", err)
 	}
 	rep := r.Server.Publish(ctx, cfg)
 	for _, p := range rep.Problems {
@@ -49,6 +54,8 @@ func (r *Reloader) Reload(ctx context.Context) Result {
 
 // Result is what one reload found and did.
 type Result struct {
+	// Unreadable is set when the directory could not be read at all.
+	Unreadable error
 	FileErrors []error
 	xds.Report
 }

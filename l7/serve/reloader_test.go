@@ -67,7 +67,7 @@ func newReloader(t *testing.T, dir string) (*serve.Reloader, *xds.Server, *syncB
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv := xds.New(ctx, log, nil, time.Now)
+	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge"})
 	return &serve.Reloader{Dir: dsl.NewDir(dir), Server: srv, Log: log}, srv, logs
 }
 
@@ -89,11 +89,10 @@ func TestBadInputChangesNothing(t *testing.T) {
 		"unknown kind":                    {"bad.yaml", "kind: gateway/ingress/v9\nname: bad\n", []string{"bad.yaml", "kind", "gateway/ingress/v9"}},
 		"not yaml":                        {"bad.yaml", "kind: [\n", []string{"bad.yaml"}},
 		"duplicate route in a file":       {"bad.yaml", "kind: gateway/service/v1\nname: bad\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /x, target: u}\n  - {prefix: /x, target: u}\n", []string{"bad.yaml", "routes[1]", "duplicate route"}},
-		"duplicate route across services": {"aaa.yaml", "kind: gateway/service/v1\nname: aaa\ngroup: edge\nhosts: [shop.example.com]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /cart, target: u}\n", []string{"aaa.yaml", `service "aaa"`, "routes[0]", "duplicate route", `service "shop"`, "shop.yaml"}},
+		"duplicate route across services": {"zzz.yaml", "kind: gateway/service/v1\nname: zzz\ngroup: edge\nhosts: [shop.example.com]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /cart, target: u}\n", []string{"zzz.yaml", `service "zzz"`, "routes[0]", "duplicate route", `service "shop"`, "shop.yaml"}},
 		"port conflict":                   {"rogue.yaml", "kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - {name: db, vip: 203.0.113.10, port: 443, protocol: TCP, target: payments/db}\n", []string{"rogue.yaml", `gateway "rogue"`, "listeners[0]", "port conflict", "203.0.113.10:443", `gateway "public"`}},
-		"duplicate SNI":                   {"rogue.yaml", "kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - name: s\n    vip: 203.0.113.20\n    port: 443\n    protocol: HTTPS\n    certificates: [{name: c, sni: [shop.example.com], certFile: certs/shop.crt, keyFile: certs/shop.key}]\n", []string{"rogue.yaml", "duplicate filter chain match", "shop.example.com"}},
+		"duplicate SNI":                   {"rogue.yaml", "kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - name: s\n    vip: 203.0.113.20\n    port: 443\n    protocol: HTTPS\n    certificates:\n      - {name: c, sni: [shop.example.com], certFile: certs/shop.crt, keyFile: certs/shop.key}\n      - {name: d, sni: [shop.example.com], certFile: certs/shop.crt, keyFile: certs/shop.key}\n", []string{"rogue.yaml", "duplicate filter chain match", "shop.example.com"}},
 		"missing key file":                {"rogue.yaml", "kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - name: s\n    vip: 203.0.113.20\n    port: 443\n    protocol: HTTPS\n    certificates: [{name: c, sni: [x.example.com], certFile: certs/shop.crt, keyFile: certs/none.key}]\n", []string{"rogue.yaml", "keyFile", "none.key"}},
-		"existing file broken":            {"shop.yaml", "kind: gateway/service/v1\nname: shop\ngroup: edge\nroutes: 7\n", []string{"shop.yaml", "routes"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := copyExample(t)
@@ -145,6 +144,32 @@ func TestBadInputChangesNothing(t *testing.T) {
 	}
 }
 
+// TestBrokenFileIsLeftOutLikeAFreshReplica: when a served file turns bad,
+// its objects are left out, and a replica that starts now over the same
+// directory serves exactly the same versions: no replica keeps a version
+// another one never saw.
+func TestBrokenFileIsLeftOutLikeAFreshReplica(t *testing.T) {
+	dir := copyExample(t)
+	rl, srv, logs := newReloader(t, dir)
+	rl.Reload(context.Background())
+	before := srv.Versions()
+	if err := os.WriteFile(filepath.Join(dir, "shop.yaml"), []byte("kind: gateway/service/v1\nname: shop\ngroup: edge\nroutes: 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := rl.Reload(context.Background())
+	if len(res.FileErrors) != 1 || !strings.Contains(res.FileErrors[0].Error(), "shop.yaml") || !strings.Contains(logs.String(), "shop.yaml") {
+		t.Fatalf("the broken file is not reported: %v", res.FileErrors)
+	}
+	if sameVersions(before, srv.Versions()) {
+		t.Fatal("the broken file's service is still served")
+	}
+	fresh, freshSrv, _ := newReloader(t, dir)
+	fresh.Reload(context.Background())
+	if !sameVersions(srv.Versions(), freshSrv.Versions()) {
+		t.Fatalf("a replica started now serves other versions:\nrunning %v\nfresh   %v", srv.Versions(), freshSrv.Versions())
+	}
+}
+
 // TestGoodChangeIsServed makes sure the check above can fail: a good
 // change does change versions.
 func TestGoodChangeIsServed(t *testing.T) {
@@ -152,7 +177,7 @@ func TestGoodChangeIsServed(t *testing.T) {
 	rl, srv, _ := newReloader(t, dir)
 	rl.Reload(context.Background())
 	before := srv.Versions()
-	body := "kind: gateway/service/v1\nname: extra\ngroup: edge\nhosts: [extra.example.com]\nupstreams: [{name: u, endpoints: [\"198.51.100.99:80\"]}]\nroutes:\n  - {prefix: /, target: u}\n"
+	body := "kind: gateway/service/v1\nname: extra\ngroup: edge\nhosts: [extra.example.com]\nlisteners: [public/api]\nupstreams: [{name: u, endpoints: [\"198.51.100.99:80\"]}]\nroutes:\n  - {prefix: /, target: u}\n"
 	if err := os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +229,7 @@ func TestKeyNeverLogged(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "rogue.yaml"), []byte("kind: gateway/gateway/v1\nname: rogue\ngroup: edge\nlisteners:\n  - name: s\n    vip: 203.0.113.20\n    port: 443\n    protocol: HTTPS\n    certificates: [{name: c, sni: [shop.example.com], certFile: certs/shop.crt, keyFile: certs/shop.key}]\n"), 0o600)
 	rl.Reload(context.Background())
 
-	cfg, _ := rl.Dir.Load()
+	cfg, _, _ := rl.Dir.Load()
 	if len(cfg.Certificates) == 0 || cfg.Certificates[0].Key.Empty() {
 		t.Fatal("the example certificate was not loaded; the test would prove nothing")
 	}
@@ -248,14 +273,16 @@ func TestRunWatchesTheDirectory(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	waitFor("the first load", func(v map[string]map[string]string) bool { return len(v) == 4 })
-	body := "kind: gateway/service/v1\nname: late\ngroup: late\nhosts: [late.example.com]\nupstreams: [{name: u, endpoints: [\"198.51.100.77:80\"]}]\nroutes:\n  - {prefix: /, target: u}\n"
+	const routes = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+	waitFor("the first load", func(v map[string]map[string]string) bool { return len(v) == 2 })
+	first := srv.Versions()["gateway/edge"][routes]
+	body := "kind: gateway/service/v1\nname: late\ngroup: edge\nhosts: [late.example.com]\nlisteners: [public/api]\nupstreams: [{name: u, endpoints: [\"198.51.100.77:80\"]}]\nroutes:\n  - {prefix: /, target: u}\n"
 	if err := os.WriteFile(filepath.Join(dir, "late.yaml"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the new group", func(v map[string]map[string]string) bool { return v["grpc/late"] != nil })
+	waitFor("the new service", func(v map[string]map[string]string) bool { return v["gateway/edge"][routes] != first })
 	if err := os.Remove(filepath.Join(dir, "late.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the group to go", func(v map[string]map[string]string) bool { return v["grpc/late"] == nil })
+	waitFor("the service to go", func(v map[string]map[string]string) bool { return v["gateway/edge"][routes] == first })
 }

@@ -22,10 +22,14 @@ const (
 // Render loads dir and returns the full config of one group as Envoy YAML,
 // with every private key redacted (xds format) or referred to by file path
 // (bootstrap format). Problems in the directory are returned alongside;
-// the output holds what would be served despite them.
-func Render(dir, group string, kind translate.Kind, format string) ([]byte, []error, error) {
-	cfg, errs := dsl.NewDir(dir).Load()
-	r := model.Resolve(cfg, nil)
+// the output holds what would be served despite them (the caller should
+// still fail: something the author wrote is not served).
+func Render(dir, group string, kind translate.Kind, format string, opts model.Options) ([]byte, []error, error) {
+	cfg, errs, err := dsl.NewDir(dir).Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	r := model.Resolve(cfg, opts)
 	for _, p := range r.Problems {
 		errs = append(errs, p)
 	}
@@ -41,12 +45,12 @@ func Render(dir, group string, kind translate.Kind, format string) ([]byte, []er
 		return nil, errs, fmt.Errorf("render group %q: resources fail validation: %w", group, err)
 	}
 	var out bytes.Buffer
-	fmt.Fprintf(&out, "# TLB L7 config of group %q for %s clients, schema %s.\n", group, kind, xds.Schema)
+	fmt.Fprintf(&out, "# TLB L7 config of group %q for %s clients, schema %s.\n", group, kind, xds.Generation())
 	if kind == translate.Gateway {
-		out.WriteString("# Port map (map the VIP's external port to the listener port on the node):\n")
+		out.WriteString("# Listeners (each binds its VIP:port, freebind; hosts served there):\n")
 		for _, l := range r.Listeners {
 			if l.Group == group {
-				fmt.Fprintf(&out, "#   %v:%d/%s -> %d (listener %s)\n", l.VIPs, l.External, l.Protocol, l.Port, l.Name)
+				fmt.Fprintf(&out, "#   %s:%d/%s %s services %v\n", l.VIP, l.Port, l.Protocol, l.Name, l.Services)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/serve"
 	"github.com/tlbproject/tlb/l7/translate"
 )
@@ -12,7 +13,7 @@ import (
 // for the example key's bytes.
 func TestRenderNeverPrintsKeys(t *testing.T) {
 	for _, format := range []string{serve.FormatXDS, serve.FormatBootstrap} {
-		out, errs, err := serve.Render("../testdata/config", "edge", translate.Gateway, format)
+		out, errs, err := serve.Render("../testdata/config", "edge", translate.Gateway, format, model.Options{})
 		if err != nil || len(errs) > 0 {
 			t.Fatalf("%s: %v %v", format, err, errs)
 		}
@@ -25,8 +26,8 @@ func TestRenderNeverPrintsKeys(t *testing.T) {
 				t.Fatalf("%s: render output contains key material", format)
 			}
 		}
-		if !strings.Contains(s, "[203.0.113.10]:443/HTTPS -> 10443 (listener https-443)") {
-			t.Errorf("%s: no port map line for 443/HTTPS", format)
+		if !strings.Contains(s, "203.0.113.10:443/HTTPS https-203.0.113.10-443 services [shop]") {
+			t.Errorf("%s: no listener line for 203.0.113.10:443/HTTPS", format)
 		}
 		want := map[string]string{serve.FormatXDS: "[REDACTED]", serve.FormatBootstrap: "/etc/envoy/certs/public.shop/tls.key"}[format]
 		if !strings.Contains(s, want) {
@@ -36,7 +37,7 @@ func TestRenderNeverPrintsKeys(t *testing.T) {
 }
 
 func TestRenderUnknownGroup(t *testing.T) {
-	_, _, err := serve.Render("../testdata/config", "nope", translate.Gateway, serve.FormatXDS)
+	_, _, err := serve.Render("../testdata/config", "nope", translate.Gateway, serve.FormatXDS, model.Options{})
 	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "edge") {
 		t.Fatalf("want an error naming the group and the known ones, got %v", err)
 	}

@@ -1,7 +1,6 @@
 package translate
 
 import (
-	"cmp"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,16 +17,17 @@ import (
 
 // Cache gives the same output as Shared and ForKind but rebuilds only what
 // changed: a service equal to the one seen last time reuses its clusters,
-// endpoints and routes (the same pointers), a host reuses its api_listener
-// and an unchanged route table reuses its RouteConfiguration. Resources it
-// returns must not be modified. A Cache belongs to one caller; it is safe
-// for concurrent use.
+// endpoints and routes (the same pointers), a host reuses its api_listener,
+// a gateway listener its Listener, and an unchanged route table its
+// RouteConfiguration. Resources it returns must not be modified. A Cache
+// belongs to one caller; it is safe for concurrent use.
 type Cache struct {
-	mu       sync.Mutex
-	services map[string]*serviceEntry // group/service
-	grpc     map[string]*listener.Listener
-	routes   map[string]*routeEntry // group
-	used     map[string]bool
+	mu        sync.Mutex
+	services  map[string]*serviceEntry // group/service
+	grpc      map[string]*listener.Listener
+	listeners map[string]*listenerEntry // group|listener name
+	routes    map[string]*routeEntry    // group|route configuration name
+	used      map[string]bool
 }
 
 type serviceEntry struct {
@@ -37,37 +37,41 @@ type serviceEntry struct {
 	routes   []*route.Route
 }
 
+type listenerEntry struct {
+	el model.EnvoyListener // Services cleared: they do not shape the Listener
+	l  *listener.Listener
+}
+
 type routeEntry struct {
-	sig   []*route.Route // hosts interleaved as nil separators with names in hosts
-	hosts []string
-	rc    *route.RouteConfiguration
+	redirect bool
+	sig      []*route.Route
+	hosts    []string
+	rc       *route.RouteConfiguration
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{services: map[string]*serviceEntry{}, grpc: map[string]*listener.Listener{}, routes: map[string]*routeEntry{}, used: map[string]bool{}}
+	return &Cache{services: map[string]*serviceEntry{}, grpc: map[string]*listener.Listener{},
+		listeners: map[string]*listenerEntry{}, routes: map[string]*routeEntry{}, used: map[string]bool{}}
 }
 
-// Sweep forgets services and hosts not used since the last Sweep.
+// Sweep forgets what was not used since the last Sweep.
 func (c *Cache) Sweep() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k := range c.services {
-		if !c.used["s|"+k] {
-			delete(c.services, k)
-		}
-	}
-	for k := range c.grpc {
-		if !c.used["g|"+k] {
-			delete(c.grpc, k)
-		}
-	}
-	for k := range c.routes {
-		if !c.used["r|"+k] {
-			delete(c.routes, k)
-		}
-	}
+	sweep(c.services, c.used, "s|")
+	sweep(c.grpc, c.used, "g|")
+	sweep(c.listeners, c.used, "l|")
+	sweep(c.routes, c.used, "r|")
 	c.used = map[string]bool{}
+}
+
+func sweep[V any](m map[string]V, used map[string]bool, prefix string) {
+	for k := range m {
+		if !used[prefix+k] {
+			delete(m, k)
+		}
+	}
 }
 
 func (c *Cache) service(s model.Service) *serviceEntry {
@@ -96,76 +100,116 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 	defer c.mu.Unlock()
 	var cs []*cluster.Cluster
 	var loads []*endpoint.ClusterLoadAssignment
-	type entry struct {
-		svc   string
-		idx   int
-		r     model.Route
-		built *route.Route
-	}
-	byHost := map[string][]entry{}
 	for _, s := range servicesOf(r, group) {
 		e := c.service(s)
 		cs = append(cs, e.clusters...)
 		loads = append(loads, e.loads...)
-		for _, h := range model.ServiceHosts(s) {
-			for i, rt := range s.Routes {
-				byHost[h] = append(byHost[h], entry{svc: s.Name, idx: i, r: rt, built: e.routes[i]})
-			}
-		}
-	}
-	hosts := make([]string, 0, len(byHost))
-	for h := range byHost {
-		hosts = append(hosts, h)
-	}
-	slices.Sort(hosts)
-	var sig []*route.Route
-	for _, h := range hosts {
-		es := byHost[h]
-		slices.SortStableFunc(es, func(a, b entry) int {
-			return cmp.Or(cmp.Compare(specificity(b.r), specificity(a.r)), cmp.Compare(len(b.r.Headers), len(a.r.Headers)),
-				cmp.Compare(a.svc, b.svc), cmp.Compare(a.idx, b.idx))
-		})
-		for _, e := range es {
-			sig = append(sig, e.built)
-		}
-		sig = append(sig, nil)
-	}
-	c.used["r|"+group] = true
-	re, ok := c.routes[group]
-	if !ok || !slices.Equal(re.sig, sig) || !slices.Equal(re.hosts, hosts) {
-		rc := &route.RouteConfiguration{Name: RouteConfigName(group), ValidateClusters: wrapBool(false)}
-		i := 0
-		for _, h := range hosts {
-			vh := &route.VirtualHost{Name: h, Domains: []string{h}}
-			for ; sig[i] != nil; i++ {
-				vh.Routes = append(vh.Routes, sig[i])
-			}
-			i++
-			rc.VirtualHosts = append(rc.VirtualHosts, vh)
-		}
-		re = &routeEntry{sig: sig, hosts: hosts, rc: rc}
-		c.routes[group] = re
 	}
 	return Resources{
-		resource.RouteType:    asResources([]*route.RouteConfiguration{re.rc}),
 		resource.ClusterType:  asResources(cs),
 		resource.EndpointType: asResources(loads),
 	}
 }
 
-// ForKind is ForKind, reusing the api_listener of every known host.
-func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resources {
-	if kind != GRPC {
-		return ForKind(r, group, kind, shared)
+// builtRoutes returns the route protos of s: those Shared just built or
+// checked, else built now.
+func (c *Cache) builtRoutes(s model.Service) []*route.Route {
+	if e, ok := c.services[s.Group+"/"+s.Name]; ok && c.used["s|"+s.Group+"/"+s.Name] {
+		return e.routes
 	}
+	return c.service(s).routes
+}
+
+// routeConfig returns the RouteConfiguration name of svcs, reusing the
+// last one when its routes and hosts are the same.
+func (c *Cache) routeConfig(group, name string, svcs []model.Service) *route.RouteConfiguration {
+	hrs := hostRoutes(svcs, func(s model.Service, i int) *route.Route { return c.builtRoutes(s)[i] })
+	sig := make([]*route.Route, len(hrs))
+	hosts := make([]string, len(hrs))
+	for i, hr := range hrs {
+		sig[i], hosts[i] = hr.built, hr.host
+	}
+	key := group + "|" + name
+	c.used["r|"+key] = true
+	if re, ok := c.routes[key]; ok && !re.redirect && slices.Equal(re.sig, sig) && slices.Equal(re.hosts, hosts) {
+		return re.rc
+	}
+	rc := assembleRoutes(name, hrs)
+	c.routes[key] = &routeEntry{sig: sig, hosts: hosts, rc: rc}
+	return rc
+}
+
+// ForKind is ForKind, reusing unchanged listeners and route tables.
+func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resources {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := Resources{}
 	for typ, items := range shared {
 		out[typ] = items
 	}
+	svcs := servicesOf(r, group)
+	if kind == GRPC {
+		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
+		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs)})
+		return out
+	}
+	byName := make(map[string]model.Service, len(svcs))
+	for _, s := range svcs {
+		byName[s.Name] = s
+	}
+	var ls []*listener.Listener
+	var rcs []*route.RouteConfiguration
+	for _, el := range r.Listeners {
+		if el.Group != group {
+			continue
+		}
+		ls = append(ls, c.listener(el))
+		switch {
+		case el.Protocol == model.TCP:
+		case el.RedirectHTTPS:
+			rcs = append(rcs, c.redirect(group, el.Name))
+		default:
+			on := make([]model.Service, 0, len(el.Services))
+			for _, n := range el.Services {
+				on = append(on, byName[n])
+			}
+			rcs = append(rcs, c.routeConfig(group, el.Name, on))
+		}
+	}
+	out[resource.ListenerType] = asResources(ls)
+	out[resource.RouteType] = asResources(rcs)
+	out[resource.SecretType] = asResources(Secrets(r, group))
+	return out
+}
+
+// redirect returns the redirect-only route configuration name.
+func (c *Cache) redirect(group, name string) *route.RouteConfiguration {
+	key := group + "|" + name
+	c.used["r|"+key] = true
+	if re, ok := c.routes[key]; ok && re.redirect {
+		return re.rc
+	}
+	re := &routeEntry{redirect: true, rc: redirectRoutes(name)}
+	c.routes[key] = re
+	return re.rc
+}
+
+func (c *Cache) listener(el model.EnvoyListener) *listener.Listener {
+	el.Services = nil
+	key := el.Group + "|" + el.Name
+	c.used["l|"+key] = true
+	if e, ok := c.listeners[key]; ok && reflect.DeepEqual(e.el, el) {
+		return e.l
+	}
+	el.TLS = slices.Clone(el.TLS)
+	e := &listenerEntry{el: el, l: gatewayListener(el)}
+	c.listeners[key] = e
+	return e.l
+}
+
+func (c *Cache) grpcListeners(group string, svcs []model.Service) []*listener.Listener {
 	var hosts []string
-	for _, s := range servicesOf(r, group) {
+	for _, s := range svcs {
 		for _, h := range s.Hosts {
 			if !strings.Contains(h, "*") {
 				hosts = append(hosts, h)
@@ -185,14 +229,15 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		}
 		ls = append(ls, l)
 	}
-	out[resource.ListenerType] = asResources(ls)
-	return out
+	return ls
 }
 
 // cloneService deep-copies the slices of a service so the cache's copy is
 // not changed when the caller reuses its own.
 func cloneService(s model.Service) model.Service {
 	s.Hosts = slices.Clone(s.Hosts)
+	s.Listeners = slices.Clone(s.Listeners)
+	s.Delegations = slices.Clone(s.Delegations)
 	rs := make([]model.Route, len(s.Routes))
 	for i, r := range s.Routes {
 		r.Headers = slices.Clone(r.Headers)

@@ -2,8 +2,11 @@ package translate_test
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
@@ -68,7 +71,13 @@ func TestCacheMatchesPureTranslation(t *testing.T) {
 	if rebuilt != 2 { // shop/v1 and shop/v2 belong to the changed service
 		t.Errorf("%d endpoint resources rebuilt, want the changed service's 2", rebuilt)
 	}
-	if changed[resource.RouteType][0] != again[resource.RouteType][0] {
+	shopRoutes := slices.IndexFunc(changed[resource.RouteType], func(r types.Resource) bool {
+		return cachev3.GetResourceName(r) == "https-203.0.113.10-443"
+	})
+	if shopRoutes < 0 {
+		t.Fatal("no route configuration for the shop's listener")
+	}
+	if changed[resource.RouteType][shopRoutes] != again[resource.RouteType][shopRoutes] {
 		t.Errorf("routes rebuilt though no route changed")
 	}
 	// A route change rebuilds the route table.
@@ -77,7 +86,13 @@ func TestCacheMatchesPureTranslation(t *testing.T) {
 			svcs[i].Routes[0].Timeout = 42e9
 		}
 	}
-	if c2 := check("route changed", r); c2[resource.RouteType][0] == changed[resource.RouteType][0] {
+	c2 := check("route changed", r)
+	if c2[resource.RouteType][shopRoutes] == changed[resource.RouteType][shopRoutes] {
 		t.Errorf("route table not rebuilt after a route change")
+	}
+	for i := range c2[resource.RouteType] {
+		if i != shopRoutes && c2[resource.RouteType][i] != changed[resource.RouteType][i] {
+			t.Errorf("the route table of another listener was rebuilt: %s", cachev3.GetResourceName(c2[resource.RouteType][i]))
+		}
 	}
 }

@@ -22,11 +22,11 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func loadExample(t *testing.T) model.Resolved {
 	t.Helper()
-	cfg, errs := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
 	if len(errs) > 0 {
 		t.Fatalf("example config has errors: %v", errs)
 	}
-	r := model.Resolve(cfg, nil)
+	r := model.Resolve(cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("example config has problems: %v", r.Problems)
 	}
@@ -90,11 +90,11 @@ func TestGolden(t *testing.T) {
 			})
 		}
 	}
-	var ports strings.Builder
+	var ls strings.Builder
 	for _, l := range r.Listeners {
-		fmt.Fprintf(&ports, "%s %s %s external=%d listener=%d vips=%v\n", l.Group, l.Name, l.Protocol, l.External, l.Port, l.VIPs)
+		fmt.Fprintf(&ls, "%s %s %s %s:%d redirectHTTPS=%v services=%v\n", l.Group, l.Name, l.Protocol, l.VIP, l.Port, l.RedirectHTTPS, l.Services)
 	}
-	golden(t, "ports.txt", []byte(ports.String()))
+	golden(t, "listeners.txt", []byte(ls.String()))
 }
 
 // TestDeterministic: input order does not change the output.
@@ -104,7 +104,7 @@ func TestDeterministic(t *testing.T) {
 	slices.Reverse(cfg.Services)
 	slices.Reverse(cfg.Gateways)
 	slices.Reverse(cfg.Certificates)
-	r2 := model.Resolve(cfg, nil)
+	r2 := model.Resolve(cfg, model.Options{})
 	for _, g := range translate.Groups(r) {
 		a, b := translate.Group(r, g, translate.Gateway), translate.Group(r2, g, translate.Gateway)
 		for typ := range a {
@@ -116,26 +116,6 @@ func TestDeterministic(t *testing.T) {
 					t.Errorf("%s %s[%d] differs with reordered input", g, typ, i)
 				}
 			}
-		}
-	}
-}
-
-// TestPortMapping checks the mapping rules on their own.
-func TestPortMapping(t *testing.T) {
-	r := loadExample(t)
-	got := map[string]uint32{}
-	for _, l := range r.Listeners {
-		got[l.Group+"/"+l.Name] = l.Port
-	}
-	want := map[string]uint32{
-		"edge/http-80":           8080,  // privileged, alone: +8000
-		"edge/https-443":         10443, // shared by HTTPS and TCP: 10000+port
-		"edge/tcp-443-db.public": 10444, // next free
-		"internal/http-8888":     8888,  // unprivileged, alone: kept
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s: listener port %d, want %d (all: %v)", k, got[k], v, got)
 		}
 	}
 }

@@ -25,50 +25,56 @@ const (
 	tcpIdleTimeout     = time.Hour
 )
 
-// Listeners returns the Envoy listeners of a group's gateways, bound on
-// 0.0.0.0 at their unprivileged ports.
+// Listeners returns the Envoy listeners of a group's gateways: one per
+// declared VIP:port, bound on the VIP itself with freebind (the VIP may be
+// bound on the node after Envoy starts), each with its own route
+// configuration, so a host is served only where its service declares it.
 func Listeners(r model.Resolved, group string) []*listener.Listener {
 	var out []*listener.Listener
 	for _, el := range r.Listeners {
-		if el.Group != group {
-			continue
+		if el.Group == group {
+			out = append(out, gatewayListener(el))
 		}
-		l := &listener.Listener{
-			Name: el.Name,
-			Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
-				Address: "0.0.0.0", PortSpecifier: &core.SocketAddress_PortValue{PortValue: el.Port},
-			}}},
-			PerConnectionBufferLimitBytes: u32(bufferLimit),
-		}
-		switch el.Protocol {
-		case model.HTTP:
-			l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, group)}}}
-		case model.HTTPS:
-			l.ListenerFilters = []*listener.ListenerFilter{{
-				Name:       wellknown.TlsInspector,
-				ConfigType: &listener.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspector.TlsInspector{})},
-			}}
-			for _, c := range el.TLS {
-				l.FilterChains = append(l.FilterChains, &listener.FilterChain{
-					Name:             c.Certificate,
-					FilterChainMatch: &listener.FilterChainMatch{ServerNames: c.ServerNames},
-					Filters:          []*listener.Filter{hcmFilter(el.Name, group)},
-					TransportSocket:  downstreamTLS(c.Certificate),
-				})
-			}
-		case model.TCP:
-			l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{{
-				Name: wellknown.TCPProxy,
-				ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxy.TcpProxy{
-					StatPrefix:       el.Name,
-					ClusterSpecifier: &tcpproxy.TcpProxy_Cluster{Cluster: el.Target},
-					IdleTimeout:      dur(tcpIdleTimeout),
-				})},
-			}}}}
-		}
-		out = append(out, l)
 	}
 	return out
+}
+
+func gatewayListener(el model.EnvoyListener) *listener.Listener {
+	l := &listener.Listener{
+		Name: el.Name,
+		Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
+			Address: el.VIP.String(), PortSpecifier: &core.SocketAddress_PortValue{PortValue: el.Port},
+		}}},
+		Freebind:                      wrapBool(true),
+		PerConnectionBufferLimitBytes: u32(bufferLimit),
+	}
+	switch el.Protocol {
+	case model.HTTP:
+		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, el.Name)}}}
+	case model.HTTPS:
+		l.ListenerFilters = []*listener.ListenerFilter{{
+			Name:       wellknown.TlsInspector,
+			ConfigType: &listener.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspector.TlsInspector{})},
+		}}
+		for _, c := range el.TLS {
+			l.FilterChains = append(l.FilterChains, &listener.FilterChain{
+				Name:             c.Certificate,
+				FilterChainMatch: &listener.FilterChainMatch{ServerNames: c.ServerNames},
+				Filters:          []*listener.Filter{hcmFilter(el.Name, el.Name)},
+				TransportSocket:  downstreamTLS(c.Certificate),
+			})
+		}
+	case model.TCP:
+		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{{
+			Name: wellknown.TCPProxy,
+			ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxy.TcpProxy{
+				StatPrefix:       el.Name,
+				ClusterSpecifier: &tcpproxy.TcpProxy_Cluster{Cluster: el.Target},
+				IdleTimeout:      dur(tcpIdleTimeout),
+			})},
+		}}}}
+	}
+	return l
 }
 
 func downstreamTLS(secret string) *core.TransportSocket {
@@ -93,12 +99,12 @@ func routerFilter() *hcm.HttpFilter {
 // hcmFilter is the HTTP connection manager of a gateway listener, with the
 // edge defaults: the client address from the socket, underscores in header
 // names refused, paths normalised, bounded streams and timeouts.
-func hcmFilter(statPrefix, group string) *listener.Filter {
+func hcmFilter(statPrefix, routeConfig string) *listener.Filter {
 	m := &hcm.HttpConnectionManager{
 		CodecType:  hcm.HttpConnectionManager_AUTO,
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
-			ConfigSource: adsSource(), RouteConfigName: RouteConfigName(group),
+			ConfigSource: adsSource(), RouteConfigName: routeConfig,
 		}},
 		HttpFilters:                  []*hcm.HttpFilter{routerFilter()},
 		UseRemoteAddress:             wrapBool(true),

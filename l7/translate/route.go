@@ -12,48 +12,103 @@ import (
 	"github.com/tlbproject/tlb/l7/model"
 )
 
-// Routes returns the group's one RouteConfiguration: a virtual host per
-// host name, holding the routes of every service that serves that host,
-// most specific first.
-func Routes(r model.Resolved, group string) []*route.RouteConfiguration {
-	type entry struct {
-		svc   string
-		idx   int
-		route model.Route
-	}
-	byHost := map[string][]entry{}
+// GroupRoutes returns the RouteConfiguration of a group's proxyless gRPC
+// clients: a virtual host per host name of every service of the group.
+func GroupRoutes(r model.Resolved, group string) []*route.RouteConfiguration {
+	return []*route.RouteConfiguration{assembleRoutes(RouteConfigName(group), hostRoutes(servicesOf(r, group), nil))}
+}
+
+// ListenerRoutes returns one RouteConfiguration per HTTP or HTTPS listener
+// of the group, named as the listener, holding only the hosts of the
+// services served on it. A listener that redirects to HTTPS gets one
+// catch-all virtual host that does only that.
+func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration {
+	byName := map[string]model.Service{}
 	for _, s := range servicesOf(r, group) {
+		byName[s.Name] = s
+	}
+	var out []*route.RouteConfiguration
+	for _, el := range r.Listeners {
+		if el.Group != group || el.Protocol == model.TCP {
+			continue
+		}
+		if el.RedirectHTTPS {
+			out = append(out, redirectRoutes(el.Name))
+			continue
+		}
+		svcs := make([]model.Service, 0, len(el.Services))
+		for _, n := range el.Services {
+			svcs = append(svcs, byName[n])
+		}
+		out = append(out, assembleRoutes(el.Name, hostRoutes(svcs, nil)))
+	}
+	return out
+}
+
+// hostRoute is one route of a service under one of its hosts.
+type hostRoute struct {
+	host  string
+	svc   string
+	idx   int
+	route model.Route
+	built *route.Route
+}
+
+// hostRoutes lists the routes of svcs per host; built returns the proto
+// of a service's i-th route (nil: build it).
+func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.Route) []hostRoute {
+	var out []hostRoute
+	for _, s := range svcs {
 		for _, h := range model.ServiceHosts(s) {
 			for i, rt := range s.Routes {
-				byHost[h] = append(byHost[h], entry{svc: s.Name, idx: i, route: rt})
+				var b *route.Route
+				if built != nil {
+					b = built(s, i)
+				} else {
+					b = routeOf(s.Name, i, rt)
+				}
+				out = append(out, hostRoute{host: h, svc: s.Name, idx: i, route: rt, built: b})
 			}
 		}
 	}
-	hosts := make([]string, 0, len(byHost))
-	for h := range byHost {
-		hosts = append(hosts, h)
-	}
-	slices.Sort(hosts)
-	rc := &route.RouteConfiguration{
-		Name:             RouteConfigName(group),
-		ValidateClusters: wrapperspb.Bool(false),
-	}
-	for _, h := range hosts {
-		es := byHost[h]
-		slices.SortStableFunc(es, func(a, b entry) int {
-			return cmp.Or(
-				cmp.Compare(specificity(b.route), specificity(a.route)),
-				cmp.Compare(len(b.route.Headers), len(a.route.Headers)),
-				cmp.Compare(a.svc, b.svc),
-				cmp.Compare(a.idx, b.idx))
-		})
-		vh := &route.VirtualHost{Name: h, Domains: []string{h}}
-		for _, e := range es {
-			vh.Routes = append(vh.Routes, routeOf(e.svc, e.idx, e.route))
+	// Hosts sorted; within a host the most specific route first.
+	slices.SortStableFunc(out, func(a, b hostRoute) int {
+		return cmp.Or(
+			cmp.Compare(a.host, b.host),
+			cmp.Compare(specificity(b.route), specificity(a.route)),
+			cmp.Compare(len(b.route.Headers), len(a.route.Headers)),
+			cmp.Compare(a.svc, b.svc),
+			cmp.Compare(a.idx, b.idx))
+	})
+	return out
+}
+
+// assembleRoutes makes a RouteConfiguration of sorted host routes: one
+// virtual host per host name.
+func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
+	rc := &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false)}
+	var vh *route.VirtualHost
+	for _, hr := range hrs {
+		if vh == nil || vh.Name != hr.host {
+			vh = &route.VirtualHost{Name: hr.host, Domains: []string{hr.host}}
+			rc.VirtualHosts = append(rc.VirtualHosts, vh)
 		}
-		rc.VirtualHosts = append(rc.VirtualHosts, vh)
+		vh.Routes = append(vh.Routes, hr.built)
 	}
-	return []*route.RouteConfiguration{rc}
+	return rc
+}
+
+// redirectRoutes answers every request with a redirect to https:// on the
+// same host and path (301).
+func redirectRoutes(name string) *route.RouteConfiguration {
+	return &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), VirtualHosts: []*route.VirtualHost{{
+		Name: "https-redirect", Domains: []string{"*"},
+		Routes: []*route.Route{{
+			Name:   "https-redirect",
+			Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+			Action: &route.Route_Redirect{Redirect: &route.RedirectAction{SchemeRewriteSpecifier: &route.RedirectAction_HttpsRedirect{HttpsRedirect: true}}},
+		}},
+	}}}
 }
 
 // specificity orders routes: regexes (written to be exact) first, then

@@ -31,7 +31,8 @@ const (
 // type URL, each list sorted by resource name.
 type Resources map[resource.Type][]types.Resource
 
-// RouteConfigName is the name of a group's one RouteConfiguration.
+// RouteConfigName is the name of the RouteConfiguration of a group's
+// proxyless gRPC clients. A gateway listener's is the listener's name.
 func RouteConfigName(group string) string { return "routes/" + group }
 
 // Groups returns the sorted names of every group that has a gateway or a
@@ -54,17 +55,16 @@ func Group(r model.Resolved, group string, kind Kind) Resources {
 }
 
 // Shared builds the resources every kind of client of a group shares:
-// routes, clusters and endpoints.
+// clusters and endpoints.
 func Shared(r model.Resolved, group string) Resources {
 	return Resources{
-		resource.RouteType:    asResources(Routes(r, group)),
 		resource.ClusterType:  asResources(Clusters(r, group)),
 		resource.EndpointType: asResources(Endpoints(r, group)),
 	}
 }
 
-// ForKind completes the shared resources with the kind's own listeners
-// (and, for gateways, secrets). shared is not modified.
+// ForKind completes the shared resources with the kind's own listeners and
+// routes (and, for gateways, secrets). shared is not modified.
 func ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resources {
 	out := Resources{}
 	for typ, items := range shared {
@@ -73,8 +73,10 @@ func ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resour
 	switch kind {
 	case GRPC:
 		out[resource.ListenerType] = asResources(GRPCListeners(r, group))
+		out[resource.RouteType] = asResources(GroupRoutes(r, group))
 	default:
 		out[resource.ListenerType] = asResources(Listeners(r, group))
+		out[resource.RouteType] = asResources(ListenerRoutes(r, group))
 		out[resource.SecretType] = asResources(Secrets(r, group))
 	}
 	return out

@@ -20,11 +20,11 @@ import (
 
 func example(t *testing.T) translate.Resources {
 	t.Helper()
-	cfg, errs := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	set := translate.Group(model.Resolve(cfg, nil), "edge", translate.Gateway)
+	set := translate.Group(model.Resolve(cfg, model.Options{}), "edge", translate.Gateway)
 	if err := validate.Set(set); err != nil {
 		t.Fatalf("the example must be valid: %v", err)
 	}
@@ -52,7 +52,7 @@ func TestSetRejects(t *testing.T) {
 		}, "dangling reference"},
 		"dangling route configuration": {func(s translate.Resources) {
 			s[resource.RouteType] = nil
-		}, `RouteConfiguration "routes/edge"`},
+		}, `RouteConfiguration "https-203.0.113.10-443"`},
 		"dangling secret": {func(s translate.Resources) {
 			s[resource.SecretType] = nil
 		}, `Secret "public.shop"`},

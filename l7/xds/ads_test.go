@@ -34,7 +34,7 @@ func namesFor(typ string) []string {
 	case resource.EndpointType:
 		return edgeEDS
 	case resource.RouteType:
-		return []string{"routes/edge"}
+		return []string{"http-203.0.113.10-80", "https-203.0.113.10-443"}
 	case resource.SecretType:
 		return []string{"shop"}
 	}
@@ -92,7 +92,7 @@ func consistent(t *testing.T, srv *xds.Server, got map[string]*discovery.Discove
 func TestSotWConsistentSetThenOnlyEndpoints(t *testing.T) {
 	r := startServer(t, "127.0.0.1:0")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
-	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", xds.Schema))
+	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	got := sotwSync(t, c)
 	consistent(t, r.srv, got)
 
@@ -144,7 +144,7 @@ func deltaSync(t *testing.T, c *deltaClient, initial map[string]map[string]strin
 func TestDeltaConsistentSetThenOnlyTheChangedResource(t *testing.T) {
 	r := startServer(t, "127.0.0.1:0")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
-	c := newDelta(t, dial(t, r.addr), node("gw-1", "edge", "gateway", xds.Schema))
+	c := newDelta(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	deltaSync(t, c, nil)
 	set := map[string][]types.Resource{}
 	for typ, byName := range c.res {
@@ -183,9 +183,9 @@ func TestRestartResyncsWithoutChange(t *testing.T) {
 	a := startServer(t, "127.0.0.1:0")
 	a.srv.Publish(context.Background(), cfg)
 	addr := a.addr
-	dc := newDelta(t, dial(t, addr), node("gw-d", "edge", "gateway", xds.Schema))
+	dc := newDelta(t, dial(t, addr), node("gw-d", "edge", "gateway", schema))
 	deltaSync(t, dc, nil)
-	sc := newSotw(t, dial(t, addr), node("gw-s", "edge", "gateway", xds.Schema))
+	sc := newSotw(t, dial(t, addr), node("gw-s", "edge", "gateway", schema))
 	before := sotwSync(t, sc)
 	versionsA := a.srv.Versions()
 
@@ -205,7 +205,7 @@ func TestRestartResyncsWithoutChange(t *testing.T) {
 	}
 
 	// Delta: reconnect presenting the versions held; nothing is resent.
-	dc2 := newDelta(t, dial(t, addr), node("gw-d", "edge", "gateway", xds.Schema))
+	dc2 := newDelta(t, dial(t, addr), node("gw-d", "edge", "gateway", schema))
 	dc2.have = dc.have
 	for _, typ := range allTypes {
 		dc2.subscribe(typ, namesFor(typ), dc.have[typ])
@@ -222,7 +222,7 @@ func TestRestartResyncsWithoutChange(t *testing.T) {
 
 	// SotW: reconnect with the accepted versions; what comes back is the
 	// same versions with equal resources.
-	sc2 := newSotw(t, dial(t, addr), node("gw-s", "edge", "gateway", xds.Schema))
+	sc2 := newSotw(t, dial(t, addr), node("gw-s", "edge", "gateway", schema))
 	for _, typ := range allTypes {
 		sc2.request(typ, namesFor(typ), before[typ].GetVersionInfo(), "", nil)
 	}
@@ -249,6 +249,7 @@ func TestRestartResyncsWithoutChange(t *testing.T) {
 
 // TestOneGeneration: a client of another schema generation, or of a group
 // this server does not serve, is refused before any resource is sent.
+// The generation is derived from the build, not a constant.
 func TestOneGeneration(t *testing.T) {
 	r := startServer(t, "127.0.0.1:0")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
@@ -259,7 +260,7 @@ func TestOneGeneration(t *testing.T) {
 	}{
 		"older generation": {"edge", "tlb.l7.v0", codes.FailedPrecondition},
 		"no generation":    {"edge", "", codes.FailedPrecondition},
-		"unknown group":    {"other", xds.Schema, codes.NotFound},
+		"another group":    {"other", schema, codes.PermissionDenied},
 	} {
 		t.Run(name+"/sotw", func(t *testing.T) {
 			c := newSotw(t, cc, node("gw-x", tc.group, "gateway", tc.schema))
@@ -288,7 +289,7 @@ func TestOneGeneration(t *testing.T) {
 		t.Errorf("refused (schema) = %v, want 4", v)
 	}
 	// The right generation and group is served.
-	c := newSotw(t, cc, node("gw-1", "edge", "gateway", xds.Schema))
+	c := newSotw(t, cc, node("gw-1", "edge", "gateway", schema))
 	c.request(resource.ClusterType, nil, "", "", nil)
 	if _, err := c.next(5 * time.Second); err != nil {
 		t.Fatal(err)
@@ -301,7 +302,7 @@ func TestNACKKeepsLastAccepted(t *testing.T) {
 	r := startServer(t, "127.0.0.1:0")
 	cfg := edgeConfig("198.51.100.20:8080")
 	r.srv.Publish(context.Background(), cfg)
-	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", xds.Schema))
+	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	got := sotwSync(t, c)
 	accepted := got[resource.ListenerType].GetVersionInfo()
 
@@ -321,7 +322,7 @@ func TestNACKKeepsLastAccepted(t *testing.T) {
 		t.Errorf("nacks metric = %v, want 1", v)
 	}
 	logs := r.logs.String()
-	for _, want := range []string{"xDS NACK", "http-8081", "test: listener refused", "rejectedVersion=" + resp.GetVersionInfo(), "keptVersion=" + accepted} {
+	for _, want := range []string{"xDS NACK", "http-203.0.113.10-8081", "test: listener refused", "rejectedVersion=" + resp.GetVersionInfo(), "keptVersion=" + accepted} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("NACK log lacks %q:\n%s", want, logs)
 		}

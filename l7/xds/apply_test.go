@@ -20,12 +20,12 @@ import (
 // validation (a listener refers to a route configuration that is not in
 // the set): the key keeps its snapshot, the other keys are served.
 func TestInvalidSetIsNeverSent(t *testing.T) {
-	cfg, errs := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	s := New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now)
-	if rep := s.Publish(context.Background(), cfg); len(rep.Invalid) > 0 || len(rep.Changed) != 4 {
+	s := New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now, Options{Group: "edge"})
+	if rep := s.Publish(context.Background(), cfg); len(rep.Invalid) > 0 || len(rep.Changed) != 2 {
 		t.Fatalf("first publish: %+v", rep)
 	}
 	key := Key(translate.Gateway, "edge")
@@ -35,12 +35,10 @@ func TestInvalidSetIsNeverSent(t *testing.T) {
 	}
 	versions := s.Versions()
 
-	r := model.Resolve(cfg, nil)
+	r := model.Resolve(cfg, model.Options{})
 	sets := map[string]translate.Resources{}
-	for _, g := range translate.Groups(r) {
-		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
-			sets[Key(kind, g)] = translate.Group(r, g, kind)
-		}
+	for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+		sets[Key(kind, "edge")] = translate.Group(r, "edge", kind)
 	}
 	bad := translate.Resources{}
 	for typ, items := range sets[key] {
@@ -48,9 +46,9 @@ func TestInvalidSetIsNeverSent(t *testing.T) {
 	}
 	delete(bad, resource.RouteType)
 	sets[key] = bad
-	// Also change the internal group, which is valid and must go out.
-	sets[Key(translate.Gateway, "internal")] = translate.Resources{
-		resource.ListenerType: nil, resource.RouteType: nil, resource.ClusterType: nil, resource.EndpointType: nil, resource.SecretType: nil,
+	// Also change the gRPC clients' set, which is valid and must go out.
+	sets[Key(translate.GRPC, "edge")] = translate.Resources{
+		resource.ListenerType: nil, resource.RouteType: nil, resource.ClusterType: nil, resource.EndpointType: nil,
 	}
 
 	var rep Report
@@ -73,7 +71,7 @@ func TestInvalidSetIsNeverSent(t *testing.T) {
 			t.Fatal("an invalid key was removed instead of kept")
 		}
 	}
-	if len(rep.Changed) != 1 || rep.Changed[0] != Key(translate.Gateway, "internal") {
+	if len(rep.Changed) != 1 || rep.Changed[0] != Key(translate.GRPC, "edge") {
 		t.Fatalf("changed = %v; the valid change must go out", rep.Changed)
 	}
 }

@@ -63,7 +63,7 @@ func grpcBootstrap(server, nodeID string) []byte {
 	return []byte(fmt.Sprintf(`{
   "xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
   "node": {"id": %q, "cluster": "internal", "metadata": {%q: "grpc", %q: %q}}
-}`, server, nodeID, tlbxds.MetaKind, tlbxds.MetaSchema, tlbxds.Schema))
+}`, server, nodeID, tlbxds.MetaKind, tlbxds.MetaSchema, tlbxds.Generation()))
 }
 
 func count(t *testing.T, client testgrpc.TestServiceClient, n int, md metadata.MD) map[string]int {
@@ -86,7 +86,7 @@ func count(t *testing.T, client testgrpc.TestServiceClient, n int, md metadata.M
 // match, and an EDS change that moves traffic without a new client.
 func TestProxylessGRPCClient(t *testing.T) {
 	a, b, c := startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")
-	r := startServer(t, "127.0.0.1:0")
+	r := startGroupServer(t, "127.0.0.1:0", "internal")
 	rep := r.srv.Publish(context.Background(), greeterConfig(a.addr, b.addr))
 	if len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
 		t.Fatalf("publish: %v %v", rep.Problems, rep.Invalid)

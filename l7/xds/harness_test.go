@@ -48,7 +48,10 @@ type running struct {
 }
 
 // startServer runs a Server on addr ("127.0.0.1:0" for any port).
-func startServer(t *testing.T, addr string) *running {
+func startServer(t *testing.T, addr string) *running { return startGroupServer(t, addr, "edge") }
+
+// startGroupServer runs a Server of group on addr.
+func startGroupServer(t *testing.T, addr, group string) *running {
 	t.Helper()
 	var lis net.Listener
 	var err error
@@ -65,7 +68,7 @@ func startServer(t *testing.T, addr string) *running {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	reg := prometheus.NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := xds.New(ctx, log, reg, time.Now)
+	srv := xds.New(ctx, log, reg, time.Now, xds.Options{Group: group})
 	gs := grpc.NewServer()
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
@@ -108,15 +111,18 @@ func edgeConfig(endpoints ...string) model.Config {
 		}}},
 		Certificates: []model.Certificate{{Name: "shop", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))}},
 		Services: []model.Service{
-			{Name: "shop", Group: "edge", Hosts: []string{"shop.example.com"},
+			{Name: "shop", Group: "edge", Hosts: []string{"shop.example.com"}, Listeners: []model.ListenerRef{{Gateway: "public", Listener: "secure"}},
 				Upstreams: []model.Upstream{{Name: "v1", Endpoints: eps}, {Name: "v2", Endpoints: []model.Endpoint{{Addr: ap("198.51.100.30:8080")}}}},
 				Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "v1", Weight: 9}, {Upstream: "v2", Weight: 1}}}}},
-			{Name: "todo", Group: "edge",
+			{Name: "todo", Group: "edge", Listeners: []model.ListenerRef{{Gateway: "public", Listener: "web"}},
 				Upstreams: []model.Upstream{{Name: "main", Endpoints: []model.Endpoint{{Addr: ap("198.51.100.10:8082")}}}},
 				Routes:    []model.Route{{Prefix: "/todo/", Targets: []model.WeightedTarget{{Upstream: "main"}}}}},
 		},
 	}
 }
+
+// schema is the generation this build serves, which clients declare.
+var schema = xds.Generation()
 
 // A placeholder certificate and key for tests that need an HTTPS listener.
 const testChain = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"

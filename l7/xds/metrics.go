@@ -12,6 +12,8 @@ type metrics struct {
 	build     prometheus.Histogram
 	push      prometheus.Histogram
 	streams   prometheus.Gauge
+
+	generation *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -19,7 +21,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		nacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tlb_l7_xds_nacks_total",
 			Help: "xDS responses rejected by clients, by group and type."}, []string{"group", "type"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tlb_l7_xds_refused_streams_total",
-			Help: "xDS streams refused: unknown group or another schema generation."}, []string{"reason"}),
+			Help: "xDS streams refused: another schema generation (schema), another group (group), or a kind the client identity does not grant (identity)."}, []string{"reason"}),
 		publishes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tlb_l7_snapshot_updates_total",
 			Help: "Snapshots swapped, by kind/group key."}, []string{"key"}),
 		version: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tlb_l7_snapshot_version_info",
@@ -34,9 +36,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time from Publish to all snapshots swapped.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tlb_l7_xds_streams",
 			Help: "Open xDS streams."}),
+		generation: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tlb_l7_generation_info",
+			Help: "The schema generation served, derived from the build, and the group (value 1)."}, []string{"generation", "group"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.nacks, m.refused, m.publishes, m.version, m.problems, m.rejected, m.build, m.push, m.streams)
+		reg.MustRegister(m.nacks, m.refused, m.publishes, m.version, m.problems, m.rejected, m.build, m.push, m.streams, m.generation)
 	}
 	return m
 }

@@ -25,7 +25,7 @@ import (
 const (
 	// MetaKind is "gateway" (Envoy, the default) or "grpc" (proxyless).
 	MetaKind = "tlb.kind"
-	// MetaSchema must equal Schema.
+	// MetaSchema must equal the server's Generation.
 	MetaSchema = "tlb.schema"
 )
 
@@ -36,25 +36,32 @@ func Key(kind translate.Kind, group string) string { return string(kind) + "/" +
 // node.cluster.
 type nodeKey struct{}
 
-func (nodeKey) ID(n *core.Node) string {
-	kind := translate.Gateway
-	if k := n.GetMetadata().GetFields()[MetaKind].GetStringValue(); k == string(translate.GRPC) {
-		kind = translate.GRPC
-	}
-	return Key(kind, n.GetCluster())
+func (nodeKey) ID(n *core.Node) string { return Key(kindOf(n), n.GetCluster()) }
+
+// Options say what one Server serves.
+type Options struct {
+	// Group is the one gateway group served: its gateways and its
+	// proxyless gRPC clients. Nothing of another group is built or sent.
+	Group string
+	// Resolve are the operator's rules for conflicts (model.Resolve).
+	Resolve model.Options
+	// TrustDomain is the SPIFFE trust domain of client certificates on
+	// TLS streams (default "tlb.io"); see Identity.
+	TrustDomain string
 }
 
-// Server is the L7 xDS control plane.
+// Server is the L7 xDS control plane of one gateway group.
 type Server struct {
-	log     *slog.Logger
-	cache   cachev3.SnapshotCache
-	xds     serverv3.Server
-	metrics *metrics
-	now     func() time.Time
+	log        *slog.Logger
+	cache      cachev3.SnapshotCache
+	xds        serverv3.Server
+	metrics    *metrics
+	now        func() time.Time
+	opts       Options
+	generation string
 
-	mu         sync.Mutex // serialises Publish
-	incumbents map[string]bool
-	versions   map[string]map[string]string // key -> type URL -> version
+	mu       sync.Mutex                   // serialises Publish
+	versions map[string]map[string]string // key -> type URL -> version
 
 	streams *streamLog
 	memo    *validate.Memo
@@ -62,19 +69,26 @@ type Server struct {
 	translations *translate.Cache
 }
 
-// New returns a Server. Metrics go to reg (nil: none); now is the clock.
-func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now func() time.Time) *Server {
+// New returns a Server for opts.Group. Metrics go to reg (nil: none); now
+// is the clock. Nothing is served until the first Publish: streams of the
+// group wait (their clients keep what they have), others are refused.
+func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now func() time.Time, opts Options) *Server {
+	if opts.TrustDomain == "" {
+		opts.TrustDomain = DefaultTrustDomain
+	}
 	s := &Server{
 		log:          log,
 		metrics:      newMetrics(reg),
 		now:          now,
-		incumbents:   map[string]bool{},
+		opts:         opts,
+		generation:   Generation(),
 		versions:     map[string]map[string]string{},
 		memo:         validate.NewMemo(),
 		translations: translate.NewCache(),
 	}
 	s.cache = cachev3.NewSnapshotCache(true, nodeKey{}, cacheLogger{log})
 	s.streams = newStreamLog(s)
+	s.metrics.generation.WithLabelValues(s.generation, opts.Group).Set(1)
 	s.xds = serverv3.NewServer(ctx, s.cache, s.streams)
 	return s
 }
@@ -97,35 +111,36 @@ type Report struct {
 	Removed []string
 }
 
-// Publish makes cfg the desired state: resolve, translate per group and
-// kind, validate, and swap only the snapshots that changed. Objects with
-// problems are left out alone; a group whose resources fail validation
-// keeps its previous snapshot. It never sends a set that failed.
+// Generation returns the schema generation this server serves.
+func (s *Server) Generation() string { return s.generation }
+
+// Group returns the gateway group this server serves.
+func (s *Server) Group() string { return s.opts.Group }
+
+// Publish makes cfg the desired state of the server's group: resolve,
+// translate for each kind of client, validate, and swap only the
+// snapshots that changed. The result is a function of cfg alone (and the
+// build): objects with problems are left out, conflicts are settled by
+// claim order. A set that fails validation is never sent; its key keeps
+// the previous snapshot. cfg must be complete: the caller publishes only
+// once every source has been read.
 func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	start := s.now()
 	var rep Report
-	resolved := model.Resolve(cfg, func(kind, name string) bool { return s.incumbents[kind+"/"+name] })
+	resolved := model.Resolve(cfg, s.opts.Resolve)
 	rep.Problems = resolved.Problems
 	s.metrics.problems.Set(float64(len(resolved.Problems)))
 
+	g := s.opts.Group
+	shared := s.translations.Shared(resolved, g)
 	sets := map[string]translate.Resources{}
-	for _, g := range translate.Groups(resolved) {
-		shared := s.translations.Shared(resolved, g)
-		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
-			sets[Key(kind, g)] = s.translations.ForKind(resolved, g, kind, shared)
-		}
+	for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+		sets[Key(kind, g)] = s.translations.ForKind(resolved, g, kind, shared)
 	}
 	s.apply(ctx, start, sets, &rep)
 	s.translations.Sweep()
-	s.incumbents = map[string]bool{}
-	for _, sv := range resolved.Config.Services {
-		s.incumbents["service/"+sv.Name] = true
-	}
-	for _, gw := range resolved.Config.Gateways {
-		s.incumbents["gateway/"+gw.Name] = true
-	}
 	return rep
 }
 
@@ -147,7 +162,7 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 			s.metrics.rejected.WithLabelValues(key).Inc()
 			continue
 		}
-		snap, vers, err := buildSnapshot(set, sums)
+		snap, vers, err := buildSnapshot(s.generation, set, sums)
 		if err != nil {
 			rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
 			continue
@@ -197,12 +212,6 @@ func (s *Server) Versions() map[string]map[string]string {
 		out[k] = maps.Clone(v)
 	}
 	return out
-}
-
-// serves reports whether a snapshot exists for key.
-func (s *Server) serves(key string) bool {
-	_, err := s.cache.GetSnapshot(key)
-	return err == nil
 }
 
 // currentVersion returns the served version of a type for key.

@@ -8,9 +8,12 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/tlbproject/tlb/l7/translate"
 )
 
 // streamLog implements go-control-plane's callbacks: it refuses clients of
@@ -21,58 +24,100 @@ type streamLog struct {
 
 	mu   sync.Mutex
 	sent map[int64]map[string]sentResponse // stream -> type -> last response
+	ids  map[int64]Identity                // stream -> who the transport says it is
 }
 
 type sentResponse struct{ nonce, version string }
 
 func newStreamLog(s *Server) *streamLog {
-	return &streamLog{s: s, sent: map[int64]map[string]sentResponse{}}
+	return &streamLog{s: s, sent: map[int64]map[string]sentResponse{}, ids: map[int64]Identity{}}
 }
 
-// admit refuses a node that does not name a served group and this
-// server's schema generation. Refusing the whole stream means a client
-// never holds a mix of two generations.
-func (c *streamLog) admit(n *core.Node) error {
+// admit refuses a stream whose node declares another schema generation,
+// another group than the server's, or a kind of client its transport
+// identity does not grant. Refusing the whole stream before anything is
+// sent means a client never holds a mix of two generations, and never
+// receives what it may not have. A stream of the server's own group that
+// arrives before the first Publish is admitted and waits: its client keeps
+// what it has until there is something complete to send.
+func (c *streamLog) admit(id int64, n *core.Node) error {
 	schema := n.GetMetadata().GetFields()[MetaSchema].GetStringValue()
-	if schema != Schema {
+	if schema != c.s.generation {
 		c.s.metrics.refused.WithLabelValues("schema").Inc()
-		c.s.log.Warn("refused xDS stream from another generation", "node", n.GetId(), "group", n.GetCluster(), "schema", schema, "want", Schema)
-		return status.Errorf(codes.FailedPrecondition, "node %q declares schema %q; this control plane serves %q only", n.GetId(), schema, Schema)
+		c.s.log.Warn("refused xDS stream from another generation", "node", n.GetId(), "schema", schema, "want", c.s.generation)
+		return status.Errorf(codes.FailedPrecondition, "node %q declares schema %q; this control plane serves %q only", n.GetId(), schema, c.s.generation)
 	}
-	key := nodeKey{}.ID(n)
-	if !c.s.serves(key) {
+	if n.GetCluster() != c.s.opts.Group {
 		c.s.metrics.refused.WithLabelValues("group").Inc()
-		c.s.log.Warn("refused xDS stream for a group not served", "node", n.GetId(), "key", key)
-		return status.Errorf(codes.NotFound, "node %q: group %q is not served by this control plane (key %s)", n.GetId(), n.GetCluster(), key)
+		c.s.log.Warn("refused xDS stream for another group", "node", n.GetId(), "group", n.GetCluster(), "serves", c.s.opts.Group)
+		return status.Errorf(codes.PermissionDenied, "node %q asks for group %q; this control plane serves group %q only", n.GetId(), n.GetCluster(), c.s.opts.Group)
+	}
+	c.mu.Lock()
+	who := c.ids[id]
+	c.mu.Unlock()
+	kind := kindOf(n)
+	if !who.Allows(kind, n.GetCluster()) {
+		c.s.metrics.refused.WithLabelValues("identity").Inc()
+		c.s.log.Warn("refused xDS stream: the client's identity does not grant what its node asks for", "node", n.GetId(), "kind", kind, "group", n.GetCluster(), "peer", who.Name)
+		return status.Errorf(codes.PermissionDenied, "node %q: the client certificate does not grant %s of group %q", n.GetId(), kind, n.GetCluster())
 	}
 	return nil
 }
 
-func (c *streamLog) OnStreamOpen(context.Context, int64, string) error {
-	c.s.metrics.streams.Inc()
-	return nil
+// kindOf is the kind of client a node declares (gateway by default).
+func kindOf(n *core.Node) translate.Kind {
+	if n.GetMetadata().GetFields()[MetaKind].GetStringValue() == string(translate.GRPC) {
+		return translate.GRPC
+	}
+	return translate.Gateway
 }
 
-func (c *streamLog) OnStreamClosed(id int64, _ *core.Node) {
-	c.s.metrics.streams.Dec()
+func (c *streamLog) open(ctx context.Context, id int64) {
+	c.s.metrics.streams.Inc()
+	who := identityOf(ctx, c.s.opts.TrustDomain)
 	c.mu.Lock()
-	delete(c.sent, id)
+	c.ids[id] = who
 	c.mu.Unlock()
 }
 
-func (c *streamLog) OnDeltaStreamOpen(context.Context, int64, string) error {
-	c.s.metrics.streams.Inc()
+func (c *streamLog) closed(id int64) {
+	c.s.metrics.streams.Dec()
+	c.mu.Lock()
+	delete(c.sent, id)
+	delete(c.ids, id)
+	c.mu.Unlock()
+}
+
+func (c *streamLog) OnStreamOpen(ctx context.Context, id int64, _ string) error {
+	c.open(ctx, id)
 	return nil
 }
 
-func (c *streamLog) OnDeltaStreamClosed(int64, *core.Node) { c.s.metrics.streams.Dec() }
+func (c *streamLog) OnStreamClosed(id int64, _ *core.Node) { c.closed(id) }
+
+func (c *streamLog) OnDeltaStreamOpen(ctx context.Context, id int64, _ string) error {
+	c.open(ctx, id)
+	return nil
+}
+
+func (c *streamLog) OnDeltaStreamClosed(id int64, _ *core.Node) { c.closed(id) }
+
+// nackType is the type label of a NACK: a type URL this server serves, or
+// "other", so a client cannot create metric series at will.
+func nackType(typ string) string {
+	switch typ {
+	case resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType, resource.SecretType:
+		return typ
+	}
+	return "other"
+}
 
 // OnStreamRequest admits the node and handles a NACK: it logs it with the
 // rejected resource names, counts it, and keeps the client on its last
 // accepted version by not resending the version it rejected (the request
 // is marked as holding it, so the watch fires only on a new version).
 func (c *streamLog) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) error {
-	if err := c.admit(req.GetNode()); err != nil {
+	if err := c.admit(id, req.GetNode()); err != nil {
 		return err
 	}
 	if req.GetErrorDetail() == nil {
@@ -87,7 +132,7 @@ func (c *streamLog) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) e
 	if snap, err := c.s.cache.GetSnapshot(key); err == nil && snap.GetVersion(typ) == last.version {
 		names = slices.Sorted(maps.Keys(snap.GetResources(typ)))
 	}
-	c.s.metrics.nacks.WithLabelValues(req.GetNode().GetCluster(), typ).Inc()
+	c.s.metrics.nacks.WithLabelValues(c.s.opts.Group, nackType(typ)).Inc()
 	c.s.log.Warn("xDS NACK", "node", req.GetNode().GetId(), "key", key, "type", typ,
 		"rejectedVersion", last.version, "keptVersion", req.GetVersionInfo(),
 		"resources", names, "error", req.GetErrorDetail().GetMessage())
@@ -109,12 +154,12 @@ func (c *streamLog) OnStreamResponse(_ context.Context, id int64, req *discovery
 // OnStreamDeltaRequest admits the node and logs and counts NACKs. The
 // delta server only resends resources whose version changes, so a NACKed
 // resource is not resent until it changes.
-func (c *streamLog) OnStreamDeltaRequest(_ int64, req *discovery.DeltaDiscoveryRequest) error {
-	if err := c.admit(req.GetNode()); err != nil {
+func (c *streamLog) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscoveryRequest) error {
+	if err := c.admit(id, req.GetNode()); err != nil {
 		return err
 	}
 	if req.GetErrorDetail() != nil {
-		c.s.metrics.nacks.WithLabelValues(req.GetNode().GetCluster(), req.GetTypeUrl()).Inc()
+		c.s.metrics.nacks.WithLabelValues(c.s.opts.Group, nackType(req.GetTypeUrl())).Inc()
 		c.s.log.Warn("xDS NACK (delta)", "node", req.GetNode().GetId(), "key", nodeKey{}.ID(req.GetNode()),
 			"type", req.GetTypeUrl(), "nonce", req.GetResponseNonce(), "error", req.GetErrorDetail().GetMessage())
 	}

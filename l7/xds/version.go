@@ -12,34 +12,29 @@ import (
 	"github.com/tlbproject/tlb/l7/validate"
 )
 
-// Schema is the generation of this control plane's translation: the DSL
-// kinds it reads and the resources it produces. Gateways declare the
-// generation they were built for in their bootstrap (node metadata
-// "tlb.schema"); the server refuses any other.
-const Schema = "tlb.l7.v1"
-
 // typeVersion is the hash of one type's resources (sorted by name) from
-// their content sums. Equal content gives equal versions across restarts.
-func typeVersion(items []types.Resource, sums []validate.Sum) string {
+// their content sums, prefixed with the generation. Equal content gives
+// equal versions across restarts and replicas.
+func typeVersion(generation string, items []types.Resource, sums []validate.Sum) string {
 	h := sha256.New()
 	for i, r := range items {
 		name := cachev3.GetResourceName(r)
 		_, _ = fmt.Fprintf(h, "%d:%s:", len(name), name)
 		h.Write(sums[i][:])
 	}
-	return Schema + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+	return generation + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // buildSnapshot makes a snapshot whose versions are per type, so a change
 // to endpoints does not resend listeners to state-of-the-world clients.
-func buildSnapshot(set map[resource.Type][]types.Resource, sums map[resource.Type][]validate.Sum) (*snapshot, map[string]string, error) {
+func buildSnapshot(generation string, set map[resource.Type][]types.Resource, sums map[resource.Type][]validate.Sum) (*snapshot, map[string]string, error) {
 	// The delta version map is go-control-plane's own (hex SHA-256 of the
 	// deterministic encoding), filled from the sums already computed so
 	// the cache does not encode every resource again.
 	snap := &cachev3.Snapshot{VersionMap: map[string]map[string]string{}}
 	versions := map[string]string{}
 	for typ, items := range set {
-		v := typeVersion(items, sums[typ])
+		v := typeVersion(generation, items, sums[typ])
 		idx := cachev3.GetResponseType(typ)
 		if idx == types.UnknownType {
 			return nil, nil, fmt.Errorf("unknown resource type %s", typ)

@@ -14,16 +14,16 @@ import (
 // TestVersionMapMatchesGoControlPlane: the precomputed delta versions are
 // exactly what go-control-plane would compute itself.
 func TestVersionMapMatchesGoControlPlane(t *testing.T) {
-	cfg, errs := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	set := translate.Group(model.Resolve(cfg, nil), "edge", translate.Gateway)
+	set := translate.Group(model.Resolve(cfg, model.Options{}), "edge", translate.Gateway)
 	sums, err := validate.NewMemo().Set(set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, _, err := buildSnapshot(set, sums)
+	ours, _, err := buildSnapshot(Generation(), set, sums)
 	if err != nil {
 		t.Fatal(err)
 	}

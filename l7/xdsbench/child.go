@@ -26,7 +26,7 @@ import (
 // It first prints "ready <addr> <build ms>".
 func Child(ctx context.Context, n int, in io.Reader, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := xds.New(ctx, log, nil, time.Now)
+	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge"})
 	gs := grpc.NewServer(grpc.MaxConcurrentStreams(10000))
 	srv.Register(gs)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -47,7 +47,7 @@ func dialGateway(ctx context.Context, addr string, id, services int) (*gateway, 
 		_ = cc.Close()
 		return nil, fmt.Errorf("open ADS stream: %w", err)
 	}
-	md, _ := structpb.NewStruct(map[string]any{xds.MetaKind: "gateway", xds.MetaSchema: xds.Schema})
+	md, _ := structpb.NewStruct(map[string]any{xds.MetaKind: "gateway", xds.MetaSchema: xds.Generation()})
 	g := &gateway{cc: cc, stream: st, node: &core.Node{Id: fmt.Sprintf("gw-%02d", id), Cluster: "edge", Metadata: md},
 		counts: map[string]int{}, synced: make(chan struct{}), want: services, done: make(chan time.Time, 1), err: make(chan error, 1)}
 	names := make([]string, services)
@@ -57,7 +57,7 @@ func dialGateway(ctx context.Context, addr string, id, services int) (*gateway, 
 	for _, sub := range []struct {
 		typ   string
 		names []string
-	}{{resource.ClusterType, nil}, {resource.EndpointType, names}, {resource.ListenerType, nil}, {resource.RouteType, []string{"routes/edge"}}} {
+	}{{resource.ClusterType, nil}, {resource.EndpointType, names}, {resource.ListenerType, nil}, {resource.RouteType, []string{RouteConfig}}} {
 		if err := st.Send(&discovery.DeltaDiscoveryRequest{Node: g.node, TypeUrl: sub.typ, ResourceNamesSubscribe: sub.names}); err != nil {
 			_ = cc.Close()
 			return nil, fmt.Errorf("subscribe %s: %w", sub.typ, err)

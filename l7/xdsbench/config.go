@@ -13,10 +13,16 @@ const Changed = 100
 // EndpointsPerService is the endpoints of each service.
 const EndpointsPerService = 5
 
+// benchVIP is the bench gateway's VIP; every service is served on its port 80.
+var benchVIP = netip.MustParseAddr("203.0.113.10")
+
+// RouteConfig is the route configuration of the bench's one listener.
+var RouteConfig = model.ListenerName(model.HTTP, benchVIP, 80)
+
 // Config builds n services in group "edge" behind one HTTP gateway.
 func Config(n int) model.Config {
 	cfg := model.Config{Gateways: []model.Gateway{{Name: "bench", Group: "edge", Listeners: []model.Listener{
-		{Name: "web", VIP: netip.MustParseAddr("203.0.113.10"), Port: 80, Protocol: model.HTTP},
+		{Name: "web", VIP: benchVIP, Port: 80, Protocol: model.HTTP},
 	}}}}
 	cfg.Services = make([]model.Service, n)
 	for i := range n {
@@ -26,6 +32,7 @@ func Config(n int) model.Config {
 		}
 		cfg.Services[i] = model.Service{
 			Name: fmt.Sprintf("svc-%05d", i), Group: "edge", Hosts: []string{fmt.Sprintf("svc-%05d.example.com", i)},
+			Listeners: []model.ListenerRef{{Gateway: "bench", Listener: "web"}},
 			Upstreams: []model.Upstream{{Name: "main", Endpoints: eps}},
 			Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "main", Weight: 1}}}},
 		}

@@ -46,7 +46,7 @@ func (l *ModelLoop[T]) Run(ctx context.Context, emit func(T)) error {
 			sd()
 		}
 	}()
-	if !cache.WaitForCacheSync(ctx.Done(), l.Synced...) {
+	if !l.waitForCaches(ctx) {
 		return fmt.Errorf("%s: wait for the informer caches: %w", l.What, ctx.Err())
 	}
 	l.Queue.Add(ModelKey)
@@ -59,6 +59,30 @@ func (l *ModelLoop[T]) Run(ctx context.Context, emit func(T)) error {
 		}
 	}, time.Second, ctx.Done())
 	return nil
+}
+
+// syncWarnEvery is how often waitForCaches says it is still waiting.
+const syncWarnEvery = 10 * time.Second
+
+// waitForCaches waits until every informer has synced, saying every
+// syncWarnEvery that it is still waiting (an API server that cannot be
+// reached at start is otherwise silent: client-go retries its lists
+// quietly). Nothing is emitted before the caches are complete.
+func (l *ModelLoop[T]) waitForCaches(ctx context.Context) bool {
+	start := time.Now()
+	for {
+		wctx, cancel := context.WithTimeout(ctx, syncWarnEvery)
+		ok := cache.WaitForCacheSync(wctx.Done(), l.Synced...)
+		cancel()
+		switch {
+		case ok:
+			return true
+		case ctx.Err() != nil:
+			return false
+		}
+		l.Log.Warn("still waiting for the informer caches to sync; is the API server reachable? Nothing is built from it until they are",
+			"what", l.What, "waited", time.Since(start).Round(time.Second).String())
+	}
 }
 
 // ModelKey is the only key of a ModelLoop's queue: every event rebuilds the

@@ -8,10 +8,10 @@ import (
 )
 
 // newKubeSource builds the L7 controller's Kubernetes source.
-func newKubeSource(kubeconfig string, inCluster bool, log *slog.Logger) (*kube.Source, error) {
+func newKubeSource(kubeconfig string, inCluster bool, log *slog.Logger, opts kube.Options) (*kube.Source, error) {
 	c, err := tlbkube.NewClients(kubeconfig, inCluster, "tlb-l7")
 	if err != nil {
 		return nil, err
 	}
-	return kube.NewSource(c.Kube, log.With("source", "kubernetes"))
+	return kube.NewSource(c.Kube, log.With("source", "kubernetes"), opts)
 }

@@ -2,10 +2,12 @@
 // directory to Envoy gateways and proxyless gRPC clients over ADS, and
 // renders a group's config as Envoy YAML.
 //
-//	l7 serve --config DIR [--xds-addr 127.0.0.1:18000] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster]
+//	l7 serve --group G --config DIR [--xds-addr unix:///run/tlb/xds.sock] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster] [--namespaces a,b]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds]
-//	l7 envoy [--admin http://127.0.0.1:9901] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
+//	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
+//	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
 //	l7 install DIR
+//	l7 version
 //
 // "l7 envoy" runs Envoy as a child and, on SIGTERM, drains it through the
 // admin API before stopping it. "l7 install DIR" copies this executable to
@@ -24,10 +26,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,6 +39,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/drain"
 	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/kube"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/serve"
 	"github.com/tlbproject/tlb/l7/translate"
@@ -58,6 +61,10 @@ func main() {
 		err = runEnvoy(os.Args[2:])
 	case "install":
 		err = runInstall(os.Args[2:])
+	case "bootstrap":
+		err = runBootstrap(os.Args[2:])
+	case "version":
+		fmt.Println(xds.Generation())
 	default:
 		usage()
 	}
@@ -68,7 +75,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: l7 serve --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 envoy [flags] -- envoy ARGS | l7 install DIR")
+	fmt.Fprintln(os.Stderr, "usage: l7 serve --group G --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 bootstrap --group G --out FILE [flags] | l7 envoy [flags] -- envoy ARGS | l7 install DIR | l7 version")
 	os.Exit(2)
 }
 
@@ -78,41 +85,66 @@ func runRender(args []string) error {
 	group := fs.String("group", "", "gateway group to render")
 	kind := fs.String("kind", string(translate.Gateway), "client kind: gateway or grpc")
 	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate) or xds (resources as served)")
+	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("render: --config and --group are required")
 	}
-	out, problems, err := serve.Render(*dir, *group, translate.Kind(*kind), *format)
+	out, problems, err := serve.Render(*dir, *group, translate.Kind(*kind), *format, model.Options{CatchAllNamespaces: splitList(*catchAll)})
 	for _, p := range problems {
-		fmt.Fprintln(os.Stderr, "warning:", p)
+		fmt.Fprintln(os.Stderr, "rejected:", p)
 	}
 	if err != nil {
 		return err
 	}
-	_, err = os.Stdout.Write(out)
-	return err
+	if _, err := os.Stdout.Write(out); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("render: %d problem(s): what they name is not served", len(problems))
+	}
+	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func runServe(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	group := fs.String("group", "", "the gateway group served (required): nothing of another group is built or sent")
 	dir := fs.String("config", "", "DSL directory to serve and watch")
-	xdsAddr := fs.String("xds-addr", "127.0.0.1:18000", "ADS listen address; not loopback requires --xds-tls-*")
+	xdsAddr := fs.String("xds-addr", "unix:///run/tlb/xds.sock", "ADS address: unix:///PATH (the pod's volume), loopback host:port, or host:port with --xds-tls-*")
 	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz and /readyz")
 	certFile := fs.String("xds-tls-cert", "", "server certificate for ADS (mutual TLS)")
 	keyFile := fs.String("xds-tls-key", "", "server key for ADS")
 	caFile := fs.String("xds-client-ca", "", "CA that signs client certificates for ADS")
+	trustDomain := fs.String("trust-domain", xds.DefaultTrustDomain, "SPIFFE trust domain of client certificates (spiffe://TD/tlb/l7/KIND/GROUP)")
 	debounce := fs.Duration("debounce", 200*time.Millisecond, "wait after a file change before reloading")
 	resync := fs.Duration("resync", time.Minute, "reload the directory at least this often")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "time for streams to end on SIGTERM")
 	kubeconfig := fs.String("kubeconfig", "", "also serve Services that opt into L7 from the API server of this kubeconfig")
 	inCluster := fs.Bool("in-cluster", false, "also serve Services that opt into L7 from the API server of the pod's service account")
+	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)")
+	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	_ = fs.Parse(args)
-	if *dir == "" {
-		return errors.New("serve: --config is required (an empty directory is fine with Kubernetes)")
+	if *dir == "" || *group == "" {
+		return errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("group", *group)
 
-	creds, err := xdsCredentials(*xdsAddr, *certFile, *keyFile, *caFile)
+	network, address, err := xdsListenAddr(*xdsAddr)
+	if err != nil {
+		return err
+	}
+	creds, err := xdsCredentials(network, address, *certFile, *keyFile, *caFile)
 	if err != nil {
 		return err
 	}
@@ -120,7 +152,16 @@ func runServe(args []string) error {
 	defer stop()
 
 	o := obs.NewServer(*metricsAddr, log)
-	srv := xds.New(ctx, log, o.Registry, time.Now)
+	srv := xds.New(ctx, log, o.Registry, time.Now, xds.Options{
+		Group: *group, TrustDomain: *trustDomain,
+		Resolve: model.Options{CatchAllNamespaces: splitList(*catchAll)},
+	})
+	sources := []string{"dsl"}
+	kubeOn := *kubeconfig != "" || *inCluster
+	if kubeOn {
+		sources = append(sources, "kubernetes")
+	}
+	merger := serve.NewMerger(srv, o, log, o.Registry, sources...)
 	if _, err := o.Start(nil); err != nil {
 		return err
 	}
@@ -140,21 +181,16 @@ func runServe(args []string) error {
 	}
 	gs := grpc.NewServer(opts...)
 	srv.Register(gs)
-	lis, err := net.Listen("tcp", *xdsAddr)
+	lis, err := listenADS(network, address)
 	if err != nil {
-		return fmt.Errorf("listen for ADS on %s: %w", *xdsAddr, err)
+		return err
 	}
-
-	merger := serve.NewMerger(srv)
-	rl := &serve.Reloader{Dir: dsl.NewDir(*dir), Server: merger.For("dsl"), Log: log}
-	first := rl.Reload(ctx)
-	o.SetReady(true, "")
-	log.Info("serving ADS", "addr", lis.Addr().String(), "config", *dir, "schema", xds.Schema,
-		"fileErrors", len(first.FileErrors), "problems", len(first.Problems))
+	log.Info("serving ADS; nothing is sent until every source is read", "addr", *xdsAddr, "config", *dir, "generation", srv.Generation(), "sources", sources)
 
 	errc := make(chan error, 3)
-	if *kubeconfig != "" || *inCluster {
-		src, err := newKubeSource(*kubeconfig, *inCluster, log)
+	rl := &serve.Reloader{Dir: dsl.NewDir(*dir), Server: merger.For("dsl"), Log: log}
+	if kubeOn {
+		src, err := newKubeSource(*kubeconfig, *inCluster, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces)})
 		if err != nil {
 			return err
 		}
@@ -166,7 +202,7 @@ func runServe(args []string) error {
 		}()
 	}
 	go func() { errc <- gs.Serve(lis) }()
-	go func() { errc <- rl.Dir.Watch(ctx, *debounce, *resync, func() { rl.Reload(ctx) }) }()
+	go func() { errc <- rl.Run(ctx, *debounce, *resync) }()
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
@@ -182,9 +218,13 @@ func runServe(args []string) error {
 	return err
 }
 
-// xdsCredentials refuses a non-loopback ADS address without mutual TLS.
-func xdsCredentials(addr, cert, key, ca string) (credentials.TransportCredentials, error) {
+// xdsCredentials refuses a TCP ADS address that is not loopback without
+// mutual TLS. A unix socket is reached only through the pod's volume.
+func xdsCredentials(network, addr, cert, key, ca string) (credentials.TransportCredentials, error) {
 	if cert == "" && key == "" && ca == "" {
+		if network == "unix" {
+			return nil, nil
+		}
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, fmt.Errorf("--xds-addr %q: %w", addr, err)
@@ -214,7 +254,7 @@ func xdsCredentials(addr, cert, key, ca string) (credentials.TransportCredential
 
 func runEnvoy(args []string) error {
 	fs := flag.NewFlagSet("envoy", flag.ExitOnError)
-	admin := fs.String("admin", "http://127.0.0.1:9901", "Envoy admin URL (loopback)")
+	admin := fs.String("admin", "unix:///run/tlb/envoy-admin.sock", "Envoy admin API: unix:///PATH or a loopback http:// URL")
 	deadline := fs.Duration("drain-deadline", 60*time.Second, "longest wait for connections to close")
 	poll := fs.Duration("poll", time.Second, "how often to read the connection count")
 	grace := fs.Duration("stop-grace", 10*time.Second, "time for Envoy to exit after SIGTERM before SIGKILL")
@@ -225,11 +265,12 @@ func runEnvoy(args []string) error {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	base, client := adminClient(*admin)
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	sup := &drain.Supervisor{
 		Cmd: cmd, Log: log, StopGrace: *grace,
-		Drainer: &drain.Drainer{Admin: *admin, Client: &http.Client{Timeout: 5 * time.Second}, Log: log,
+		Drainer: &drain.Drainer{Admin: base, Client: client, Log: log,
 			Poll: *poll, Deadline: *deadline, Now: time.Now},
 	}
 	return sup.Run(ctx)

@@ -1,0 +1,179 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Listener layout: every gateway listener is its own Envoy listener, bound
+// on its VIP and port (netd binds the VIP on the gateway node; Envoy binds
+// with freebind so the order of start does not matter). Nothing is merged
+// and nothing is renumbered, so adding or removing one listener never
+// changes another, and the L4 tier needs no port map.
+
+// EnvoyListener is one listening socket of the gateways of a group: one
+// declared VIP:port.
+type EnvoyListener struct {
+	Group    string
+	Name     string // ListenerName(Protocol, VIP, Port), also its route configuration's name
+	Protocol Protocol
+	VIP      netip.Addr
+	Port     uint32
+	// Ref is the gateway listener it comes from.
+	Ref ListenerRef
+	// TLS: HTTPS, one filter chain per certificate, chosen by SNI.
+	TLS []SNICertificate
+	// Target is the cluster of a TCP listener.
+	Target string
+	// RedirectHTTPS: an HTTP listener that redirects every request to https.
+	RedirectHTTPS bool
+	// Services are the names of the services served on it, sorted (HTTP and
+	// HTTPS only).
+	Services []string
+}
+
+// ListenerName names the Envoy listener of a VIP:port, e.g.
+// "https-203.0.113.10-443".
+func ListenerName(p Protocol, vip netip.Addr, port uint32) string {
+	return fmt.Sprintf("%s-%s-%d", strings.ToLower(string(p)), vip, port)
+}
+
+type vipPortOwner struct {
+	gateway string
+	origin  Origin
+}
+
+// resolveGateways accepts gateways in claim order: field errors, duplicate
+// names, VIP:port already claimed, TCP targets missing from the group. The
+// result is sorted by name.
+func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]string, problems *[]Problem) []Gateway {
+	vipPorts := map[netip.AddrPort]vipPortOwner{}
+	names := map[string]Origin{}
+	var accepted []Gateway
+	for _, g := range claimOrder(in, func(g Gateway) time.Time { return g.Created }, func(g Gateway) Origin { return g.Origin }, func(g Gateway) string { return g.Name }) {
+		ps := checkGateway(g, certs)
+		if o, dup := names[g.Name]; dup {
+			ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: "name", Msg: fmt.Sprintf("gateway %q is already declared in %s", g.Name, o), Rejected: true})
+		}
+		mine := map[netip.AddrPort]bool{}
+		for i, l := range g.Listeners {
+			f := fmt.Sprintf("listeners[%d]", i)
+			vp := netip.AddrPortFrom(l.VIP, uint16(l.Port))
+			if mine[vp] {
+				ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: f, Msg: "port conflict: " + vp.String() + " is used twice in this gateway", Rejected: true})
+			}
+			mine[vp] = true
+			if o, taken := vipPorts[vp]; taken {
+				ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: f, Msg: fmt.Sprintf("port conflict: %s was claimed first by gateway %q (%s)", vp, o.gateway, o.origin), Rejected: true})
+			}
+			if l.Protocol == TCP && l.Target != "" {
+				if grp, ok := clusters[l.Target]; !ok || grp != g.Group {
+					ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: f + ".target", Msg: fmt.Sprintf("no upstream %q (service/upstream) in group %q", l.Target, g.Group), Rejected: true})
+				}
+			}
+			sni := map[string]bool{}
+			for j, c := range l.TLS {
+				for _, n := range c.ServerNames {
+					if sni[n] {
+						ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: fmt.Sprintf("%s.certificates[%d]", f, j), Msg: fmt.Sprintf("duplicate filter chain match: server name %q twice on %s", n, vp), Rejected: true})
+					}
+					sni[n] = true
+				}
+			}
+		}
+		*problems = append(*problems, ps...)
+		if hasRejection(ps) {
+			continue
+		}
+		names[g.Name] = g.Origin
+		for vp := range mine {
+			vipPorts[vp] = vipPortOwner{g.Name, g.Origin}
+		}
+		accepted = append(accepted, g)
+	}
+	slices.SortFunc(accepted, func(a, b Gateway) int { return cmp.Compare(a.Name, b.Name) })
+	return accepted
+}
+
+// attach builds the Envoy listeners of the accepted gateways and serves
+// each accepted service on the listeners it names. A reference that cannot
+// be served (no such listener, another group, a TCP or redirect listener,
+// an HTTPS listener without a certificate for a host) is reported; the
+// service stays served everywhere else.
+func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener {
+	idx := map[ListenerRef]int{}
+	var out []EnvoyListener
+	for _, g := range gws {
+		for _, l := range g.Listeners {
+			ref := ListenerRef{Gateway: g.Name, Listener: l.Name}
+			idx[ref] = len(out)
+			tlsCerts := slices.Clone(l.TLS)
+			slices.SortFunc(tlsCerts, func(a, b SNICertificate) int { return cmp.Compare(a.ServerNames[0], b.ServerNames[0]) })
+			out = append(out, EnvoyListener{
+				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
+				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
+			})
+		}
+	}
+	for _, s := range svcs {
+		for i, ref := range s.Listeners {
+			bad := func(format string, a ...any) {
+				*problems = append(*problems, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("listeners[%d]", i),
+					Msg: fmt.Sprintf(format, a...) + "; the service is not served there"})
+			}
+			j, ok := idx[ref]
+			if !ok {
+				bad("no listener %q among the accepted gateways", ref)
+				continue
+			}
+			el := &out[j]
+			switch {
+			case el.Group != s.Group:
+				bad("listener %q is in group %q, the service in group %q", ref, el.Group, s.Group)
+			case el.Protocol == TCP:
+				bad("listener %q is TCP; it forwards to its target and serves no routes", ref)
+			case el.RedirectHTTPS:
+				bad("listener %q redirects every request to HTTPS and serves no routes", ref)
+			default:
+				if el.Protocol == HTTPS {
+					for _, h := range ServiceHosts(s) {
+						if h != "*" && !covered(el.TLS, h) {
+							bad("no certificate of listener %q covers host %q", ref, h)
+						}
+					}
+				}
+				el.Services = append(el.Services, s.Name)
+			}
+		}
+	}
+	for i := range out {
+		slices.Sort(out[i].Services)
+		out[i].Services = slices.Compact(out[i].Services)
+	}
+	slices.SortFunc(out, func(a, b EnvoyListener) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// covered reports whether a certificate's server names match host, as
+// Envoy's SNI match does: exactly, or a wildcard "*.x" for one more label.
+func covered(certs []SNICertificate, host string) bool {
+	for _, c := range certs {
+		for _, n := range c.ServerNames {
+			if n == host {
+				return true
+			}
+			if rest, ok := strings.CutPrefix(n, "*."); ok {
+				if i := strings.IndexByte(host, '.'); i > 0 && host[i+1:] == rest && !strings.Contains(host[:i], "*") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,178 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Host ownership. A host of a group belongs to the namespace of the first
+// service that claims it (claim order, see Resolve). Services of the
+// owner's namespace may add routes under it; a service of another
+// namespace only prefix routes under a prefix that a service of the owner
+// delegated to its namespace. The catch-all "*" is the operator's, or a
+// listed namespace's.
+
+// hostOwner is the first claimant of a host.
+type hostOwner struct {
+	namespace string
+	service   string
+	origin    Origin
+}
+
+// ownership is what the first pass over the services learns: who owns
+// each host and what the owners delegate.
+type ownership struct {
+	owners      map[string]hostOwner    // group|host -> owner
+	delegations map[string][]Delegation // group|host -> delegations of the owner's namespace
+}
+
+func hostKey(group, host string) string { return group + "|" + host }
+
+// learnOwnership walks the eligible services in claim order.
+func learnOwnership(eligible []Service) ownership {
+	o := ownership{owners: map[string]hostOwner{}, delegations: map[string][]Delegation{}}
+	for _, s := range eligible {
+		for _, h := range ServiceHosts(s) {
+			k := hostKey(s.Group, h)
+			if _, ok := o.owners[k]; !ok {
+				o.owners[k] = hostOwner{namespace: s.Namespace, service: s.Name, origin: s.Origin}
+			}
+		}
+	}
+	for _, s := range eligible {
+		for _, h := range ServiceHosts(s) {
+			k := hostKey(s.Group, h)
+			if o.owners[k].namespace == s.Namespace {
+				o.delegations[k] = append(o.delegations[k], s.Delegations...)
+			}
+		}
+	}
+	return o
+}
+
+// check returns the problems of a service's claims on hosts it does not
+// own: every route must be a prefix route under a prefix delegated to its
+// namespace.
+func (o ownership) check(s Service) []Problem {
+	var ps []Problem
+	for hi, h := range ServiceHosts(s) {
+		k := hostKey(s.Group, h)
+		owner := o.owners[k]
+		if owner.namespace == s.Namespace {
+			continue
+		}
+		field := "hosts"
+		if len(s.Hosts) > 0 {
+			field = fmt.Sprintf("hosts[%d]", hi)
+		}
+		for ri, rt := range s.Routes {
+			if rt.Regex == "" && delegated(o.delegations[k], rt.Prefix, s.Namespace) {
+				continue
+			}
+			what := fmt.Sprintf("routes[%d] (prefix %q)", ri, rt.Prefix)
+			if rt.Regex != "" {
+				what = fmt.Sprintf("routes[%d] (a pattern; only prefix routes can be delegated)", ri)
+			}
+			ps = append(ps, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: field, Rejected: true,
+				Msg: fmt.Sprintf("host %q belongs to namespace %s (service %q, %s), which has not delegated %s to namespace %s",
+					h, nsName(owner.namespace), owner.service, owner.origin, what, nsName(s.Namespace))})
+		}
+	}
+	return ps
+}
+
+// delegated reports whether prefix lies under a delegation to namespace.
+func delegated(ds []Delegation, prefix, namespace string) bool {
+	for _, d := range ds {
+		if strings.HasPrefix(prefix, d.Prefix) && (slices.Contains(d.Namespaces, namespace) || slices.Contains(d.Namespaces, "*")) {
+			return true
+		}
+	}
+	return false
+}
+
+func nsName(ns string) string {
+	if ns == Operator {
+		return "(operator, DSL)"
+	}
+	return fmt.Sprintf("%q", ns)
+}
+
+// catchAll returns a problem when a service claims "*" from a namespace
+// the operator did not list.
+func catchAll(s Service, allowed []string) []Problem {
+	if s.Namespace == Operator || slices.Contains(allowed, s.Namespace) || !slices.Contains(ServiceHosts(s), "*") {
+		return nil
+	}
+	return []Problem{{Kind: "service", Name: s.Name, Origin: s.Origin, Field: "hosts", Rejected: true,
+		Msg: fmt.Sprintf("the catch-all host \"*\" (also the default when no host is named) is only for namespaces the operator lists, and %s is not one; name the hosts", nsName(s.Namespace))}}
+}
+
+type routeOwner struct {
+	service string
+	origin  Origin
+	route   int
+}
+
+// resolveServices accepts services in claim order: field errors, duplicate
+// names, the catch-all rule, host ownership, then duplicate routes (the
+// first claim keeps the route). The result is sorted by name.
+func resolveServices(in []Service, opts Options, problems *[]Problem) []Service {
+	var eligible []Service
+	names := map[string]Origin{}
+	for _, s := range claimOrder(in, func(s Service) time.Time { return s.Created }, func(s Service) Origin { return s.Origin }, func(s Service) string { return s.Name }) {
+		if ps := checkService(s); len(ps) > 0 {
+			*problems = append(*problems, ps...)
+			continue
+		}
+		if o, dup := names[s.Name]; dup {
+			*problems = append(*problems, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: "name", Msg: fmt.Sprintf("service %q is already declared in %s", s.Name, o), Rejected: true})
+			continue
+		}
+		if ps := catchAll(s, opts.CatchAllNamespaces); len(ps) > 0 {
+			*problems = append(*problems, ps...)
+			continue
+		}
+		names[s.Name] = s.Origin
+		eligible = append(eligible, s)
+	}
+	own := learnOwnership(eligible)
+	var out []Service
+	routes := map[string]routeOwner{}
+	for _, s := range eligible {
+		if ps := own.check(s); len(ps) > 0 {
+			*problems = append(*problems, ps...)
+			continue
+		}
+		var conflicts []Problem
+		mine := map[string]int{}
+		for i, rt := range s.Routes {
+			for _, h := range ServiceHosts(s) {
+				k := routeKey(s.Group, h, rt)
+				if j, ok := mine[k]; ok {
+					conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: routes[%d] already matches the same requests for host %q", j, h), Rejected: true})
+					continue
+				}
+				mine[k] = i
+				if o, taken := routes[k]; taken {
+					conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: service %q (%s) routes[%d] claimed the same requests for host %q first", o.service, o.origin, o.route, h), Rejected: true})
+				}
+			}
+		}
+		if len(conflicts) > 0 {
+			*problems = append(*problems, conflicts...)
+			continue
+		}
+		for i, rt := range s.Routes {
+			for _, h := range ServiceHosts(s) {
+				routes[routeKey(s.Group, h, rt)] = routeOwner{service: s.Name, origin: s.Origin, route: i}
+			}
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b Service) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
