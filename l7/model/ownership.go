@@ -31,10 +31,12 @@ type ownership struct {
 
 func hostKey(group, host string) string { return group + "|" + host }
 
-// learnOwnership walks the eligible services in claim order.
-func learnOwnership(eligible []Service) ownership {
+// learnOwnership walks the claimants in claim order: every service whose
+// name, group and hosts are valid, even one rejected for another reason,
+// so an owner whose service is broken for a while keeps its hosts.
+func learnOwnership(claimants []Service) ownership {
 	o := ownership{owners: map[string]hostOwner{}, delegations: map[string][]Delegation{}}
-	for _, s := range eligible {
+	for _, s := range claimants {
 		for _, h := range ServiceHosts(s) {
 			k := hostKey(s.Group, h)
 			if _, ok := o.owners[k]; !ok {
@@ -42,7 +44,7 @@ func learnOwnership(eligible []Service) ownership {
 			}
 		}
 	}
-	for _, s := range eligible {
+	for _, s := range claimants {
 		for _, h := range ServiceHosts(s) {
 			k := hostKey(s.Group, h)
 			if o.owners[k].namespace == s.Namespace {
@@ -101,6 +103,21 @@ func nsName(ns string) string {
 	return fmt.Sprintf("%q", ns)
 }
 
+// claimsHosts reports whether a service's claim on its hosts counts: its
+// name, group and hosts are valid (and, checked by the caller, it may use
+// the catch-all if it names it).
+func claimsHosts(s Service) bool {
+	if checkName(s.Name) != nil || checkName(s.Group) != nil {
+		return false
+	}
+	for _, h := range s.Hosts {
+		if checkHost(h) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // catchAll returns a problem when a service claims "*" from a namespace
 // the operator did not list.
 func catchAll(s Service, allowed []string) []Problem {
@@ -121,9 +138,12 @@ type routeOwner struct {
 // names, the catch-all rule, host ownership, then duplicate routes (the
 // first claim keeps the route). The result is sorted by name.
 func resolveServices(in []Service, opts Options, problems *[]Problem) []Service {
-	var eligible []Service
+	var eligible, claimants []Service
 	names := map[string]Origin{}
 	for _, s := range claimOrder(in, func(s Service) time.Time { return s.Created }, func(s Service) Origin { return s.Origin }, func(s Service) string { return s.Name }) {
+		if claimsHosts(s) && len(catchAll(s, opts.CatchAllNamespaces)) == 0 {
+			claimants = append(claimants, s)
+		}
 		if ps := checkService(s); len(ps) > 0 {
 			*problems = append(*problems, ps...)
 			continue
@@ -139,7 +159,7 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 		names[s.Name] = s.Origin
 		eligible = append(eligible, s)
 	}
-	own := learnOwnership(eligible)
+	own := learnOwnership(claimants)
 	var out []Service
 	routes := map[string]routeOwner{}
 	for _, s := range eligible {

@@ -216,6 +216,14 @@ func TestHostOwnership(t *testing.T) {
 			svcs: []model.Service{in(svc("k", "x.example.com", "/k"), "team-a", 1), svc("dsl", "x.example.com", "/")},
 			want: "dsl", rejected: "k",
 		},
+		"a broken owner keeps its host": {
+			svcs: []model.Service{in(svc("shop", "shop.example.com", "no-slash"), "team-a", 1), in(svc("evil", "shop.example.com", "/"), "team-b", 2)},
+			rejected: "shop,evil",
+		},
+		"an unlisted catch-all claim does not block a listed one": {
+			svcs: []model.Service{in(svc("early", "", "/"), "team-x", 1), in(svc("any", "", "/"), "team-a", 2)}, opts: model.Options{CatchAllNamespaces: []string{"team-a"}},
+			want: "any", rejected: "early",
+		},
 		"catch-all refused to an unlisted namespace": {
 			svcs:     []model.Service{in(svc("any", "", "/"), "team-a", 1)},
 			rejected: "any", msg: `the catch-all host "*"`,
