@@ -217,7 +217,7 @@ func TestHostOwnership(t *testing.T) {
 			want: "dsl", rejected: "k",
 		},
 		"a broken owner keeps its host": {
-			svcs: []model.Service{in(svc("shop", "shop.example.com", "no-slash"), "team-a", 1), in(svc("evil", "shop.example.com", "/"), "team-b", 2)},
+			svcs:     []model.Service{in(svc("shop", "shop.example.com", "no-slash"), "team-a", 1), in(svc("evil", "shop.example.com", "/"), "team-b", 2)},
 			rejected: "shop,evil",
 		},
 		"an unlisted catch-all claim does not block a listed one": {
