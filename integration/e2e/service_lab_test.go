@@ -60,21 +60,15 @@ func buildDC(t *testing.T) *dc {
 		RouterID: "198.18.0.1", ASN: 64500,
 		Neighbors: []birdlab.Neighbor{{Name: "director", Address: "198.18.1.2", ASN: 64512, Local: "198.18.1.1"}},
 	})
-	for _, gw := range d.gateways {
-		// Port 80 stands for a plain L4 backend on the gateway, port 8080
-		// for the unprivileged L7 listener (Envoy) that netd's port map
-		// sends VIP:80 of an L7 Service to.
-		serveWhoAmI(t, gw, ":80", "l4")
-		serveWhoAmI(t, gw, ":8080", "l7")
-	}
 	return d
 }
 
-// serveWhoAmI answers GET / on addr (every address of gateway gw, the VIPs
-// included once netd binds them) with the gateway's name, tag and the
-// client address the request came from.
+// serveWhoAmI answers GET / on addr of gateway gw with the gateway's name,
+// tag and the client address the request came from. It binds addr with
+// IP_FREEBIND, as the gateways' Envoy listeners bind their VIP:port, so it
+// may start before netd binds the VIP.
 func serveWhoAmI(t *testing.T, gw *topo.Node, addr, tag string) {
-	ln, err := gw.Listen("tcp", addr)
+	ln, err := gw.ListenFreebind("tcp", addr)
 	if err != nil {
 		t.Fatalf("listen on %s in %s: %v", addr, gw.Name, err)
 	}
@@ -89,9 +83,10 @@ func serveWhoAmI(t *testing.T, gw *topo.Node, addr, tag string) {
 // created in the API server gets a VIP from the pool; the director serves
 // it with IPVS over both Ready gateway nodes and announces the pool to the
 // router; both gateways bind it; a client reaches it with its own address
-// seen by the gateway and no reply through the director. A Service that
-// opts into L7 reaches the gateways' L7 listener port through netd's port
-// map. A node turning NotReady gets no new flows. Deleting the Service
+// seen by the gateway and no reply through the director. Each VIP:80
+// reaches only the listener bound on that VIP:port (freebind, before netd
+// binds it; no port map), as the gateways' Envoy listeners do. A node
+// turning NotReady gets no new flows. Deleting the Service
 // releases the VIP and takes it out of IPVS and off the gateways.
 func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
 	bin := os.Getenv("TLB_BIN_DIR")
@@ -147,6 +142,13 @@ bgp:
 	vip := c.waitVIP(t, "shop", "web", created)
 	l7VIP := c.waitVIP(t, "shop", "store", created)
 	target, l7Target := net.JoinHostPort(vip, "80"), net.JoinHostPort(l7VIP, "80")
+	for _, gw := range d.gateways {
+		// A plain L4 backend on the first VIP, and the stand-in for the L7
+		// gateway's Envoy listener on the L7 Service's VIP, both bound on
+		// their own VIP:80.
+		serveWhoAmI(t, gw, target, "l4")
+		serveWhoAmI(t, gw, l7Target, "l7")
+	}
 
 	for _, tg := range []string{target, l7Target} {
 		waitFor(t, 2*time.Minute, "the director programs IPVS service "+tg+" over both gateways", func() bool {
@@ -197,8 +199,8 @@ bgp:
 	if out != 0 {
 		t.Errorf("IPVS counters of %s: InPkts %d OutPkts %d; want requests in and no replies through the director (DSR)", target, in, out)
 	}
-	// The L7 Service's VIP:80 lands on the L7 listener (8080) of the
-	// gateways, through netd's port map from deploy/netd/netd.yaml.
+	// The L7 Service's VIP:80 lands on the listener bound on that VIP:80 of
+	// the gateways, and only there.
 	served = countAnswers(t, d, l7Target, 20)
 	t.Logf("%s, 20 new connections: %v", l7Target, served)
 	for name, n := range served {

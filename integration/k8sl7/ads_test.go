@@ -10,8 +10,11 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	tlbxds "github.com/tlbproject/tlb/l7/xds"
@@ -47,6 +50,12 @@ type adsStream struct {
 // names of type typ.
 func openADS(t *testing.T, ctx context.Context, addr, group, typ string, names ...string) *adsStream {
 	t.Helper()
+	return openADSAt(t, ctx, addr, group, typ, "", names...)
+}
+
+// openADSAt is openADS for a client that already holds version of typ.
+func openADSAt(t *testing.T, ctx context.Context, addr, group, typ, version string, names ...string) *adsStream {
+	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +69,7 @@ func openADS(t *testing.T, ctx context.Context, addr, group, typ string, names .
 		node: &core.Node{Id: "k8sl7-test", Cluster: group, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
 			tlbxds.MetaSchema: structpb.NewStringValue(tlbxds.Generation()),
 		}}}}
-	if err := st.Send(&discovery.DiscoveryRequest{Node: a.node, TypeUrl: typ, ResourceNames: names}); err != nil {
+	if err := st.Send(&discovery.DiscoveryRequest{Node: a.node, TypeUrl: typ, ResourceNames: names, VersionInfo: version}); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -100,4 +109,14 @@ func (a *adsStream) waitFor(t *testing.T, d time.Duration, what string, ok func(
 			t.Fatalf("%s: not received within %s; last: %s", what, d, last)
 		}
 	}
+}
+
+// resourceName decodes one resource of an xDS response and returns its name.
+func resourceName(t *testing.T, typ string, a *anypb.Any) string {
+	t.Helper()
+	m, err := a.UnmarshalNew()
+	if err != nil {
+		t.Fatalf("decode %s: %v", typ, err)
+	}
+	return cachev3.GetResourceName(m.(types.Resource))
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -161,6 +162,25 @@ func (n *Node) Listen(network, addr string) (net.Listener, error) {
 	var ln net.Listener
 	err := n.Do(func() (err error) {
 		ln, err = net.Listen(network, addr)
+		return err
+	})
+	return ln, err
+}
+
+// ListenFreebind listens on addr inside the node with IP_FREEBIND, as an
+// Envoy listener with freebind does: the address need not be local yet
+// (a VIP netd binds later).
+func (n *Node) ListenFreebind(network, addr string) (net.Listener, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_IP, syscall.IP_FREEBIND, 1) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	var ln net.Listener
+	err := n.Do(func() (err error) {
+		ln, err = lc.Listen(context.Background(), network, addr)
 		return err
 	})
 	return ln, err

@@ -1,6 +1,7 @@
-//go:build k8s
-
-package k8sagents
+// Package apiproxy is a loopback TCP relay in front of the API server
+// that a test can cut, so the clients behind it find the API server
+// unreachable while it keeps running for the test itself.
+package apiproxy
 
 import (
 	"io"
@@ -10,41 +11,45 @@ import (
 	"testing"
 )
 
-// proxy is a loopback TCP proxy in front of the API server. While cut it
+// Proxy is a loopback TCP proxy in front of the API server. While cut it
 // accepts connections and closes them at once (counting them), and it
 // has closed every connection that was open: to its clients the API
 // server is unreachable.
-type proxy struct {
+type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	cut   bool
-	conns map[net.Conn]struct{}
-	// refused counts connections closed while cut: proof that the clients
-	// tried to reach the API server during the outage.
+	mu      sync.Mutex
+	cut     bool
+	conns   map[net.Conn]struct{}
 	refused atomic.Int64
 }
 
-func startProxy(t *testing.T, target string) *proxy {
+// Start relays 127.0.0.1:<any port> to target until the test ends.
+func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
 	go p.serve()
 	t.Cleanup(func() {
 		_ = ln.Close()
-		p.setCut(true)
+		p.SetCut(true)
 	})
 	return p
 }
 
-func (p *proxy) addr() string { return p.ln.Addr().String() }
+// Addr is the proxy's address.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// setCut cuts (true) or restores (false) the path to the API server.
-func (p *proxy) setCut(cut bool) {
+// Refused counts connections closed while cut: proof that the clients
+// tried to reach the API server during the outage.
+func (p *Proxy) Refused() int64 { return p.refused.Load() }
+
+// SetCut cuts (true) or restores (false) the path to the API server.
+func (p *Proxy) SetCut(cut bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = cut
@@ -56,7 +61,7 @@ func (p *proxy) setCut(cut bool) {
 	}
 }
 
-func (p *proxy) serve() {
+func (p *Proxy) serve() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
