@@ -23,8 +23,10 @@ import (
 //	round K   change Changed endpoints and publish; prints "published K <ms>"
 //	stats     prints "hwm <KiB>"
 //
-// It first prints "ready <addr> <build ms>".
-func Child(ctx context.Context, n int, in io.Reader, out io.Writer) error {
+// It first prints "ready <addr> <build ms>". With applyRounds > 0 the
+// config it first publishes is the one rounds 1..applyRounds lead to, as
+// a replica started after them would read it.
+func Child(ctx context.Context, n, applyRounds int, in io.Reader, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge"})
 	gs := grpc.NewServer(grpc.MaxConcurrentStreams(10000))
@@ -37,6 +39,9 @@ func Child(ctx context.Context, n int, in io.Reader, out io.Writer) error {
 	defer gs.Stop()
 
 	cfg := Config(n)
+	for k := 1; k <= applyRounds; k++ {
+		Mutate(&cfg, k)
+	}
 	start := time.Now()
 	rep := srv.Publish(ctx, cfg)
 	build := time.Since(start)

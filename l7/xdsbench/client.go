@@ -2,7 +2,11 @@ package xdsbench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,6 +31,7 @@ type gateway struct {
 
 	mu      sync.Mutex
 	counts  map[string]int
+	held    map[string][]byte // type|name -> version and bytes as received
 	synced  chan struct{}
 	want    int
 	round   int
@@ -49,7 +54,7 @@ func dialGateway(ctx context.Context, addr string, id, services int) (*gateway, 
 	}
 	md, _ := structpb.NewStruct(map[string]any{xds.MetaKind: "gateway", xds.MetaSchema: xds.Generation()})
 	g := &gateway{cc: cc, stream: st, node: &core.Node{Id: fmt.Sprintf("gw-%02d", id), Cluster: "edge", Metadata: md},
-		counts: map[string]int{}, synced: make(chan struct{}), want: services, done: make(chan time.Time, 1), err: make(chan error, 1)}
+		counts: map[string]int{}, held: map[string][]byte{}, synced: make(chan struct{}), want: services, done: make(chan time.Time, 1), err: make(chan error, 1)}
 	names := make([]string, services)
 	for i := range names {
 		names[i] = model.ClusterName(fmt.Sprintf("svc-%05d", i), "main")
@@ -97,6 +102,12 @@ func (g *gateway) receive() {
 		now := time.Now()
 		g.mu.Lock()
 		g.counts[r.GetTypeUrl()] += len(r.GetResources())
+		for _, res := range r.GetResources() {
+			g.held[r.GetTypeUrl()+"|"+res.GetName()] = append([]byte(res.GetVersion()+"|"), res.GetResource().GetValue()...)
+		}
+		for _, name := range r.GetRemovedResources() {
+			delete(g.held, r.GetTypeUrl()+"|"+name)
+		}
 		if g.counts[resource.EndpointType] >= g.want && g.counts[resource.ClusterType] >= g.want &&
 			g.counts[resource.ListenerType] >= 1 && g.counts[resource.RouteType] >= 1 {
 			select {
@@ -131,4 +142,17 @@ func (g *gateway) startRound(k int) {
 	g.mu.Lock()
 	g.round, g.seen = k, 0
 	g.mu.Unlock()
+}
+
+// digest is a hash of every resource the gateway holds: type, name,
+// version and bytes.
+func (g *gateway) digest() (string, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(g.held)) {
+		h.Write([]byte(k))
+		h.Write(g.held[k])
+	}
+	return hex.EncodeToString(h.Sum(nil)), len(g.held)
 }

@@ -23,36 +23,77 @@ type Figures struct {
 	P50Ms, P99Ms float64 // convergence of a 100-endpoint change
 	PublishP50Ms float64 // rebuild + publish part of a round
 	PeakRSSMiB   float64
+	// Identical is true when a replica started after the rounds, over the
+	// config they led to, serves the same resources, versions and bytes.
+	Identical bool
+}
+
+// child is a running server child.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines *bufio.Scanner
+}
+
+func startChild(ctx context.Context, self string, args []string) (*child, error) {
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start server child: %w", err)
+	}
+	return &child{cmd: cmd, stdin: stdin, lines: bufio.NewScanner(stdout)}, nil
+}
+
+func (c *child) stop() { _ = c.stdin.Close(); _ = c.cmd.Wait() }
+
+// readLine returns the fields of the next line that starts with prefix.
+func (c *child) readLine(prefix string) ([]string, error) {
+	for c.lines.Scan() {
+		fs := strings.Fields(c.lines.Text())
+		if len(fs) > 0 && fs[0] == prefix {
+			return fs, nil
+		}
+	}
+	return nil, fmt.Errorf("server child ended before %q: %w", prefix, c.lines.Err())
+}
+
+// heldDigest connects one more gateway to addr, waits for its full set
+// and returns the digest of what it holds.
+func heldDigest(ctx context.Context, addr string, services int) (string, int, error) {
+	g, err := dialGateway(ctx, addr, 99, services)
+	if err != nil {
+		return "", 0, err
+	}
+	defer func() { _ = g.cc.Close() }()
+	select {
+	case <-g.synced:
+	case err := <-g.err:
+		return "", 0, err
+	case <-time.After(5 * time.Minute):
+		return "", 0, fmt.Errorf("sync of the digest gateway timed out")
+	}
+	d, n := g.digest()
+	return d, n, nil
 }
 
 // Measure runs one size: it starts the server child (self with childArgs),
 // connects streams gateways and runs rounds.
 func Measure(ctx context.Context, self string, childArgs []string, services, streams, rounds int) (Figures, error) {
 	f := Figures{Services: services, Streams: streams, Rounds: rounds}
-	cmd := exec.CommandContext(ctx, self, childArgs...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	c, err := startChild(ctx, self, childArgs)
 	if err != nil {
 		return f, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return f, err
-	}
-	if err := cmd.Start(); err != nil {
-		return f, fmt.Errorf("start server child: %w", err)
-	}
-	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-	lines := bufio.NewScanner(stdout)
-	readLine := func(prefix string) ([]string, error) {
-		for lines.Scan() {
-			fs := strings.Fields(lines.Text())
-			if len(fs) > 0 && fs[0] == prefix {
-				return fs, nil
-			}
-		}
-		return nil, fmt.Errorf("server child ended before %q: %w", prefix, lines.Err())
-	}
+	defer c.stop()
+	stdin, readLine := c.stdin, c.readLine
 	ready, err := readLine("ready")
 	if err != nil {
 		return f, err
@@ -119,6 +160,26 @@ func Measure(ctx context.Context, self string, childArgs []string, services, str
 	}
 	kib, _ := strconv.Atoi(h[1])
 	f.PeakRSSMiB = float64(kib) / 1024
+
+	// A replica started now over the same inputs serves the same bytes.
+	d1, n1, err := heldDigest(ctx, addr, services)
+	if err != nil {
+		return f, fmt.Errorf("digest of the running server: %w", err)
+	}
+	c2, err := startChild(ctx, self, append(slices.Clone(childArgs), "-apply-rounds", strconv.Itoa(rounds)))
+	if err != nil {
+		return f, err
+	}
+	defer c2.stop()
+	r2, err := c2.readLine("ready")
+	if err != nil {
+		return f, err
+	}
+	d2, n2, err := heldDigest(ctx, r2[1], services)
+	if err != nil {
+		return f, fmt.Errorf("digest of the second replica: %w", err)
+	}
+	f.Identical = d1 == d2 && n1 == n2 && n1 > 0
 	return f, nil
 }
 
@@ -151,5 +212,13 @@ func Report(w io.Writer, figs []Figures) {
 		p("BENCH xds_full_build_ms_%d %.1f ms\n", n, f.BuildMs)
 		p("BENCH xds_initial_sync_ms_%d %.1f ms\n", n, f.InitialMs)
 		p("BENCH xds_peak_rss_mib_%d %.1f MiB\n", n, f.PeakRSSMiB)
+		identical := 0
+		if f.Identical {
+			identical = 1
+		}
+		p("BENCH xds_identical_across_replicas_%d %d bool\n", n, identical)
+		if n == 10000 {
+			p("BENCH xds_identical_across_replicas %d bool\n", identical)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 func main() {
 	child := flag.Bool("child", false, "run as the server child (internal)")
 	services := flag.Int("services", 0, "child: number of services")
+	applyRounds := flag.Int("apply-rounds", 0, "child: start from the config these rounds lead to")
 	sizes := flag.String("sizes", "2000,10000", "service counts to measure")
 	streams := flag.Int("streams", 32, "gateway ADS streams")
 	rounds := flag.String("rounds", "20,10", "rounds per size")
@@ -33,7 +34,7 @@ func main() {
 				defer pprof.StopCPUProfile()
 			}
 		}
-		if err := xdsbench.Child(ctx, *services, os.Stdin, os.Stdout); err != nil {
+		if err := xdsbench.Child(ctx, *services, *applyRounds, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "l7bench child:", err)
 			pprof.StopCPUProfile()
 			os.Exit(1)
