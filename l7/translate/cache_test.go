@@ -80,4 +80,12 @@ func TestCacheMatchesPureTranslation(t *testing.T) {
 	if c2 := check("route changed", r); c2[resource.RouteType][0] == changed[resource.RouteType][0] {
 		t.Errorf("route table not rebuilt after a route change")
 	}
+	// A health check changed in place (behind a pointer) rebuilds the cluster.
+	for i := range svcs {
+		if svcs[i].Name == "shop" {
+			svcs[i].Upstreams[0].HealthCheck.Path = "/ready"
+			svcs[i].Upstreams[0].HealthCheck.ExpectedStatuses[0].Max = 204
+		}
+	}
+	check("health check changed", r)
 }
