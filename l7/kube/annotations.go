@@ -35,6 +35,25 @@ const (
 	// Service's namespace. With it the gateway listener on the Service's
 	// VIP is HTTPS, chosen by SNI for the hosts of tlb.io/l7-hosts.
 	AnnotationTLSSecret = "tlb.io/l7-tls-secret"
+	// AnnotationHealthCheck turns on an active health check of the
+	// endpoints (DSL upstreams[0].healthCheck): "http:/path", "tcp",
+	// "grpc" or "grpc:service.Name".
+	AnnotationHealthCheck = "tlb.io/l7-health-check"
+	// AnnotationHealthCheckInterval is the interval of that check (DSL
+	// healthCheck.interval), e.g. "10s".
+	AnnotationHealthCheckInterval = "tlb.io/l7-health-check-interval"
+	// AnnotationOutlierDetection "false" turns passive ejection off (DSL
+	// outlierDetection.disabled).
+	AnnotationOutlierDetection = "tlb.io/l7-outlier-detection"
+	// AnnotationMaxConnections, AnnotationMaxPendingRequests and
+	// AnnotationMaxRequests are circuit-breaker limits per gateway (DSL
+	// circuitBreakers.*), positive integers.
+	AnnotationMaxConnections     = "tlb.io/l7-max-connections"
+	AnnotationMaxPendingRequests = "tlb.io/l7-max-pending-requests"
+	AnnotationMaxRequests        = "tlb.io/l7-max-requests"
+	// AnnotationSlowStart is the slow-start window of new endpoints (DSL
+	// slowStart), e.g. "30s", or "off".
+	AnnotationSlowStart = "tlb.io/l7-slow-start"
 )
 
 // intent is what a Service's annotations ask for, parsed and checked.
@@ -47,6 +66,7 @@ type intent struct {
 	http2       bool
 	port        string
 	tlsSecret   string
+	health      upstreamHealth
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -128,5 +148,6 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		}
 		in.tlsSecret = v
 	}
+	in.health = parseHealth(ann, bad)
 	return in
 }
