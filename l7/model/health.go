@@ -102,6 +102,9 @@ func checkUpstreamHealth(u Upstream, f string, sticky bool, bad func(field, form
 			if hc.Path != "" || len(hc.ExpectedStatuses) > 0 {
 				bad(hf, "path and expected statuses are for HTTP checks only")
 			}
+			if hc.Protocol == HealthTCP && hc.Host != "" {
+				bad(hf, "a TCP check sends no host")
+			}
 		default:
 			bad(hf, "want one of http, tcp and grpc, got %q", hc.Protocol)
 		}
