@@ -137,6 +137,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, error) {
 			}
 			mu.Endpoints = append(mu.Endpoints, model.Endpoint{Addr: ap, Weight: 1})
 		}
+		u.health(&mu, fmt.Sprintf("upstreams[%d]", i), &errs, file)
 		s.Upstreams = append(s.Upstreams, mu)
 	}
 	for i, r := range d.Routes {

@@ -144,6 +144,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("kind: gateway/service/v1\nname: s\nroutes: [{prefix: /, target: u}]\n"))
+	f.Add([]byte("kind: gateway/service/v1\nname: s\nupstreams:\n  - name: u\n    endpoints: []\n    healthCheck: {http: {path: /h, expectedStatuses: [200-299, 304]}, interval: 5s}\n" +
+		"    outlierDetection: {consecutive5xx: 3, maxEjectionPercent: 50}\n    circuitBreakers: {maxRequests: 10}\n    slowStart: 30s\nroutes: [{prefix: /, target: u}]\n"))
+	f.Add([]byte("kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: [], healthCheck: {grpc: {service: x}}, slowStart: \"off\"}]\nroutes: [{prefix: /, target: u, sticky: {cookie: c}}]\n"))
 	f.Add([]byte("kind: [\n"))
 	f.Add([]byte("{}"))
 	f.Fuzz(func(t *testing.T, data []byte) {

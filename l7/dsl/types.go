@@ -25,9 +25,13 @@ type delegateDoc struct {
 }
 
 type upstreamDoc struct {
-	Name      string   `json:"name"`
-	HTTP2     bool     `json:"http2,omitempty"`
-	Endpoints []string `json:"endpoints"`
+	Name             string               `json:"name"`
+	HTTP2            bool                 `json:"http2,omitempty"`
+	Endpoints        []string             `json:"endpoints"`
+	HealthCheck      *healthCheckDoc      `json:"healthCheck,omitempty"`
+	OutlierDetection *outlierDetectionDoc `json:"outlierDetection,omitempty"`
+	CircuitBreakers  *circuitBreakersDoc  `json:"circuitBreakers,omitempty"`
+	SlowStart        *string              `json:"slowStart,omitempty"`
 }
 
 type routeDoc struct {

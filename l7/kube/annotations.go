@@ -41,6 +41,25 @@ const (
 	// other namespaces: comma-separated prefix=namespace pairs (DSL
 	// delegations), e.g. "/api=team-b,/api=team-c,/docs=*".
 	AnnotationDelegate = "tlb.io/l7-delegate"
+	// AnnotationHealthCheck turns on an active health check of the
+	// endpoints (DSL upstreams[0].healthCheck): "http:/path", "tcp",
+	// "grpc" or "grpc:service.Name".
+	AnnotationHealthCheck = "tlb.io/l7-health-check"
+	// AnnotationHealthCheckInterval is the interval of that check (DSL
+	// healthCheck.interval), e.g. "10s".
+	AnnotationHealthCheckInterval = "tlb.io/l7-health-check-interval"
+	// AnnotationOutlierDetection "false" turns passive ejection off (DSL
+	// outlierDetection.disabled).
+	AnnotationOutlierDetection = "tlb.io/l7-outlier-detection"
+	// AnnotationMaxConnections, AnnotationMaxPendingRequests and
+	// AnnotationMaxRequests are circuit-breaker limits per gateway (DSL
+	// circuitBreakers.*), positive integers.
+	AnnotationMaxConnections     = "tlb.io/l7-max-connections"
+	AnnotationMaxPendingRequests = "tlb.io/l7-max-pending-requests"
+	AnnotationMaxRequests        = "tlb.io/l7-max-requests"
+	// AnnotationSlowStart is the slow-start window of new endpoints (DSL
+	// slowStart), e.g. "30s", or "off".
+	AnnotationSlowStart = "tlb.io/l7-slow-start"
 )
 
 // intent is what a Service's annotations ask for, parsed and checked.
@@ -54,6 +73,7 @@ type intent struct {
 	port        string
 	tlsSecret   string
 	delegations []model.Delegation
+	health      upstreamHealth
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -138,6 +158,7 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		}
 		in.tlsSecret = v
 	}
+	in.health = parseHealth(ann, bad)
 	return in
 }
 

@@ -84,6 +84,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 	}
 	name := ModelName(svc.Namespace, svc.Name)
 	up := model.Upstream{Name: upstreamName(port), HTTP2: in.http2, Endpoints: readyEndpoints(endpointSlices, port.Name)}
+	in.health.apply(&up)
 	b := Built{Service: model.Service{
 		Name:        name,
 		Group:       in.group,

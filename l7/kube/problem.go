@@ -64,6 +64,20 @@ func modelProblems(ns, name string, err error) []Problem {
 // annotationFor maps a model field to the annotation that fills it, or "".
 func annotationFor(field string) string {
 	switch {
+	case strings.Contains(field, ".healthCheck.interval"):
+		return AnnotationHealthCheckInterval
+	case strings.Contains(field, ".healthCheck"):
+		return AnnotationHealthCheck
+	case strings.Contains(field, ".outlierDetection"):
+		return AnnotationOutlierDetection
+	case strings.HasSuffix(field, ".circuitBreakers.maxConnections"):
+		return AnnotationMaxConnections
+	case strings.HasSuffix(field, ".circuitBreakers.maxPendingRequests"):
+		return AnnotationMaxPendingRequests
+	case strings.HasSuffix(field, ".circuitBreakers.maxRequests"):
+		return AnnotationMaxRequests
+	case strings.HasSuffix(field, ".slowStart"):
+		return AnnotationSlowStart
 	case strings.HasPrefix(field, "hosts"), strings.Contains(field, ".sni"):
 		return AnnotationHosts
 	case field == "group":

@@ -25,6 +25,14 @@ func checkService(s Service) []Problem {
 		}
 	}
 	ups := map[string]bool{}
+	sticky := map[string]bool{}
+	for _, r := range s.Routes {
+		for _, t := range r.Targets {
+			if r.Sticky != nil {
+				sticky[t.Upstream] = true
+			}
+		}
+	}
 	for i, u := range s.Upstreams {
 		f := fmt.Sprintf("upstreams[%d]", i)
 		if err := checkName(u.Name); err != nil {
@@ -44,6 +52,7 @@ func checkService(s Service) []Problem {
 			}
 			seen[e.Addr.String()] = true
 		}
+		checkUpstreamHealth(u, f, sticky[u.Name], bad)
 	}
 	if len(s.Routes) == 0 {
 		bad("routes", "a service needs at least one route")

@@ -175,6 +175,13 @@ type Upstream struct {
 	// HTTP2 makes the gateway speak HTTP/2 (e.g. gRPC) to the endpoints.
 	HTTP2     bool
 	Endpoints []Endpoint
+	// HealthCheck, when set, probes every endpoint actively (see health.go).
+	HealthCheck      *HealthCheck
+	OutlierDetection OutlierDetection
+	CircuitBreakers  CircuitBreakers
+	// SlowStart ramps the traffic of a new endpoint up over this window;
+	// zero means the default, negative turns it off.
+	SlowStart time.Duration
 }
 
 // Endpoint is one backend address with an optional weight (default 1).

@@ -260,6 +260,11 @@ func cloneService(s model.Service) model.Service {
 	us := make([]model.Upstream, len(s.Upstreams))
 	for i, u := range s.Upstreams {
 		u.Endpoints = slices.Clone(u.Endpoints)
+		if u.HealthCheck != nil {
+			hc := *u.HealthCheck
+			hc.ExpectedStatuses = slices.Clone(hc.ExpectedStatuses)
+			u.HealthCheck = &hc
+		}
 		us[i] = u
 	}
 	s.Upstreams = us

@@ -95,4 +95,12 @@ func TestCacheMatchesPureTranslation(t *testing.T) {
 			t.Errorf("the route table of another listener was rebuilt: %s", cachev3.GetResourceName(c2[resource.RouteType][i]))
 		}
 	}
+	// A health check changed in place (behind a pointer) rebuilds the cluster.
+	for i := range svcs {
+		if svcs[i].Name == "shop" {
+			svcs[i].Upstreams[0].HealthCheck.Path = "/ready"
+			svcs[i].Upstreams[0].HealthCheck.ExpectedStatuses[0].Max = 204
+		}
+	}
+	check("health check changed", r)
 }

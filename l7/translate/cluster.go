@@ -34,6 +34,7 @@ func Clusters(r model.Resolved, group string) []*cluster.Cluster {
 			if sticky[name] {
 				c.LbPolicy = cluster.Cluster_RING_HASH
 			}
+			applyHealth(c, s, u, sticky[name])
 			if u.HTTP2 {
 				opts := &upstreamhttp.HttpProtocolOptions{UpstreamProtocolOptions: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_{
 					ExplicitHttpConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig{
