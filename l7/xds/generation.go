@@ -81,7 +81,10 @@ func referenceConfig() model.Config {
 		Services: []model.Service{{
 			Name: "ref", Group: "reference", Hosts: []string{"ref.example"},
 			Listeners: []model.ListenerRef{{Gateway: "ref", Listener: "alt"}, {Gateway: "ref", Listener: "secure"}},
-			Upstreams: []model.Upstream{{Name: "main", Endpoints: ep}, {Name: "h2", HTTP2: true, Endpoints: ep}},
+			Upstreams: []model.Upstream{
+				{Name: "main", Endpoints: ep, HealthCheck: &model.HealthCheck{Protocol: model.HealthHTTP, Path: "/healthz"}},
+				{Name: "h2", HTTP2: true, Endpoints: ep, HealthCheck: &model.HealthCheck{Protocol: model.HealthGRPC}},
+			},
 			Routes: []model.Route{
 				{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "main", Weight: 1}}, Retries: &model.RetryPolicy{Attempts: 1}},
 				{Regex: "^/a/.*$", Headers: []model.HeaderMatch{{Name: "x-a", Exact: "1"}, {Name: "x-b", Present: true}},
