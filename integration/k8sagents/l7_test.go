@@ -59,7 +59,7 @@ func TestL7BackendsFollowEndpointSlices(t *testing.T) {
 			d, ok := director.last()
 			return ok && reflect.DeepEqual(d.L7, want) && len(d.Services) == 2, fmt.Sprintf("L7 %+v, %d services; want %+v", d.L7, len(d.Services), want)
 		})
-		t.Logf("%s: %d ready backends in the model %v after the change", what, ready, time.Since(start).Round(time.Millisecond))
+		t.Logf("%s: %d ready backends in the model, seen %v after the API call returned", what, ready, time.Since(start).Round(time.Millisecond))
 	}
 	expect(2, "two endpoints, Ready true and unset")
 
