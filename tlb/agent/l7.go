@@ -20,18 +20,7 @@ func L7Targets(desired model.Desired) []health.Target {
 			out = append(out, target(*l.Probe, b))
 		}
 	}
-	slices.SortFunc(out, func(a, b health.Target) int {
-		if c := a.Addr.Compare(b.Addr); c != 0 {
-			return c
-		}
-		if a.Path != b.Path {
-			if a.Path < b.Path {
-				return -1
-			}
-			return 1
-		}
-		return a.Status - b.Status
-	})
+	slices.SortFunc(out, health.CompareTarget)
 	return slices.Compact(out)
 }
 

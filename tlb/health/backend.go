@@ -30,7 +30,8 @@ func (t Target) String() string {
 	return "http://" + t.Addr.String() + t.Path
 }
 
-func compareTarget(a, b Target) int {
+// CompareTarget orders targets by address, then path, then status.
+func CompareTarget(a, b Target) int {
 	if c := a.Addr.Compare(b.Addr); c != 0 {
 		return c
 	}
@@ -79,7 +80,7 @@ func NewBackendChecker(cfg Config, prober BackendProber, clock Clock, log *slog.
 		onChange = func(BackendChange) {}
 	}
 	c := &BackendChecker{cfg: cfg, clock: clock, log: log, notify: onChange,
-		rounds: &rounds[Target]{compare: compareTarget, probe: prober.ProbeBackend, timeout: cfg.Timeout, rise: cfg.Rise, fall: cfg.Fall},
+		rounds: &rounds[Target]{compare: CompareTarget, probe: prober.ProbeBackend, timeout: cfg.Timeout, rise: cfg.Rise, fall: cfg.Fall},
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tlb_health_l7_backend_checks_total",
 			Help: "Probes of L7 backends (file mode: services[].l7Backends), by result.",
