@@ -45,6 +45,11 @@ type dc struct {
 	tlbConfig      []string
 	bird           *birdlab.Router
 	bin            string
+	opts           dcOptions
+	// app is a node behind the router for application (L7) backends,
+	// at appAddr; nil unless dcOptions.app.
+	app     *topo.Node
+	appAddr string
 }
 
 func labBin(t *testing.T) string {
@@ -59,8 +64,14 @@ func labBin(t *testing.T) string {
 // directors' tlb is started by startDirector.
 func buildDC(t *testing.T) *dc {
 	t.Helper()
+	return buildDCWith(t, dcOptions{})
+}
+
+// buildDCWith is buildDC varied by opts.
+func buildDCWith(t *testing.T, opts dcOptions) *dc {
+	t.Helper()
 	lab := topo.New(t)
-	d := &dc{client: lab.Node("client"), router: lab.Node("router"), bin: labBin(t)}
+	d := &dc{client: lab.Node("client"), router: lab.Node("router"), bin: labBin(t), opts: opts}
 	lab.Link(d.client, d.router, "198.18.0.2/24", "198.18.0.1/24")
 	d.client.AddRoute(t, "default", "198.18.0.1")
 	// A stalled TCP flow must not move to the other director by itself:
@@ -89,15 +100,26 @@ func buildDC(t *testing.T) *dc {
 		gw.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 10+i))
 		d.gateways, d.gatewayAddr = append(d.gateways, gw), append(d.gatewayAddr, gaddr)
 	}
+	if opts.app {
+		d.app, d.appAddr = lab.Node("app"), "198.18.21.2"
+		lab.Link(d.app, d.router, d.appAddr+"/24", "198.18.21.1/24")
+		d.app.AddRoute(t, "default", "198.18.21.1")
+	}
 	d.bird = birdlab.StartForTest(t, d.router.NsName(), birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs})
 
 	tmp := t.TempDir()
 	for i, gw := range d.gateways {
-		cfg := writeFile(t, tmp, gw.Name+".yaml", fmt.Sprintf("netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\nvips: [%s]\n", vip))
+		vips := opts.served()
+		cfg := writeFile(t, tmp, gw.Name+".yaml", fmt.Sprintf("netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\nvips: [%s]\n", strings.Join(vips, ", ")))
 		gw.Start(t, filepath.Join(d.bin, "netd"), "run", "--config", cfg)
-		waitUntil(t, 60*time.Second, gw.Name+" binds the VIP on tunl0", func() bool {
+		waitUntil(t, 60*time.Second, gw.Name+" binds the VIPs on tunl0", func() bool {
 			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
-			return strings.Contains(string(out), vip+"/32")
+			for _, v := range vips {
+				if !strings.Contains(string(out), v+"/32") {
+					return false
+				}
+			}
+			return true
 		})
 		var n atomic.Int64
 		d.accepted = append(d.accepted, &n)
@@ -114,19 +136,29 @@ func buildDC(t *testing.T) *dc {
 	return d
 }
 
-// directorConfig is director i's whole config: the VIP service with mh
-// over both gateways, BGP to the router, HTTP health checks.
+// directorConfig is director i's whole config: each VIP's service with mh
+// over both gateways (and its L7 backends, if any), BGP to the router,
+// HTTP health checks.
 func (d *dc) directorConfig(i int, runtimeDir string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n  drainPeriod: %s\n", runtimeDir, vipSubnet, drain)
-	fmt.Fprintf(&b, "services:\n  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", vip)
-	for _, g := range d.gatewayAddr {
-		fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
+	b.WriteString("services:\n")
+	for _, v := range d.opts.served() {
+		fmt.Fprintf(&b, "  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", v)
+		for _, g := range d.gatewayAddr {
+			fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
+		}
+		if bs := d.opts.l7Backends[v]; len(bs) > 0 {
+			fmt.Fprintf(&b, "    l7Backends: [%s]\n", strings.Join(bs, ", "))
+		}
 	}
 	fmt.Fprintf(&b, "bgp:\n  localASN: 64512\n  routerID: %s\n  allowedPrefixes: [%s]\n  peers:\n    - {address: 198.18.%d.1, asn: 64500, localAddress: %s, holdTimeSeconds: 3, keepaliveSeconds: 1}\n",
 		d.directorAddr[i], vipSubnet, i+1, d.directorAddr[i])
 	fmt.Fprintf(&b, "health:\n  kind: http\n  port: 8081\n  path: /healthz\n  interval: %s\n  timeout: %s\n  rise: 2\n  fall: %d\n",
 		healthInterval, healthInterval, healthFall)
+	if d.opts.announce != "" {
+		fmt.Fprintf(&b, "  announce: %s\n", d.opts.announce)
+	}
 	return b.String()
 }
 

@@ -313,13 +313,17 @@ func rbacLog() *slog.Logger {
 
 // TestRBACDirector: the director's ClusterRole (deploy/director/rbac.yaml)
 // is enough for the real director source (tlb/kube) to sync and emit the
-// model of its L4 cluster, as ServiceAccount tlb-director; and it grants
-// no write and no Secret.
+// model of its L4 cluster, as ServiceAccount tlb-director, including the
+// ready endpoints of an L7 Service's EndpointSlice (list and watch; without
+// them the source never syncs); and it grants no write, no Secret, and no
+// EndpointSlice by name.
 func TestRBACDirector(t *testing.T) {
 	installRBAC(t, "deploy/director/rbac.yaml")
 	s := agentSetup{cluster: "rbac-dir", node: "rbac-dir-gw", ns: "rbac-dir", service: "web",
 		vip: netip.MustParseAddr("203.0.113.225"), nodeIP: netip.MustParseAddr("198.18.40.2"), pool: netip.MustParsePrefix("203.0.113.224/28")}
 	createAgentSetup(t, s)
+	l7VIP := netip.MustParseAddr("203.0.113.226")
+	createL7ServiceWithEndpoint(t, s, "shop", l7VIP)
 	c := serviceAccountClients(t, "tlb-director")
 
 	src, err := tlbkube.NewSource(c.Kube, c.Dynamic, s.cluster, rbacLog())
@@ -328,20 +332,85 @@ func TestRBACDirector(t *testing.T) {
 	}
 	rec := &latest[model.Desired]{}
 	runUntilCleanup(t, "director source", func(ctx context.Context) error { return src.Run(ctx, rec.set) })
-	wantKey := model.Key{VIP: s.vip, Protocol: model.TCP, Port: 80}
+	wantKeys := []model.Key{{VIP: s.vip, Protocol: model.TCP, Port: 80}, {VIP: l7VIP, Protocol: model.TCP, Port: 80}}
 	wantRS := []model.RealServer{{Addr: s.nodeIP, Weight: model.DefaultWeight()}}
+	wantL7 := []model.L7Service{{VIP: l7VIP, Name: s.ns + "/shop", ReadyBackends: 1}}
 	eventually(t, 30*time.Second, "the director model of "+s.cluster, func() (bool, string) {
 		d, n := rec.get()
 		if n == 0 {
 			return false, "nothing emitted"
 		}
-		ok := len(d.Services) == 1 && d.Services[0].Key() == wantKey && reflect.DeepEqual(d.Services[0].RealServers, wantRS) &&
-			slices.Contains(d.VIPRanges, s.pool)
-		return ok, fmt.Sprintf("services %+v ranges %v; want %v to %v in %v", d.Services, d.VIPRanges, wantKey, wantRS, s.pool)
+		var keys []model.Key
+		ok := len(d.Services) == 2 && slices.Contains(d.VIPRanges, s.pool) && reflect.DeepEqual(d.L7, wantL7)
+		for _, svc := range d.Services {
+			keys = append(keys, svc.Key())
+			ok = ok && reflect.DeepEqual(svc.RealServers, wantRS)
+		}
+		ok = ok && slices.Equal(keys, wantKeys)
+		return ok, fmt.Sprintf("services %+v ranges %v L7 %+v; want %v to %v in %v, L7 %+v", d.Services, d.VIPRanges, d.L7, wantKeys, wantRS, s.pool, wantL7)
 	})
 
 	kc, dc := clients(t)
-	assertForbidden(t, "tlb-director", c, append(readOnlyServiceChecks(kc, s.ns, s.service), agentChecks(kc, dc, s)...))
+	checks := append(readOnlyServiceChecks(kc, s.ns, s.service), directorEndpointSliceChecks(kc, s.ns)...)
+	for _, f := range agentChecks(kc, dc, s) {
+		if f.name != "list EndpointSlices" { // the director's role lists them; netd's does not
+			checks = append(checks, f)
+		}
+	}
+	assertForbidden(t, "tlb-director", c, checks)
+}
+
+// createL7ServiceWithEndpoint creates, as the admin, an L7 Service (tlb.io/l7
+// "true") of s's cluster with vip in its status, and its EndpointSlice
+// with one ready endpoint, named slice "<name>-1".
+func createL7ServiceWithEndpoint(t *testing.T, s agentSetup, name string, vip netip.Addr) {
+	t.Helper()
+	ctx := context.Background()
+	kc, _ := clients(t)
+	svc := lbService(s.ns, name, map[string]string{ipam.AnnotationAssignedL4Cluster: s.cluster, ipam.AnnotationL7: "true"})
+	out, err := kc.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Service %s/%s: %v", s.ns, name, err)
+	}
+	out.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: vip.String()}}
+	if _, err := kc.CoreV1().Services(s.ns).UpdateStatus(ctx, out, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("write the VIP of Service %s/%s: %v", s.ns, name, err)
+	}
+	ready := true
+	if _, err := kc.DiscoveryV1().EndpointSlices(s.ns).Create(ctx, &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.1.7"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create EndpointSlice %s/%s-1: %v", s.ns, name, err)
+	}
+	t.Cleanup(func() {
+		if err := kc.DiscoveryV1().EndpointSlices(s.ns).Delete(context.Background(), name+"-1", metav1.DeleteOptions{}); err != nil {
+			t.Errorf("delete EndpointSlice %s/%s-1: %v", s.ns, name, err)
+		}
+	})
+}
+
+// directorEndpointSliceChecks: the director lists and watches
+// EndpointSlices, nothing more (slice "shop-1" of ns, read by kc, the admin).
+func directorEndpointSliceChecks(kc kubernetes.Interface, ns string) []forbidden {
+	return []forbidden{
+		{"get an EndpointSlice", func(ctx context.Context, c tlbkube.Clients) error {
+			_, err := c.Kube.DiscoveryV1().EndpointSlices(ns).Get(ctx, "shop-1", metav1.GetOptions{})
+			return err
+		}},
+		{"update an EndpointSlice", func(ctx context.Context, c tlbkube.Clients) error {
+			s, err := kc.DiscoveryV1().EndpointSlices(ns).Get(ctx, "shop-1", metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("admin get: %w", err)
+			}
+			_, err = c.Kube.DiscoveryV1().EndpointSlices(ns).Update(ctx, s, metav1.UpdateOptions{})
+			return err
+		}},
+		{"delete an EndpointSlice", func(ctx context.Context, c tlbkube.Clients) error {
+			return c.Kube.DiscoveryV1().EndpointSlices(ns).Delete(ctx, "shop-1", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		}},
+	}
 }
 
 // TestRBACNetd: netd's ClusterRole (deploy/netd/rbac.yaml) is enough for

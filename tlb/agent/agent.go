@@ -31,10 +31,13 @@ type Options struct {
 	// Health is the real-server checker; nil counts every real server as
 	// healthy (no probes, no weight changes).
 	Health RealServerHealth
+	// Backends probes the L7 backends of services that ask the director
+	// to (file mode); nil counts every such backend as ready.
+	Backends L7BackendHealth
 	// Ready receives readiness (the obs server's /readyz).
 	Ready Readiness
-	// GTM, when set, learns the VIP table for per-VIP health.
-	GTM VIPDirectory
+	// GTM, when set, learns every VIP's health after each pass.
+	GTM VIPBoard
 	// AnnounceMode is health.AnnounceSubnets (default) or health.AnnounceVIPs.
 	AnnounceMode string
 	// DrainPeriod is the wait after withdrawing on shutdown.
@@ -56,6 +59,7 @@ type Agent struct {
 	opts     Options
 	healthCh chan struct{}
 	ready    prometheus.Gauge
+	vips     *vipMetrics
 
 	// Owned by Run's goroutine.
 	desired    model.Desired
@@ -63,6 +67,7 @@ type Agent struct {
 	wasReady   bool
 	announced  []netip.Prefix
 	everSynced bool
+	l7Down     map[netip.Addr]bool // VIPs whose L7 services had no ready backend at the last pass
 }
 
 // New checks opts and returns an Agent.
@@ -85,12 +90,22 @@ func New(opts Options) (*Agent, error) {
 			return nil, fmt.Errorf("register agent metrics: %w", err)
 		}
 	}
+	var err error
+	if a.vips, err = newVIPMetrics(opts.Registerer); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
 // HealthChanged queues a sync; it never blocks, so it can be the health
 // checker's callback.
-func (a *Agent) HealthChanged(health.Change) {
+func (a *Agent) HealthChanged(health.Change) { a.queue() }
+
+// BackendChanged queues a sync; it never blocks, so it can be the L7
+// backend checker's callback.
+func (a *Agent) BackendChanged(health.BackendChange) { a.queue() }
+
+func (a *Agent) queue() {
 	select {
 	case a.healthCh <- struct{}{}:
 	default: // a sync is already queued; it will read the newest state
@@ -129,9 +144,18 @@ func (a *Agent) setDesired(d model.Desired) {
 	if a.opts.Health != nil {
 		a.opts.Health.SetRealServers(RealServers(d))
 	}
-	if a.opts.GTM != nil {
-		a.opts.GTM.SetVIPs(VIPs(d))
+	if a.opts.Backends != nil {
+		a.opts.Backends.SetTargets(L7Targets(d))
 	}
+}
+
+// backendState is an L7 backend's probe state; without a checker every
+// one is Up.
+func (a *Agent) backendState(t health.Target) health.State {
+	if a.opts.Backends == nil {
+		return health.Up
+	}
+	return a.opts.Backends.State(t)
 }
 
 // state is a real server's health; without a checker every one is Up.
@@ -155,7 +179,9 @@ func (a *Agent) sync(ctx context.Context) {
 	} else if res.Writes > 0 {
 		log.Info("applied", "writes", res.Writes, "services", res.Services, "realServers", res.RealServers, "duration", res.Duration)
 	}
-	hs := health.Evaluate(VIPs(a.desired), upFunc(func(rs netip.Addr) bool { return a.state(rs) == health.Up }))
+	hs := health.Evaluate(VIPs(a.desired), upFunc(func(rs netip.Addr) bool { return a.state(rs) == health.Up }),
+		L7Table(a.desired, a.backendState))
+	a.reportVIPs(hs)
 	ready, reason := health.Readiness(perr == nil, hs)
 	if perr != nil {
 		reason = "programming the data path failed: " + perr.Error()
@@ -184,6 +210,33 @@ func (a *Agent) sync(ctx context.Context) {
 	}
 	a.wasReady, a.everSynced = ready, true
 	a.failed = perr != nil || aerr != nil
+}
+
+// reportVIPs hands the VIPs' health to GTM and the metrics, and logs
+// each VIP whose application lost its last ready backend, or got one
+// back (gateway changes are logged per real server by the checker).
+func (a *Agent) reportVIPs(hs []health.VIPHealth) {
+	if a.opts.GTM != nil {
+		a.opts.GTM.SetHealth(hs)
+	}
+	a.vips.set(hs)
+	l7Down := map[netip.Addr]bool{}
+	for _, h := range hs {
+		if h.L7Services == 0 {
+			continue
+		}
+		down := h.L7Ready == 0
+		switch {
+		case down && !a.l7Down[h.VIP]:
+			a.opts.Log.Warn("VIP down: no L7 service has a ready backend", "vip", h.VIP, "l7Services", h.L7Services)
+		case !down && a.l7Down[h.VIP]:
+			a.opts.Log.Info("VIP has a ready L7 backend again", "vip", h.VIP, "l7Ready", h.L7Ready, "l7Services", h.L7Services)
+		}
+		if down {
+			l7Down[h.VIP] = true
+		}
+	}
+	a.l7Down = l7Down
 }
 
 // shutdown: not ready, withdraw everything, then drain with IPVS in place.

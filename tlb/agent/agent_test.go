@@ -35,6 +35,8 @@ type rig struct {
 	prog    *fakeProgrammer
 	ann     *fakeAnnouncer
 	health  *fakeHealth
+	backend *fakeBackends
+	gtm     *fakeGTM
 	ready   *fakeReady
 	clock   *fakeClock
 	updates chan model.Desired
@@ -47,11 +49,12 @@ func start(t *testing.T, mode string, initial model.Desired, states map[string]h
 	t.Helper()
 	r := &rig{prog: &fakeProgrammer{}, ann: &fakeAnnouncer{calls: make(chan announceCall, 100)},
 		health: &fakeHealth{states: map[netip.Addr]health.State{}}, ready: &fakeReady{}, clock: newFakeClock(),
+		backend: &fakeBackends{states: map[health.Target]health.State{}}, gtm: &fakeGTM{},
 		updates: make(chan model.Desired), done: make(chan error, 1)}
 	for rs, s := range states {
 		r.health.set(rs, s)
 	}
-	a, err := New(Options{Programmer: r.prog, Announcer: r.ann, Health: r.health, Ready: r.ready, AnnounceMode: mode,
+	a, err := New(Options{Programmer: r.prog, Announcer: r.ann, Health: r.health, Backends: r.backend, GTM: r.gtm, Ready: r.ready, AnnounceMode: mode,
 		DrainPeriod: 7 * time.Second, Clock: r.clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,12 @@
 // config watcher) and each real-server health change flows through
 //
 //	desired model -> health (down real servers at weight 0) -> anyip + IPVS
+//	-> per-VIP health (gateways, and the L7 services' ready backends) -> GTM
 //	-> readiness -> announce set -> BGP speaker
+//
+// Each L7 backend change (the director's own probes in file mode, a new
+// model from the source in Kubernetes mode) is one more pass; L7 state
+// decides GTM and per-VIP announcements, never IPVS or readiness.
 //
 // and on shutdown it withdraws every route, then waits the drain period
 // with IPVS left in place, so routers move new flows away while flows

@@ -91,6 +91,49 @@ func (f *fakeHealth) set(rs string, s health.State) {
 	f.mu.Unlock()
 }
 
+// fakeBackends holds L7 backend states the test sets.
+type fakeBackends struct {
+	mu      sync.Mutex
+	states  map[health.Target]health.State
+	targets []health.Target
+}
+
+func (f *fakeBackends) SetTargets(ts []health.Target) { f.mu.Lock(); f.targets = ts; f.mu.Unlock() }
+
+func (f *fakeBackends) probed() []health.Target { f.mu.Lock(); defer f.mu.Unlock(); return f.targets }
+
+func (f *fakeBackends) State(t health.Target) health.State {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.states[t]
+}
+
+func (f *fakeBackends) set(t health.Target, s health.State) {
+	f.mu.Lock()
+	f.states[t] = s
+	f.mu.Unlock()
+}
+
+// fakeGTM keeps the last health handed to it.
+type fakeGTM struct {
+	mu sync.Mutex
+	hs []health.VIPHealth
+}
+
+func (f *fakeGTM) SetHealth(hs []health.VIPHealth) { f.mu.Lock(); f.hs = hs; f.mu.Unlock() }
+
+// line is GTM's answer for vip ("" when unknown).
+func (f *fakeGTM) line(vip string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, h := range f.hs {
+		if h.VIP.String() == vip {
+			return health.Line(h)
+		}
+	}
+	return ""
+}
+
 type fakeReady struct {
 	mu     sync.Mutex
 	ready  bool

@@ -38,10 +38,19 @@ type Readiness interface {
 	SetReady(ready bool, reason string)
 }
 
-// VIPDirectory learns which real servers serve each VIP, for per-VIP
-// health answers. *health.GTM implements it.
-type VIPDirectory interface {
-	SetVIPs(v health.VIPTable)
+// L7BackendHealth is the L7 backend checker as the agent sees it.
+// *health.BackendChecker implements it.
+type L7BackendHealth interface {
+	// SetTargets replaces the set of backends probed.
+	SetTargets(ts []health.Target)
+	// State is one backend's state after rise/fall.
+	State(t health.Target) health.State
+}
+
+// VIPBoard learns the health the agent decided for every VIP, for per-VIP
+// health answers (GTM). *health.GTM implements it.
+type VIPBoard interface {
+	SetHealth(hs []health.VIPHealth)
 }
 
 // Clock gives the agent its timers (retry after a failure, drain).

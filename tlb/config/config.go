@@ -132,13 +132,24 @@ func parse(name string, data []byte, withServices bool) (*Config, error) {
 		bad("director.vipRanges", "not allowed when services come from the Kubernetes API server: the VIP ranges are the VIPPools of the director's L4 cluster")
 	}
 	cfg.BGP, cfg.Health = sections(doc, cfg.Director, withServices, bad)
+	var l7Origin []int // the services entry of each L7 service
 	for i, s := range *doc.Services {
-		cfg.Desired.Services = append(cfg.Desired.Services, service(fmt.Sprintf("services[%d]", i), s, bad))
+		path := fmt.Sprintf("services[%d]", i)
+		svc := service(path, s, bad)
+		cfg.Desired.Services = append(cfg.Desired.Services, svc)
+		if l := l7Service(path, s, svc, present(doc.Health), bad); l != nil {
+			cfg.Desired.L7 = append(cfg.Desired.L7, *l)
+			l7Origin = append(l7Origin, i)
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	for _, fe := range model.FieldErrors(cfg.Desired.Validate()) {
+		if fe.List == model.ListL7 {
+			l7Error(fe, l7Origin, bad)
+			continue
+		}
 		field := fmt.Sprintf("services[%d].%s", fe.Index, fe.Field)
 		if fe.Service != "" {
 			field += " (service " + fe.Service + ")"
@@ -253,7 +264,7 @@ func service(path string, s serviceDoc, bad func(field, format string, args ...a
 // that names the field and the problem.
 func cleanYAMLError(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "error converting YAML to JSON: ", "Go struct field fileDoc.", "Go struct field serviceDoc.", "Go struct field directorDoc.", "Go struct field realServerDoc."} {
+	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "error converting YAML to JSON: ", "Go struct field fileDoc.", "Go struct field serviceDoc.", "Go struct field directorDoc.", "Go struct field realServerDoc.", "Go struct field l7ProbeDoc."} {
 		msg = strings.ReplaceAll(msg, p, "")
 	}
 	return msg

@@ -35,9 +35,10 @@ func render(cfg *Config, err error) string {
 	out := struct {
 		Director Director
 		Services []svc
-		BGP      *bgp.Config `json:",omitempty"`
-		Health   string      `json:",omitempty"`
-	}{Director: cfg.Director, BGP: cfg.BGP}
+		L7       []model.L7Service `json:",omitempty"`
+		BGP      *bgp.Config       `json:",omitempty"`
+		Health   string            `json:",omitempty"`
+	}{Director: cfg.Director, BGP: cfg.BGP, L7: cfg.Desired.Sorted().L7}
 	if cfg.Health != nil {
 		out.Health = fmt.Sprintf("%+v", *cfg.Health)
 	}

@@ -15,8 +15,9 @@ import (
 var (
 	topFields        = []string{"director", "services", "bgp", "health"}
 	directorFields   = []string{"metricsAddress", "runtimeDir", "vipRanges", "resyncInterval", "drainPeriod"}
-	serviceFields    = []string{"vip", "port", "protocol", "scheduler", "flags", "realServers"}
+	serviceFields    = []string{"vip", "port", "protocol", "scheduler", "flags", "realServers", "l7Backends", "l7Probe"}
 	realServerFields = []string{"address", "weight"}
+	l7ProbeFields    = []string{"path", "status"}
 )
 
 // unknownFields returns one error per unknown field in data, in file
@@ -62,6 +63,7 @@ func unknownFields(data []byte) []string {
 			for j, rs := range rss {
 				check(fmt.Sprintf("%s.realServers[%d]", p, j), rs, realServerFields)
 			}
+			check(p+".l7Probe", m["l7Probe"], l7ProbeFields)
 		}
 	}
 	return out

@@ -44,6 +44,11 @@ type serviceDoc struct {
 	Scheduler   string          `json:"scheduler,omitempty"`
 	Flags       *[]string       `json:"flags,omitempty"`
 	RealServers []realServerDoc `json:"realServers"`
+	// L7Backends are the application's backends (ip:port) behind this
+	// service's gateways; the director probes them, and the VIP is down
+	// for GTM (and withdrawn in per-VIP mode) while none is up.
+	L7Backends *[]string   `json:"l7Backends,omitempty"`
+	L7Probe    *l7ProbeDoc `json:"l7Probe,omitempty"`
 }
 
 type realServerDoc struct {

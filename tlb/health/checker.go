@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,14 +26,11 @@ type Change struct {
 // address order, after each round.
 type Checker struct {
 	cfg     Config
-	prober  Prober
 	clock   Clock
 	log     *slog.Logger
 	notify  func(Change)
 	metrics *checkerMetrics
-
-	mu       sync.Mutex
-	trackers map[netip.Addr]*tracker
+	rounds  *rounds[netip.Addr]
 }
 
 // NewChecker returns a Checker for a defaulted, valid cfg. onChange may be
@@ -52,100 +47,45 @@ func NewChecker(cfg Config, prober Prober, clock Clock, log *slog.Logger, reg pr
 	if onChange == nil {
 		onChange = func(Change) {}
 	}
-	return &Checker{cfg: cfg, prober: prober, clock: clock, log: log, notify: onChange, metrics: m, trackers: map[netip.Addr]*tracker{}}, nil
+	return &Checker{cfg: cfg, clock: clock, log: log, notify: onChange, metrics: m, rounds: &rounds[netip.Addr]{
+		compare: netip.Addr.Compare, probe: prober.Probe, timeout: cfg.Timeout, rise: cfg.Rise, fall: cfg.Fall,
+	}}, nil
 }
 
 // SetRealServers replaces the set of real servers to probe. New ones start
 // Unknown; removed ones are forgotten.
 func (c *Checker) SetRealServers(rss []netip.Addr) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	want := map[netip.Addr]bool{}
-	for _, rs := range rss {
-		want[rs] = true
-		if _, ok := c.trackers[rs]; !ok {
-			c.trackers[rs] = &tracker{}
-		}
-	}
-	for rs := range c.trackers {
-		if !want[rs] {
-			delete(c.trackers, rs)
-			c.metrics.up.DeleteLabelValues(rs.String())
-		}
+	for _, rs := range c.rounds.set(rss) {
+		c.metrics.up.DeleteLabelValues(rs.String())
 	}
 }
 
 // State returns the state of one real server (Unknown if not tracked).
-func (c *Checker) State(rs netip.Addr) State {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t, ok := c.trackers[rs]; ok {
-		return t.state
-	}
-	return Unknown
-}
+func (c *Checker) State(rs netip.Addr) State { return c.rounds.state(rs) }
 
 // Up reports whether rs is Up.
 func (c *Checker) Up(rs netip.Addr) bool { return c.State(rs) == Up }
 
 // Run probes every interval until ctx ends.
-func (c *Checker) Run(ctx context.Context) {
-	for {
-		c.CheckOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.clock.After(c.cfg.Interval):
-		}
-	}
-}
+func (c *Checker) Run(ctx context.Context) { every(ctx, c.clock, c.cfg.Interval, c.CheckOnce) }
 
 // CheckOnce probes every real server once, concurrently, each with the
 // configured timeout, then applies the results and reports changes.
 func (c *Checker) CheckOnce(ctx context.Context) {
-	c.mu.Lock()
-	rss := make([]netip.Addr, 0, len(c.trackers))
-	for rs := range c.trackers {
-		rss = append(rss, rs)
-	}
-	c.mu.Unlock()
-	slices.SortFunc(rss, netip.Addr.Compare)
-
-	errs := make([]error, len(rss))
-	var wg sync.WaitGroup
-	for i, rs := range rss {
-		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-			defer cancel()
-			errs[i] = c.prober.Probe(pctx, rs)
-		})
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		return // results of a cancelled round say nothing about the servers
-	}
+	outs := c.rounds.round(ctx)
 	now := c.clock.Now()
-
 	var changes []Change
-	c.mu.Lock()
-	for i, rs := range rss {
-		t, ok := c.trackers[rs]
-		if !ok {
-			continue // removed while probing
-		}
-		okProbe := errs[i] == nil
-		c.metrics.checks.WithLabelValues(result(okProbe)).Inc()
-		st, changed := t.observe(okProbe, c.cfg.Rise, c.cfg.Fall)
+	for _, o := range outs {
+		c.metrics.checks.WithLabelValues(result(o.err == nil)).Inc()
 		up := 0.0
-		if st == Up {
+		if o.state == Up {
 			up = 1
 		}
-		c.metrics.up.WithLabelValues(rs.String()).Set(up)
-		if changed {
-			changes = append(changes, Change{RealServer: rs, State: st, Err: errs[i], At: now})
+		c.metrics.up.WithLabelValues(o.target.String()).Set(up)
+		if o.changed {
+			changes = append(changes, Change{RealServer: o.target, State: o.state, Err: o.err, At: now})
 		}
 	}
-	c.mu.Unlock()
 	for _, ch := range changes {
 		if ch.State == Down {
 			c.log.Warn("real server down", "realServer", ch.RealServer, "err", ch.Err)

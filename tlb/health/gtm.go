@@ -4,41 +4,48 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 )
 
 // GTM serves per-VIP health for a DNS global traffic manager:
 //
-//	GET /vip/203.0.113.10 -> 200 "up 2/3 ..." while a real server is healthy,
-//	                         503 "down 0/3 ..." otherwise, 404 for an unknown VIP.
+//	GET /vip/203.0.113.10 -> 200 "203.0.113.10 up healthy=2 total=3" while the VIP can serve,
+//	                         503 "203.0.113.10 down healthy=0 total=3: no healthy gateway" otherwise,
+//	                         404 for an unknown VIP.
 //	GET /vip/             -> one line per VIP.
 //
-// Bodies are plain text. It reads state only; mount it on a loopback or
-// otherwise protected listener (it reveals which VIPs this director serves).
+// A VIP with L7 services adds "l7-backends=R/T services" (R of its T L7
+// services have a ready backend) and is down when R is 0.
+//
+// It answers from the health the director last decided (SetHealth), so
+// GTM and the per-VIP announcements agree. Bodies are plain text. Mount
+// it on a loopback or otherwise protected listener (it reveals which VIPs
+// this director serves).
 type GTM struct {
-	up  UpSource
 	mux *http.ServeMux
 
 	mu   sync.RWMutex
-	vips VIPTable
+	vips map[netip.Addr]VIPHealth
 }
 
-// NewGTM returns a GTM that asks up about real servers.
-func NewGTM(up UpSource) *GTM {
-	g := &GTM{up: up, mux: http.NewServeMux(), vips: VIPTable{}}
+// NewGTM returns a GTM that knows no VIP yet.
+func NewGTM() *GTM {
+	g := &GTM{mux: http.NewServeMux(), vips: map[netip.Addr]VIPHealth{}}
 	g.mux.HandleFunc("GET /vip/{vip}", g.serveVIP)
 	g.mux.HandleFunc("GET /vip/{$}", g.serveAll)
 	return g
 }
 
-// SetVIPs replaces the VIP table.
-func (g *GTM) SetVIPs(v VIPTable) {
-	cp := make(VIPTable, len(v))
-	for vip, rss := range v {
-		cp[vip] = append([]netip.Addr(nil), rss...)
+// SetHealth replaces what is known: the health of every VIP served.
+func (g *GTM) SetHealth(hs []VIPHealth) {
+	m := make(map[netip.Addr]VIPHealth, len(hs))
+	for _, h := range hs {
+		m[h.VIP] = h
 	}
 	g.mu.Lock()
-	g.vips = cp
+	g.vips = m
 	g.mu.Unlock()
 }
 
@@ -54,34 +61,47 @@ func (g *GTM) serveVIP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.mu.RLock()
-	rss, ok := g.vips[vip]
+	h, ok := g.vips[vip]
 	g.mu.RUnlock()
 	if !ok {
 		http.Error(w, fmt.Sprintf("unknown VIP %s", vip), http.StatusNotFound)
 		return
 	}
-	h := Evaluate(VIPTable{vip: rss}, g.up)[0]
 	if !h.Up() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	_, _ = fmt.Fprintln(w, line(h))
+	_, _ = fmt.Fprintln(w, Line(h))
 }
 
 func (g *GTM) serveAll(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	g.mu.RLock()
-	hs := Evaluate(g.vips, g.up)
+	hs := make([]VIPHealth, 0, len(g.vips))
+	for _, h := range g.vips {
+		hs = append(hs, h)
+	}
 	g.mu.RUnlock()
+	slices.SortFunc(hs, func(a, b VIPHealth) int { return a.VIP.Compare(b.VIP) })
 	for _, h := range hs {
-		_, _ = fmt.Fprintln(w, line(h))
+		_, _ = fmt.Fprintln(w, Line(h))
 	}
 }
 
-func line(h VIPHealth) string {
+// Line renders one VIP's health as GTM answers it, e.g.
+// "203.0.113.10 down healthy=2 total=2 l7-backends=0/2 services: no L7 service of the VIP has a ready backend".
+func Line(h VIPHealth) string {
+	var b strings.Builder
 	state := "down"
 	if h.Up() {
 		state = "up"
 	}
-	return fmt.Sprintf("%s %s healthy=%d total=%d", h.VIP, state, h.Healthy, h.Total)
+	fmt.Fprintf(&b, "%s %s healthy=%d total=%d", h.VIP, state, h.Healthy, h.Total)
+	if h.L7Services > 0 {
+		fmt.Fprintf(&b, " l7-backends=%d/%d services", h.L7Ready, h.L7Services)
+	}
+	if r := h.Reason(); r != "" {
+		b.WriteString(": " + r)
+	}
+	return b.String()
 }

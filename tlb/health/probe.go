@@ -67,21 +67,52 @@ func NewHTTPProber(port uint16, path string, dial DialFunc) HTTPProber {
 // Probe sends one GET.
 func (p HTTPProber) Probe(ctx context.Context, rs netip.Addr) error {
 	url := "http://" + net.JoinHostPort(rs.String(), strconv.Itoa(int(p.Port))) + p.Path
+	return get(ctx, p.Client, url, 0)
+}
+
+// get sends one GET to url and wants status want (0: any 2xx).
+func get(ctx context.Context, client *http.Client, url string, want int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("http health check of %s: %w", url, err)
 	}
 	req.Header.Set("User-Agent", "tlb-director-health")
-	resp, err := p.Client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("http health check of %s: %w", url, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	_ = resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if ok := resp.StatusCode == want || (want == 0 && resp.StatusCode >= 200 && resp.StatusCode <= 299); !ok {
 		return fmt.Errorf("http health check of %s: status %d", url, resp.StatusCode)
 	}
 	return nil
+}
+
+// BackendProbes probe L7 backends: a TCP connect, or an HTTP GET when the
+// target names a path. Build it with NewBackendProbes.
+type BackendProbes struct {
+	dial   DialFunc
+	client *http.Client
+}
+
+// NewBackendProbes returns BackendProbes that dial with dial (nil: a
+// plain net.Dialer) and, over HTTP, follow no redirects and keep no idle
+// connections.
+func NewBackendProbes(dial DialFunc) BackendProbes {
+	return BackendProbes{dial: dial.orDefault(), client: NewHTTPProber(0, "", dial).Client}
+}
+
+// ProbeBackend probes t once.
+func (b BackendProbes) ProbeBackend(ctx context.Context, t Target) error {
+	if t.Path != "" {
+		return get(ctx, b.client, t.String(), t.Status)
+	}
+	c, err := b.dial(ctx, "tcp", t.Addr.String())
+	if err != nil {
+		return fmt.Errorf("tcp check of L7 backend %s: %w", t.Addr, err)
+	}
+	return c.Close()
 }
 
 // NewProber returns the Prober a defaulted, valid Config asks for; dial

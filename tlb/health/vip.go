@@ -14,19 +14,50 @@ type UpSource interface {
 	Up(realServer netip.Addr) bool
 }
 
-// VIPHealth is the health of one VIP: healthy while at least one of its
-// real servers is up.
+// L7Health is the state of one L7 service (an application behind the
+// VIP's gateways): how many of its backends are ready.
+type L7Health struct {
+	Name  string
+	Ready int
+}
+
+// L7Table maps each VIP to its L7 services; a VIP that is absent has none.
+type L7Table map[netip.Addr][]L7Health
+
+// VIPHealth is the health of one VIP: up while at least one of its real
+// servers (gateways) is up and, if it has L7 services, at least one of
+// them has a ready backend.
 type VIPHealth struct {
 	VIP     netip.Addr
 	Healthy int
 	Total   int
+	// L7Services is how many L7 services the VIP has; L7Ready how many
+	// of them have at least one ready backend.
+	L7Services int
+	L7Ready    int
 }
 
-// Up reports whether the VIP has at least one healthy real server.
-func (v VIPHealth) Up() bool { return v.Healthy > 0 }
+// Up reports whether the VIP can serve: a healthy gateway, and a ready
+// backend behind it when the VIP has L7 services.
+func (v VIPHealth) Up() bool { return v.GatewaysUp() && (v.L7Services == 0 || v.L7Ready > 0) }
 
-// Evaluate returns the health of every VIP in vips, sorted by VIP.
-func Evaluate(vips VIPTable, up UpSource) []VIPHealth {
+// GatewaysUp reports whether the VIP has at least one healthy real server.
+func (v VIPHealth) GatewaysUp() bool { return v.Healthy > 0 }
+
+// Reason says why the VIP is down ("" when it is up).
+func (v VIPHealth) Reason() string {
+	switch {
+	case !v.GatewaysUp():
+		return "no healthy gateway"
+	case !v.Up():
+		return "no L7 service of the VIP has a ready backend"
+	}
+	return ""
+}
+
+// Evaluate returns the health of every VIP in vips, sorted by VIP; l7
+// gives the VIPs' L7 services (nil: none has any).
+func Evaluate(vips VIPTable, up UpSource, l7 L7Table) []VIPHealth {
 	out := make([]VIPHealth, 0, len(vips))
 	for vip, rss := range vips {
 		h := VIPHealth{VIP: vip}
@@ -39,6 +70,12 @@ func Evaluate(vips VIPTable, up UpSource) []VIPHealth {
 			h.Total++
 			if up.Up(rs) {
 				h.Healthy++
+			}
+		}
+		for _, s := range l7[vip] {
+			h.L7Services++
+			if s.Ready > 0 {
+				h.L7Ready++
 			}
 		}
 		out = append(out, h)
@@ -67,9 +104,12 @@ func Readiness(ipvsProgrammed bool, vips []VIPHealth) (bool, string) {
 }
 
 // Announcement returns the prefixes a director should announce. Not ready:
-// none. Mode AnnounceVIPs: a /32 per VIP that is up. Mode AnnounceSubnets:
-// every subnet that holds at least one VIP that is up (a subnet with only
-// dead VIPs would draw traffic that cannot be served).
+// none. Mode AnnounceVIPs: a /32 per VIP that is up (L7 state included, so
+// BGP and GTM agree). Mode AnnounceSubnets: every subnet that holds at
+// least one VIP with a healthy gateway (a subnet with only dead gateways
+// would draw traffic that cannot be served). A subnet route is shared by
+// many VIPs, so the L7 state of one application does not withdraw it:
+// GTM and per-VIP mode are where that shows.
 func Announcement(ready bool, mode string, subnets []netip.Prefix, vips []VIPHealth) []netip.Prefix {
 	if !ready {
 		return nil
@@ -84,7 +124,7 @@ func Announcement(ready bool, mode string, subnets []netip.Prefix, vips []VIPHea
 		}
 	default:
 		for _, s := range subnets {
-			if slices.ContainsFunc(vips, func(v VIPHealth) bool { return v.Up() && s.Contains(v.VIP) }) {
+			if slices.ContainsFunc(vips, func(v VIPHealth) bool { return v.GatewaysUp() && s.Contains(v.VIP) }) {
 				out = append(out, s.Masked())
 			}
 		}

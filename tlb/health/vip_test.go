@@ -42,7 +42,7 @@ func TestEvaluateReadinessAnnouncement(t *testing.T) {
 		"ipvs not programmed": {upSet{gw1: true, gw2: true, gw3: true}, false, false, nil, nil},
 	}
 	for name, tc := range cases {
-		hs := Evaluate(vips, tc.up)
+		hs := Evaluate(vips, tc.up, nil)
 		if hs[2].VIP != vip2 || hs[1].Total != 2 {
 			t.Fatalf("%s: Evaluate = %+v (want sorted, duplicates counted once)", name, hs)
 		}
@@ -70,10 +70,63 @@ func strs(ps []netip.Prefix) []string {
 	return out
 }
 
+// TestL7FoldsIntoVIPHealth: the decision as a table. A VIP with L7
+// services is up only while a gateway is healthy and one of its L7
+// services has a ready backend; a VIP without any keeps the gateway rule.
+// Per-VIP announcements follow Up; subnet announcements and readiness
+// follow the gateways only.
+func TestL7FoldsIntoVIPHealth(t *testing.T) {
+	vips := VIPTable{vip1: {gw1, gw2}, vip2: {gw1}}
+	subnet := []netip.Prefix{netip.MustParsePrefix("203.0.113.0/24")}
+	cases := map[string]struct {
+		up      upSet
+		l7      L7Table
+		vip1Up  bool
+		line    string // vip1's GTM line
+		perVIP  []string
+		subnets []string
+		ready   bool
+	}{
+		"no L7 services: gateways decide": {up: upSet{gw1: true}, vip1Up: true,
+			line: "203.0.113.10 up healthy=1 total=2", perVIP: []string{"203.0.113.10/32", "203.0.113.20/32"}, subnets: []string{"203.0.113.0/24"}, ready: true},
+		"one of two L7 services ready": {up: upSet{gw1: true, gw2: true}, l7: L7Table{vip1: {{Name: "a", Ready: 0}, {Name: "b", Ready: 3}}}, vip1Up: true,
+			line: "203.0.113.10 up healthy=2 total=2 l7-backends=1/2 services", perVIP: []string{"203.0.113.10/32", "203.0.113.20/32"}, subnets: []string{"203.0.113.0/24"}, ready: true},
+		"every L7 service without a ready backend": {up: upSet{gw1: true, gw2: true}, l7: L7Table{vip1: {{Name: "a"}, {Name: "b"}}},
+			line:   "203.0.113.10 down healthy=2 total=2 l7-backends=0/2 services: no L7 service of the VIP has a ready backend",
+			perVIP: []string{"203.0.113.20/32"}, subnets: []string{"203.0.113.0/24"}, ready: true},
+		"every VIP's L7 down: subnet and readiness stay (gateways are fine)": {up: upSet{gw1: true}, l7: L7Table{vip1: {{Name: "a"}}, vip2: {{Name: "b"}}},
+			line: "203.0.113.10 down healthy=1 total=2 l7-backends=0/1 services: no L7 service of the VIP has a ready backend", subnets: []string{"203.0.113.0/24"}, ready: true},
+		"gateways down, backends ready: down for the gateways": {up: upSet{}, l7: L7Table{vip1: {{Name: "a", Ready: 1}}},
+			line: "203.0.113.10 down healthy=0 total=2 l7-backends=1/1 services: no healthy gateway"},
+		"L7 state of an unknown VIP is ignored": {up: upSet{gw1: true}, l7: L7Table{vip3: {{Name: "a"}}}, vip1Up: true,
+			line: "203.0.113.10 up healthy=1 total=2", perVIP: []string{"203.0.113.10/32", "203.0.113.20/32"}, subnets: []string{"203.0.113.0/24"}, ready: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			hs := Evaluate(vips, tc.up, tc.l7)
+			if len(hs) != 2 || hs[0].VIP != vip1 {
+				t.Fatalf("Evaluate = %+v", hs)
+			}
+			if hs[0].Up() != tc.vip1Up || Line(hs[0]) != tc.line {
+				t.Errorf("vip1: up %v %q, want %v %q", hs[0].Up(), Line(hs[0]), tc.vip1Up, tc.line)
+			}
+			ready, _ := Readiness(true, hs)
+			if ready != tc.ready {
+				t.Errorf("ready = %v, want %v", ready, tc.ready)
+			}
+			if got := strs(Announcement(ready, AnnounceVIPs, subnet, hs)); !slices.Equal(got, tc.perVIP) {
+				t.Errorf("per-VIP = %v, want %v", got, tc.perVIP)
+			}
+			if got := strs(Announcement(ready, AnnounceSubnets, subnet, hs)); !slices.Equal(got, tc.subnets) {
+				t.Errorf("subnets = %v, want %v", got, tc.subnets)
+			}
+		})
+	}
+}
+
 func TestGTMHandler(t *testing.T) {
-	up := upSet{gw1: true}
-	g := NewGTM(up)
-	g.SetVIPs(VIPTable{vip1: {gw1, gw2}, vip2: {gw3}})
+	g := NewGTM()
+	g.SetHealth(Evaluate(VIPTable{vip1: {gw1, gw2}, vip2: {gw3}, vip3: {gw1}}, upSet{gw1: true}, L7Table{vip3: {{Name: "team/web"}, {Name: "team/api"}}}))
 	srv := httptest.NewServer(g)
 	defer srv.Close()
 	cases := map[string]struct {
@@ -81,11 +134,12 @@ func TestGTMHandler(t *testing.T) {
 		code     int
 		contains string
 	}{
-		"healthy vip": {"/vip/203.0.113.10", 200, "203.0.113.10 up healthy=1 total=2"},
-		"dead vip":    {"/vip/203.0.113.20", 503, "203.0.113.20 down healthy=0 total=1"},
-		"unknown vip": {"/vip/203.0.113.99", 404, "unknown VIP"},
-		"not an ip":   {"/vip/example.com", 400, "bad VIP"},
-		"list":        {"/vip/", 200, "203.0.113.10 up healthy=1 total=2\n203.0.113.20 down"},
+		"healthy vip":             {"/vip/203.0.113.10", 200, "203.0.113.10 up healthy=1 total=2"},
+		"dead vip":                {"/vip/203.0.113.20", 503, "203.0.113.20 down healthy=0 total=1: no healthy gateway"},
+		"vip without L7 backends": {"/vip/198.51.100.5", 503, "198.51.100.5 down healthy=1 total=1 l7-backends=0/2 services: no L7 service"},
+		"unknown vip":             {"/vip/203.0.113.99", 404, "unknown VIP"},
+		"not an ip":               {"/vip/example.com", 400, "bad VIP"},
+		"list":                    {"/vip/", 200, "198.51.100.5 down healthy=1 total=1 l7-backends=0/2 services: no L7 service of the VIP has a ready backend\n203.0.113.10 up healthy=1 total=2\n203.0.113.20 down"},
 	}
 	for name, tc := range cases {
 		resp, err := http.Get(srv.URL + tc.path)
@@ -106,11 +160,16 @@ func TestGTMHandler(t *testing.T) {
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("POST = %d, want 405", resp.StatusCode)
 	}
-	// Recovery flips the answer.
-	up[gw3] = true
+	// A new decision flips the answer.
+	g.SetHealth(Evaluate(VIPTable{vip2: {gw3}}, upSet{gw3: true}, nil))
 	resp, _ = http.Get(srv.URL + "/vip/203.0.113.20")
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("after gw3 recovered: %d, want 200", resp.StatusCode)
+	}
+	resp, _ = http.Get(srv.URL + "/vip/203.0.113.10")
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("a VIP no longer served: %d, want 404", resp.StatusCode)
 	}
 }

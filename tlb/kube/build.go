@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/model"
@@ -26,6 +27,10 @@ import (
 //     VIP in its status.loadBalancer.ingress, with the default scheduler
 //     (mh, flags mh-fallback and mh-port).
 //   - VIPRanges: the CIDRs of the cluster's VIPPools.
+//   - L7: for every Service annotated tlb.io/l7 "true", one L7 service
+//     ("namespace/name") per VIP of it that the model serves, with the
+//     count of its ready EndpointSlice endpoints (ReadyBackends). A VIP
+//     whose every L7 service has none is down for GTM.
 //
 // Only IPv4 VIPs are served (real servers are IPv4 InternalIPs and IPIP
 // carries IPv4); an IPv6 VIP is left out with an error rather than
@@ -35,7 +40,8 @@ import (
 // When the model cannot be built at all (the L4Cluster does not exist,
 // or the result fails model validation) the errors include one wrapping
 // ErrNotBuilt and the model must not be used. The result is Sorted.
-func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster, clusterName string) (model.Desired, []error) {
+func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster,
+	endpointSlices []*discoveryv1.EndpointSlice, clusterName string) (model.Desired, []error) {
 	idx := slices.IndexFunc(clusters, func(c v1alpha1.L4Cluster) bool { return c.Name == clusterName })
 	if idx < 0 {
 		return model.Desired{}, []error{fmt.Errorf("%w: L4Cluster %q does not exist", ErrNotBuilt, clusterName)}
@@ -47,6 +53,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 
 	d := model.Desired{VIPRanges: ranges}
 	owner := map[model.Key]string{}
+	var ready map[string]int // built on the first L7 Service
 	for _, svc := range AssignedServices(services, mine) {
 		name := svc.Namespace + "/" + svc.Name
 		vips, vErrs := ServiceVIPs(svc, ranges)
@@ -57,6 +64,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 					Reason: fmt.Sprintf("%s is not IPv4 (real servers are IPv4 InternalIPs; IPIP carries IPv4 only); left out", vip)})
 				continue
 			}
+			served := false // some port of this VIP is in the model
 			for i, p := range svc.Spec.Ports {
 				s, err := virtualService(name, i, vip, p)
 				if err != nil {
@@ -71,6 +79,13 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 				owner[s.Key()] = name
 				s.RealServers = slices.Clone(realServers)
 				d.Services = append(d.Services, s)
+				served = true
+			}
+			if served && IsL7(svc) {
+				if ready == nil {
+					ready = ReadyBackends(endpointSlices)
+				}
+				d.L7 = append(d.L7, model.L7Service{VIP: vip, Name: name, ReadyBackends: ready[name]})
 			}
 		}
 	}

@@ -123,7 +123,7 @@ func TestBuildDesired(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, errs := BuildDesired(tc.services, tc.nodes, tc.pools, clusters, tc.cluster)
+			got, errs := BuildDesired(tc.services, tc.nodes, tc.pools, clusters, nil, tc.cluster)
 			if b := Blocking(errs); b != tc.blocking {
 				t.Errorf("Blocking = %v, want %v (errors %v)", b, tc.blocking, errs)
 			}
@@ -176,7 +176,7 @@ func TestBuildDesiredDoesNotModifyInputs(t *testing.T) {
 	s := svc("team", "web", "east", 1, []string{"203.0.113.10"}, port(80, ""))
 	n := []*corev1.Node{gw("gw-2", "198.18.2.3", true, ""), gw("gw-1", "198.18.2.2", true, "")}
 	before := s.DeepCopy()
-	d, errs := BuildDesired([]*corev1.Service{s}, n, []v1alpha1.VIPPool{pool("a", "east", "203.0.113.0/24")}, []v1alpha1.L4Cluster{l4("east", "")}, "east")
+	d, errs := BuildDesired([]*corev1.Service{s}, n, []v1alpha1.VIPPool{pool("a", "east", "203.0.113.0/24")}, []v1alpha1.L4Cluster{l4("east", "")}, nil, "east")
 	if len(errs) != 0 || len(d.Services) != 1 || d.Services[0].Protocol != model.TCP {
 		t.Fatalf("empty protocol should mean TCP: %+v %v", d, errs)
 	}

@@ -11,8 +11,12 @@
 // QueueHandler, ModelLoop, ObjectErrorLog) is shared with the sources of
 // netd (netd/kube) and of L7 (l7/kube, ModelLoop and QueueHandler only).
 //
+// The director's Source also watches EndpointSlices: an L7 Service's ready
+// endpoints decide whether its VIP is up for GTM (model.L7Service); netd's
+// source does not, and its role may not list them.
+//
 // It only reads from the API server (Services, Nodes, VIPPools,
-// L4Clusters: get, list, watch). It must not write to the API server, and
+// L4Clusters: get, list, watch; EndpointSlices: list, watch). It must not write to the API server, and
 // must not touch the kernel or BGP; the caller applies the model.
 //
 // Which gateway nodes serve which L4 cluster: a Node and an L4Cluster each

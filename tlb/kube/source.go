@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,13 +26,15 @@ type Source struct {
 	cluster string
 	log     *slog.Logger
 	caches  *Caches
+	slices  *endpointSlices
 	queue   workqueue.TypedRateLimitingInterface[string]
 	errs    *ObjectErrorLog
 }
 
 // NewSource returns a Source for the director of L4 cluster clusterName.
-// client reads Services and Nodes (only those labelled tlb.io/gateway=true
-// are cached); dyn reads VIPPools and L4Clusters. Nothing runs until Run.
+// client reads Services, Nodes (only those labelled tlb.io/gateway=true
+// are cached) and EndpointSlices (the backends of L7 Services); dyn reads
+// VIPPools and L4Clusters. Nothing runs until Run.
 func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName string, log *slog.Logger) (*Source, error) {
 	if client == nil || dyn == nil || log == nil {
 		return nil, errors.New("director kube source: client, dynamic client and logger are required")
@@ -48,10 +51,15 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 	if err != nil {
 		return nil, fmt.Errorf("director kube source: %w", err)
 	}
+	eps, err := newEndpointSlices(client, queue, log)
+	if err != nil {
+		return nil, fmt.Errorf("director kube source: %w", err)
+	}
 	return &Source{
 		cluster: clusterName,
 		log:     log,
 		caches:  caches,
+		slices:  eps,
 		queue:   queue,
 		errs:    &ObjectErrorLog{Log: log, Message: "API object left out of the director model"},
 	}, nil
@@ -65,8 +73,8 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 // caches never synced.
 func (s *Source) Run(ctx context.Context, emit func(model.Desired)) error {
 	loop := &ModelLoop[model.Desired]{
-		What: "director model", Factories: []interface{ Start(<-chan struct{}) }{s.caches},
-		Shutdown: []func(){s.caches.Shutdown}, Synced: s.caches.Synced,
+		What: "director model", Factories: []interface{ Start(<-chan struct{}) }{s.caches, s.slices.factory},
+		Shutdown: []func(){s.caches.Shutdown, s.slices.factory.Shutdown}, Synced: append(slices.Clone(s.caches.Synced), s.slices.synced),
 		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, d model.Desired) {
 			log.Info("director model changed", "services", len(d.Services), "vipRanges", len(d.VIPRanges))
 		},
@@ -94,7 +102,11 @@ func (s *Source) build() (*model.Desired, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, errs := BuildDesired(svcs, nodes, pools, clusters, s.cluster)
+	eps, err := s.slices.lister.List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("list EndpointSlices: %w", err)
+	}
+	d, errs := BuildDesired(svcs, nodes, pools, clusters, eps, s.cluster)
 	s.errs.Report(errs)
 	if Blocking(errs) {
 		return nil, nil

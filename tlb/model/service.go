@@ -106,6 +106,10 @@ type Desired struct {
 	Services []Service
 	// VIPRanges, when not empty, are the prefixes every VIP must be in.
 	VIPRanges []netip.Prefix
+	// L7 are the applications behind the VIPs, with their backends'
+	// state; nil when no VIP has one. They never change IPVS: they decide
+	// the VIP's health (GTM, per-VIP announcements).
+	L7 []L7Service
 }
 
 // WithDefaults returns a copy of s with defaults filled in: scheduler mh,
@@ -144,10 +148,10 @@ func (s Service) Canonical() []RealServer {
 	return out
 }
 
-// Sorted returns a copy of d with defaults applied, services sorted by key
-// and real servers in canonical order.
+// Sorted returns a copy of d with defaults applied, services sorted by key,
+// real servers in canonical order and L7 services sorted by VIP and name.
 func (d Desired) Sorted() Desired {
-	out := Desired{VIPRanges: slices.Clone(d.VIPRanges), Services: make([]Service, 0, len(d.Services))}
+	out := Desired{VIPRanges: slices.Clone(d.VIPRanges), Services: make([]Service, 0, len(d.Services)), L7: sortedL7(d.L7)}
 	for _, s := range d.Services {
 		s = s.WithDefaults()
 		s.RealServers = s.Canonical()

@@ -8,10 +8,14 @@ import (
 // FieldError is one problem with the desired state, naming the object and
 // the field.
 type FieldError struct {
-	// Service is the service key ("203.0.113.10:80/tcp"); empty for
-	// errors that concern no single service.
+	// Service is the service key ("203.0.113.10:80/tcp"), or for an L7
+	// service its name; empty for errors that concern no single service.
 	Service string
-	// Index is the position of the service in Desired.Services.
+	// List is ListServices (also when empty) or ListL7: the list Index
+	// points into.
+	List string
+	// Index is the position of the service in Desired.Services (or
+	// Desired.L7).
 	Index int
 	// Field is the path of the field inside the service, e.g.
 	// "realServers[1].weight".
@@ -20,8 +24,18 @@ type FieldError struct {
 	Reason string
 }
 
-// Error renders "service 203.0.113.10:80/tcp: realServers[1].weight: must be 0..65535".
+// Lists a FieldError can point into.
+const (
+	ListServices = "services"
+	ListL7       = "l7"
+)
+
+// Error renders "service 203.0.113.10:80/tcp: realServers[1].weight: must be 0..65535"
+// or "l7[0] (team/web): vip: ...".
 func (e *FieldError) Error() string {
+	if e.List == ListL7 {
+		return fmt.Sprintf("l7[%d] (%s): %s: %s", e.Index, e.Service, e.Field, e.Reason)
+	}
 	if e.Service == "" {
 		return fmt.Sprintf("services[%d]: %s: %s", e.Index, e.Field, e.Reason)
 	}
@@ -105,6 +119,9 @@ func (d Desired) Validate() error {
 		}
 		validateRealServers(s, bad)
 	}
+	validateL7(d, func(i int, name, field, format string, args ...any) {
+		errs = append(errs, &FieldError{Service: name, List: ListL7, Index: i, Field: field, Reason: fmt.Sprintf(format, args...)})
+	})
 	return errors.Join(errs...)
 }
 

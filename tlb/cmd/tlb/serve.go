@@ -31,6 +31,7 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 		Clock: health.SystemClock{}, Log: log, Registerer: srv.Registry}
 	mux := srv.Handler()
 	var checker *health.Checker
+	var backends *health.BackendChecker
 	if cfg.Health != nil {
 		var err error
 		checker, err = health.NewChecker(*cfg.Health, health.NewProber(*cfg.Health, nil), health.SystemClock{}, log,
@@ -38,9 +39,16 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 		if err != nil {
 			return fmt.Errorf("start health checker: %w", err)
 		}
-		gtm := health.NewGTM(checker)
+		// L7 backends a file's services list (l7Backends) are probed with
+		// the same interval, timeout and rise/fall.
+		backends, err = health.NewBackendChecker(*cfg.Health, health.NewBackendProbes(nil), health.SystemClock{}, log,
+			srv.Registry, func(ch health.BackendChange) { a.BackendChanged(ch) })
+		if err != nil {
+			return fmt.Errorf("start L7 backend checker: %w", err)
+		}
+		gtm := health.NewGTM()
 		mux.Handle("/vip/", gtm)
-		opts.Health, opts.GTM, opts.AnnounceMode = checker, gtm, cfg.Health.Announce
+		opts.Health, opts.Backends, opts.GTM, opts.AnnounceMode = checker, backends, gtm, cfg.Health.Announce
 	}
 	if cfg.BGP != nil {
 		sp, err := bgp.NewSpeaker(*cfg.BGP, log, srv.Registry)
@@ -131,6 +139,8 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 		// Probe from the first round: real servers are known already.
 		checker.SetRealServers(agent.RealServers(initial))
 		go checker.Run(runCtx)
+		backends.SetTargets(agent.L7Targets(initial))
+		go backends.Run(runCtx)
 	}
 	runErr := a.Run(runCtx, initial, updates)
 	stopAll()
