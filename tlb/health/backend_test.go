@@ -63,7 +63,16 @@ func TestBackendCheckerRiseFallOnRealSockets(t *testing.T) {
 	if c.State(tcp) != Down || c.State(want204) != Down || c.State(any2xx) != Up {
 		t.Fatalf("after fall failures: tcp %s, want-204 %s, any-2xx %s; want down, down, up", c.State(tcp), c.State(want204), c.State(any2xx))
 	}
-	if len(changes) != 2 || changes[0].Err == nil || !strings.Contains(changes[1].Err.Error(), "status 200") {
+	// The two changes come in no particular order.
+	var tcpErr, httpErr error
+	for _, ch := range changes {
+		if ch.Target == want204 {
+			httpErr = ch.Err
+		} else {
+			tcpErr = ch.Err
+		}
+	}
+	if len(changes) != 2 || tcpErr == nil || httpErr == nil || !strings.Contains(httpErr.Error(), "status 200") {
 		t.Errorf("changes %+v, want two downs, the HTTP one naming status 200", changes)
 	}
 
