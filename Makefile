@@ -65,6 +65,7 @@ bench-bgp: deps
 
 bench-l7: deps
 	$(GO) run ./l7/cmd/l7bench
+	$(GO) run ./l7/cmd/l7bench -sizes 10000 -rounds 20 -streams 1
 
 bench-k8s: deps
 	./tools/bench-k8s.sh

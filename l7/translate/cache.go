@@ -28,6 +28,7 @@ type Cache struct {
 	listeners map[string]*listenerEntry // group|listener name
 	routes    map[string]*routeEntry    // group|route configuration name
 	used      map[string]bool
+	shared    *interner
 }
 
 type serviceEntry struct {
@@ -52,7 +53,7 @@ type routeEntry struct {
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
 	return &Cache{services: map[string]*serviceEntry{}, grpc: map[string]*listener.Listener{},
-		listeners: map[string]*listenerEntry{}, routes: map[string]*routeEntry{}, used: map[string]bool{}}
+		listeners: map[string]*listenerEntry{}, routes: map[string]*routeEntry{}, used: map[string]bool{}, shared: newInterner()}
 }
 
 // Sweep forgets what was not used since the last Sweep.
@@ -83,12 +84,20 @@ func (c *Cache) service(s model.Service) *serviceEntry {
 	}
 	one := model.Resolved{Config: model.Config{Services: []model.Service{s}}}
 	e := &serviceEntry{svc: cloneService(s), clusters: Clusters(one, s.Group), loads: Endpoints(one, s.Group)}
+	for _, cl := range e.clusters {
+		c.shared.cluster(cl)
+	}
+	for _, cla := range e.loads {
+		c.shared.endpoints(cla)
+	}
 	for i, r := range s.Routes {
 		if ok && i < len(old.svc.Routes) && reflect.DeepEqual(old.svc.Routes[i], r) {
 			e.routes = append(e.routes, old.routes[i]) // unchanged route, same proto
 			continue
 		}
-		e.routes = append(e.routes, routeOf(s.Name, i, r))
+		rt := routeOf(s.Name, i, r)
+		c.shared.route(rt)
+		e.routes = append(e.routes, rt)
 	}
 	c.services[key] = e
 	return e

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/xds"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/translate"
 	tlbxds "github.com/tlbproject/tlb/l7/xds"
 )
 
@@ -85,7 +86,7 @@ func TestProxylessClientAcceptsHealth(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	reg := prometheus.NewRegistry()
-	srv := tlbxds.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, time.Now, tlbxds.Options{Group: "internal"})
+	srv := tlbxds.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, time.Now, tlbxds.Options{Group: "internal", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
 	gs := grpc.NewServer()
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()

@@ -25,9 +25,12 @@ type Sum [sha256.Size]byte
 // concurrent use.
 type Memo struct {
 	mu      sync.Mutex
-	entries map[string]memoEntry
-	used    map[string]bool
+	entries map[memoKey]memoEntry
+	used    map[memoKey]bool
 }
+
+// memoKey is a resource's type URL and name.
+type memoKey struct{ typ, name string }
 
 type memoEntry struct {
 	res  types.Resource // the exact message last checked
@@ -37,7 +40,7 @@ type memoEntry struct {
 }
 
 // NewMemo returns an empty Memo.
-func NewMemo() *Memo { return &Memo{entries: map[string]memoEntry{}, used: map[string]bool{}} }
+func NewMemo() *Memo { return &Memo{entries: map[memoKey]memoEntry{}, used: map[memoKey]bool{}} }
 
 // Sweep forgets the entries not used since the last Sweep.
 func (m *Memo) Sweep() {
@@ -48,7 +51,7 @@ func (m *Memo) Sweep() {
 			delete(m.entries, k)
 		}
 	}
-	m.used = map[string]bool{}
+	m.used = map[memoKey]bool{}
 }
 
 // Set is like the package-level Set, reusing remembered results for
@@ -61,27 +64,29 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 	have := map[resource.Type]map[string]bool{}
 	var checked []memoEntry
 	opts := proto.MarshalOptions{Deterministic: true}
+	var buf []byte // one encoding buffer for every resource: only its hash is kept
 	for _, typ := range slices.Sorted(mapsKeys(set)) {
 		have[typ] = make(map[string]bool, len(set[typ]))
 		for _, res := range set[typ] {
 			name := cachev3.GetResourceName(res)
-			id := shortType(typ) + " " + strconv.Quote(name)
-			key := typ + "\x00" + name
+			id := func() string { return shortType(typ) + " " + strconv.Quote(name) }
+			key := memoKey{typ, name}
 			e, ok := m.entries[key]
 			// The same message as last time (callers never modify a
 			// resource once built) needs no encoding or checks.
 			if !ok || e.res != res {
-				b, err := opts.Marshal(res)
+				b, err := opts.MarshalAppend(buf[:0], res)
 				if err != nil {
-					return nil, fmt.Errorf("%s: encode: %w", id, err)
+					return nil, fmt.Errorf("%s: encode: %w", id(), err)
 				}
+				buf = b
 				sum := Sum(sha256.Sum256(b))
 				if !ok || e.sum != sum {
 					e = memoEntry{sum: sum, refs: refs{}}
 					if err := Message(res); err != nil {
-						e.err = fmt.Errorf("%s: %w", id, err)
+						e.err = fmt.Errorf("%s: %w", id(), err)
 					}
-					collect(res, id, e.refs)
+					collect(res, id(), e.refs)
 					if l, ok := res.(*listener.Listener); ok {
 						if fe := errors.Join(filterChains(l)...); fe != nil {
 							e.err = errors.Join(e.err, fe)
@@ -93,10 +98,10 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 			}
 			sums[typ] = append(sums[typ], e.sum)
 			if name == "" {
-				errs = append(errs, fmt.Errorf("%s: empty name", id))
+				errs = append(errs, fmt.Errorf("%s: empty name", id()))
 			}
 			if have[typ][name] {
-				errs = append(errs, fmt.Errorf("%s: duplicate name", id))
+				errs = append(errs, fmt.Errorf("%s: duplicate name", id()))
 			}
 			have[typ][name] = true
 			m.used[key] = true

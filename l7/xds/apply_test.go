@@ -24,7 +24,7 @@ func TestInvalidSetIsNeverSent(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	s := New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now, Options{Group: "edge"})
+	s := New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now, Options{Group: "edge", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
 	if rep := s.Publish(context.Background(), cfg); len(rep.Invalid) > 0 || len(rep.Changed) != 2 {
 		t.Fatalf("first publish: %+v", rep)
 	}

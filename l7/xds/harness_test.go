@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
 )
 
@@ -68,7 +69,7 @@ func startGroupServer(t *testing.T, addr, group string) *running {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	reg := prometheus.NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := xds.New(ctx, log, reg, time.Now, xds.Options{Group: group})
+	srv := xds.New(ctx, log, reg, time.Now, xds.Options{Group: group, Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
 	gs := grpc.NewServer()
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()

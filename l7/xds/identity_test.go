@@ -100,7 +100,7 @@ func startTLSServer(t *testing.T, p *pki) (*running, string) {
 	logs := &syncBuffer{}
 	reg := prometheus.NewRegistry()
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := xds.New(ctx, slog.New(slog.NewTextHandler(logs, nil)), reg, time.Now, xds.Options{Group: "edge"})
+	srv := xds.New(ctx, slog.New(slog.NewTextHandler(logs, nil)), reg, time.Now, xds.Options{Group: "edge", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
 	creds := credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{p.issue(t, true)}, ClientCAs: p.pool(),
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12})
 	gs := grpc.NewServer(grpc.Creds(creds))

@@ -21,7 +21,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		nacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tlb_l7_xds_nacks_total",
 			Help: "xDS responses rejected by clients, by group and type."}, []string{"group", "type"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tlb_l7_xds_refused_streams_total",
-			Help: "xDS streams refused: another schema generation (schema), another group (group), or a kind the client identity does not grant (identity)."}, []string{"reason"}),
+			Help: "xDS streams refused: another schema generation (schema), another group (group), a kind of client not served (kind), or a kind the client identity does not grant (identity)."}, []string{"reason"}),
 		publishes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "tlb_l7_snapshot_updates_total",
 			Help: "Snapshots swapped, by kind/group key."}, []string{"key"}),
 		version: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tlb_l7_snapshot_version_info",

@@ -2,6 +2,7 @@ package xds
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -48,7 +49,14 @@ type Options struct {
 	// TrustDomain is the SPIFFE trust domain of client certificates on
 	// TLS streams (default "tlb.io"); see Identity.
 	TrustDomain string
+	// Kinds are the kinds of client served (default: gateways only). A
+	// gateway pod's l7 serves the Envoy beside it; proxyless gRPC clients
+	// are served by an l7 that lists translate.GRPC too.
+	Kinds []translate.Kind
 }
+
+// serves reports whether the server builds resources for kind.
+func (o Options) serves(kind translate.Kind) bool { return slices.Contains(o.Kinds, kind) }
 
 // Server is the L7 xDS control plane of one gateway group.
 type Server struct {
@@ -65,6 +73,9 @@ type Server struct {
 
 	streams *streamLog
 	memo    *validate.Memo
+	// hexes keeps the hex form of each resource's sum between publishes,
+	// so an unchanged resource's delta version is not formatted again.
+	hexes map[validate.Sum]string
 	// translations rebuilds only the services that changed.
 	translations *translate.Cache
 }
@@ -76,6 +87,9 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 	if opts.TrustDomain == "" {
 		opts.TrustDomain = DefaultTrustDomain
 	}
+	if len(opts.Kinds) == 0 {
+		opts.Kinds = []translate.Kind{translate.Gateway}
+	}
 	s := &Server{
 		log:          log,
 		metrics:      newMetrics(reg),
@@ -84,6 +98,7 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 		generation:   Generation(),
 		versions:     map[string]map[string]string{},
 		memo:         validate.NewMemo(),
+		hexes:        map[validate.Sum]string{},
 		translations: translate.NewCache(),
 	}
 	s.cache = cachev3.NewSnapshotCache(true, nodeKey{}, cacheLogger{log})
@@ -136,7 +151,7 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	g := s.opts.Group
 	shared := s.translations.Shared(resolved, g)
 	sets := map[string]translate.Resources{}
-	for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+	for _, kind := range s.opts.Kinds {
 		sets[Key(kind, g)] = s.translations.ForKind(resolved, g, kind, shared)
 	}
 	s.apply(ctx, start, sets, &rep)
@@ -154,6 +169,15 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 	}
 	next := map[string]built{}
 	rep.Invalid = map[string]error{}
+	hexes := make(map[validate.Sum]string, len(s.hexes))
+	hexOf := func(sum validate.Sum) string {
+		h, ok := s.hexes[sum]
+		if !ok {
+			h = hex.EncodeToString(sum[:])
+		}
+		hexes[sum] = h
+		return h
+	}
 	for _, key := range slices.Sorted(maps.Keys(sets)) {
 		set := sets[key]
 		sums, err := s.memo.Set(set)
@@ -162,7 +186,7 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 			s.metrics.rejected.WithLabelValues(key).Inc()
 			continue
 		}
-		snap, vers, err := buildSnapshot(s.generation, set, sums)
+		snap, vers, err := buildSnapshot(s.generation, set, sums, hexOf)
 		if err != nil {
 			rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
 			continue
@@ -170,6 +194,7 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 		next[key] = built{snap, vers}
 	}
 	s.memo.Sweep()
+	s.hexes = hexes
 	s.metrics.build.Observe(s.now().Sub(start).Seconds())
 
 	for _, key := range slices.Sorted(maps.Keys(next)) {

@@ -52,10 +52,15 @@ func (c *streamLog) admit(id int64, n *core.Node) error {
 		c.s.log.Warn("refused xDS stream for another group", "node", n.GetId(), "group", n.GetCluster(), "serves", c.s.opts.Group)
 		return status.Errorf(codes.PermissionDenied, "node %q asks for group %q; this control plane serves group %q only", n.GetId(), n.GetCluster(), c.s.opts.Group)
 	}
+	kind := kindOf(n)
+	if !c.s.opts.serves(kind) {
+		c.s.metrics.refused.WithLabelValues("kind").Inc()
+		c.s.log.Warn("refused xDS stream for a kind of client this control plane does not serve", "node", n.GetId(), "kind", kind)
+		return status.Errorf(codes.NotFound, "node %q: this control plane serves no %s clients", n.GetId(), kind)
+	}
 	c.mu.Lock()
 	who := c.ids[id]
 	c.mu.Unlock()
-	kind := kindOf(n)
 	if !who.Allows(kind, n.GetCluster()) {
 		c.s.metrics.refused.WithLabelValues("identity").Inc()
 		c.s.log.Warn("refused xDS stream: the client's identity does not grant what its node asks for", "node", n.GetId(), "kind", kind, "group", n.GetCluster(), "peer", who.Name)

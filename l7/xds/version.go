@@ -27,7 +27,7 @@ func typeVersion(generation string, items []types.Resource, sums []validate.Sum)
 
 // buildSnapshot makes a snapshot whose versions are per type, so a change
 // to endpoints does not resend listeners to state-of-the-world clients.
-func buildSnapshot(generation string, set map[resource.Type][]types.Resource, sums map[resource.Type][]validate.Sum) (*snapshot, map[string]string, error) {
+func buildSnapshot(generation string, set map[resource.Type][]types.Resource, sums map[resource.Type][]validate.Sum, hexOf func(validate.Sum) string) (*snapshot, map[string]string, error) {
 	// The delta version map is go-control-plane's own (hex SHA-256 of the
 	// deterministic encoding), filled from the sums already computed so
 	// the cache does not encode every resource again.
@@ -43,7 +43,7 @@ func buildSnapshot(generation string, set map[resource.Type][]types.Resource, su
 		versions[typ] = v
 		vm := make(map[string]string, len(items))
 		for i, r := range items {
-			vm[cachev3.GetResourceName(r)] = hex.EncodeToString(sums[typ][i][:])
+			vm[cachev3.GetResourceName(r)] = hexOf(sums[typ][i])
 		}
 		snap.VersionMap[typ] = vm
 	}

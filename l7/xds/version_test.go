@@ -1,6 +1,7 @@
 package xds
 
 import (
+	"encoding/hex"
 	"testing"
 
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
@@ -23,7 +24,7 @@ func TestVersionMapMatchesGoControlPlane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, _, err := buildSnapshot(Generation(), set, sums)
+	ours, _, err := buildSnapshot(Generation(), set, sums, func(s validate.Sum) string { return hex.EncodeToString(s[:]) })
 	if err != nil {
 		t.Fatal(err)
 	}

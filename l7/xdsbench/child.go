@@ -14,6 +14,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
 )
 
@@ -26,9 +28,11 @@ import (
 // It first prints "ready <addr> <build ms>". With applyRounds > 0 the
 // config it first publishes is the one rounds 1..applyRounds lead to, as
 // a replica started after them would read it.
-func Child(ctx context.Context, n, applyRounds int, in io.Reader, out io.Writer) error {
+func Child(ctx context.Context, n, applyRounds int, kinds []translate.Kind, in io.Reader, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge"})
+	serve.SetGCPercent(serve.DefaultGCPercent) // as l7 serve does
+
+	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge", Kinds: kinds})
 	gs := grpc.NewServer(grpc.MaxConcurrentStreams(10000))
 	srv.Register(gs)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

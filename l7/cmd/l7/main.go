@@ -134,11 +134,18 @@ func runServe(args []string) error {
 	inCluster := fs.Bool("in-cluster", false, "also serve Services that opt into L7 from the API server of the pod's service account")
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
+	gcPercent := fs.Int("gc-percent", serve.DefaultGCPercent, "garbage collector target (GOGC wins when set)")
+	grpcClients := fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)")
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
 	}
+	kinds := []translate.Kind{translate.Gateway}
+	if *grpcClients {
+		kinds = append(kinds, translate.GRPC)
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("group", *group)
+	serve.SetGCPercent(*gcPercent)
 
 	network, address, err := xdsListenAddr(*xdsAddr)
 	if err != nil {
@@ -153,7 +160,7 @@ func runServe(args []string) error {
 
 	o := obs.NewServer(*metricsAddr, log)
 	srv := xds.New(ctx, log, o.Registry, time.Now, xds.Options{
-		Group: *group, TrustDomain: *trustDomain,
+		Group: *group, TrustDomain: *trustDomain, Kinds: kinds,
 		Resolve: model.Options{CatchAllNamespaces: splitList(*catchAll)},
 	})
 	sources := []string{"dsl"}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xdsbench"
 )
 
@@ -21,8 +22,9 @@ func main() {
 	child := flag.Bool("child", false, "run as the server child (internal)")
 	services := flag.Int("services", 0, "child: number of services")
 	applyRounds := flag.Int("apply-rounds", 0, "child: start from the config these rounds lead to")
+	grpcClients := flag.Bool("grpc-clients", false, "the server also builds the proxyless gRPC clients' resources (a gateway pod's l7 does not)")
 	sizes := flag.String("sizes", "2000,10000", "service counts to measure")
-	streams := flag.Int("streams", 32, "gateway ADS streams")
+	streams := flag.Int("streams", xdsbench.DefaultStreams, "gateway ADS streams")
 	rounds := flag.String("rounds", "20,10", "rounds per size")
 	cpuprofile := flag.String("server-cpuprofile", "", "write the server child's CPU profile to this file")
 	flag.Parse()
@@ -34,7 +36,7 @@ func main() {
 				defer pprof.StopCPUProfile()
 			}
 		}
-		if err := xdsbench.Child(ctx, *services, *applyRounds, os.Stdin, os.Stdout); err != nil {
+		if err := xdsbench.Child(ctx, *services, *applyRounds, kinds(*grpcClients), os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "l7bench child:", err)
 			pprof.StopCPUProfile()
 			os.Exit(1)
@@ -59,7 +61,7 @@ func main() {
 			r, _ = strconv.Atoi(rs[i])
 		}
 		fmt.Fprintf(os.Stderr, "l7bench: %d services, %d streams, %d rounds...\n", n, *streams, r)
-		f, err := xdsbench.Measure(ctx, self, []string{"-child", "-services", s, "-server-cpuprofile", *cpuprofile}, n, *streams, r)
+		f, err := xdsbench.Measure(ctx, self, []string{"-child", "-services", s, "-server-cpuprofile", *cpuprofile, "-grpc-clients=" + strconv.FormatBool(*grpcClients)}, n, *streams, r)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "l7bench:", err)
 			os.Exit(1)
@@ -67,4 +69,12 @@ func main() {
 		figs = append(figs, f)
 	}
 	xdsbench.Report(os.Stdout, figs)
+}
+
+// kinds are the kinds of client the server child builds for.
+func kinds(grpcClients bool) []translate.Kind {
+	if grpcClients {
+		return []translate.Kind{translate.Gateway, translate.GRPC}
+	}
+	return []translate.Kind{translate.Gateway}
 }
