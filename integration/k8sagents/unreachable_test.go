@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tlbproject/tlb/integration/apiproxy"
 	netdkube "github.com/tlbproject/tlb/netd/kube"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/model"
@@ -34,9 +35,9 @@ func TestNothingEmittedWhileAPIServerUnreachable(t *testing.T) {
 	createWithStatus(t, kc, lbService("ka-cut", "first", "198.51.100.130", svcPort("http", 80, corev1.ProtocolTCP)), "ka-cut", "198.51.100.130")
 
 	host := server.Config.Host
-	px := startProxy(t, host[len("https://"):])
+	px := apiproxy.Start(t, host[len("https://"):])
 	cfg := *server.Config
-	cfg.Host = "https://" + px.addr()
+	cfg.Host = "https://" + px.Addr()
 	pkc, pdc := clientsFor(t, &cfg)
 	director := runDirector(t, pkc, pdc, "ka-cut")
 	gateway := runNetd(t, pkc, pdc, "ka-gw-cut", netdkube.DefaultLocal())
@@ -51,7 +52,7 @@ func TestNothingEmittedWhileAPIServerUnreachable(t *testing.T) {
 	})
 	before := [2]int{len(director.all()), len(gateway.all())}
 
-	px.setCut(true)
+	px.SetCut(true)
 	// Behind the sources' back: a new Service in the cluster.
 	createWithStatus(t, kc, lbService("ka-cut", "second", second.String(), svcPort("http", 80, corev1.ProtocolTCP)), "ka-cut", second.String())
 	time.Sleep(outage)
@@ -59,12 +60,12 @@ func TestNothingEmittedWhileAPIServerUnreachable(t *testing.T) {
 		t.Fatalf("models emitted while the API server was unreachable: director %d -> %d, netd %d -> %d; last %+v / %+v",
 			before[0], after[0], before[1], after[1], director.all()[after[0]-1], gateway.all()[after[1]-1])
 	}
-	if px.refused.Load() == 0 {
+	if px.Refused() == 0 {
 		t.Fatal("the sources never tried to reach the API server during the outage; the test proves nothing")
 	}
-	t.Logf("%d connection attempts refused during the %s outage; nothing emitted", px.refused.Load(), outage)
+	t.Logf("%d connection attempts refused during the %s outage; nothing emitted", px.Refused(), outage)
 
-	px.setCut(false)
+	px.SetCut(false)
 	eventually(t, 90*time.Second, "the new Service is served once the API server is back", func() (bool, string) {
 		d, _ := director.last()
 		g, _ := gateway.last()

@@ -1,6 +1,9 @@
-//go:build k8s
-
-package k8sagents
+// Package apiproxy puts a loopback TCP proxy in front of the API server
+// for tests that cut a component off it: while cut, the proxy accepts
+// connections and closes them at once (counting them) and has closed every
+// connection that was open, so to its clients the API server is
+// unreachable. It owns only its listener and the connections through it.
+package apiproxy
 
 import (
 	"io"
@@ -10,11 +13,8 @@ import (
 	"testing"
 )
 
-// proxy is a loopback TCP proxy in front of the API server. While cut it
-// accepts connections and closes them at once (counting them), and it
-// has closed every connection that was open: to its clients the API
-// server is unreachable.
-type proxy struct {
+// Proxy is a loopback TCP proxy to one target address.
+type Proxy struct {
 	ln     net.Listener
 	target string
 
@@ -26,25 +26,31 @@ type proxy struct {
 	refused atomic.Int64
 }
 
-func startProxy(t *testing.T, target string) *proxy {
+// Start listens on a free loopback port and forwards to target
+// (host:port) until the test ends.
+func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
 	go p.serve()
 	t.Cleanup(func() {
 		_ = ln.Close()
-		p.setCut(true)
+		p.SetCut(true)
 	})
 	return p
 }
 
-func (p *proxy) addr() string { return p.ln.Addr().String() }
+// Addr is the proxy's host:port.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// setCut cuts (true) or restores (false) the path to the API server.
-func (p *proxy) setCut(cut bool) {
+// Refused counts the connections closed while cut.
+func (p *Proxy) Refused() int64 { return p.refused.Load() }
+
+// SetCut cuts (true) or restores (false) the path to the target.
+func (p *Proxy) SetCut(cut bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cut = cut
@@ -56,7 +62,7 @@ func (p *proxy) setCut(cut bool) {
 	}
 }
 
-func (p *proxy) serve() {
+func (p *Proxy) serve() {
 	for {
 		c, err := p.ln.Accept()
 		if err != nil {
