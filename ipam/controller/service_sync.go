@@ -45,8 +45,12 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 			// Not ours: never touch it, but never hand out what its
 			// status holds either.
 			c.release(key, nil)
-			if conflicts := c.alloc.Reserve(key, statusIPs(svc)); len(conflicts) > 0 && svc.DeletionTimestamp == nil {
+			ips := statusIPs(svc)
+			if conflicts := c.alloc.Reserve(key, ips); len(conflicts) > 0 && svc.DeletionTimestamp == nil {
 				c.log.Warn("Service of another load balancer holds a VIP of TLB in its status", "service", key, "vip", conflicts)
+			}
+			if len(ips) > 0 {
+				c.poolQueue.AddAfter(statusKey, statusDelay)
 			}
 			return nil
 		}
@@ -57,12 +61,6 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 		return nil
 	}
 
-	req, err := ipam.ParseAnnotations(svc.Annotations, c.opts.DefaultEnvironment)
-	if err != nil {
-		// The user's input is wrong: say what to fix, keep what exists.
-		c.reject(svc, ReasonInvalidAnnotation, err)
-		return nil
-	}
 	if _, held := c.alloc.Lookup(key); !held {
 		// A VIP recorded in status (say, before a restart) is held,
 		// whether or not a loaded pool holds it.
@@ -71,6 +69,12 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 				c.log.Warn("VIP recorded in status cannot be kept", "service", key, "vip", ip, "err", err)
 			}
 		}
+	}
+	req, err := ipam.ParseAnnotations(svc.Annotations, c.opts.DefaultEnvironment)
+	if err != nil {
+		// The user's input is wrong: say what to fix, keep what exists.
+		c.reject(svc, ReasonInvalidAnnotation, err)
+		return nil
 	}
 	before, held := c.alloc.Lookup(key)
 	if held && before.Pool == "" && !c.configValid.Load() {
