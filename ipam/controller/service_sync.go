@@ -21,6 +21,9 @@ const (
 	ReasonExhausted         = "PoolExhausted"
 	ReasonInUse             = "VIPInUse"
 	ReasonNoPool            = "NoMatchingPool"
+	// ReasonPoolNotLoaded: the Service's VIP is in no loaded pool while
+	// the pools are invalid; it is kept.
+	ReasonPoolNotLoaded = "VIPPoolNotLoaded"
 )
 
 // syncService brings one Service to its desired state: model (what the
@@ -80,7 +83,7 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	if held && before.Pool == "" && !c.configValid.Load() {
 		// Its pool may be one the controller could not load: moving the
 		// VIP now would be a guess. Keep it until the pools are valid.
-		c.reject(svc, ReasonNoPool, fmt.Errorf("VIP %s of %s is in no loaded VIPPool and the VIPPool configuration is invalid (tlb_ipam_config_valid 0); the VIP is kept", before.Address, key))
+		c.reject(svc, ReasonPoolNotLoaded, fmt.Errorf("VIP %s of Service %s is in no loaded VIPPool while the VIPPool configuration is invalid", before.Address, key))
 		return nil
 	}
 	al, err := c.alloc.Allocate(key, req.Request)
@@ -140,7 +143,7 @@ func (c *Controller) reject(svc *corev1.Service, reason string, err error) {
 	c.metrics.rejections.WithLabelValues(reason).Inc()
 	// Refusals that a pool change or a freed address may lift are tried
 	// again then; an invalid annotation waits for the user.
-	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted || reason == ReasonNoPool)
+	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted || reason == ReasonNoPool || reason == ReasonPoolNotLoaded)
 	c.log.Warn("VIP request refused", "service", svc.Namespace+"/"+svc.Name, "reason", reason, "err", err)
 	c.recorder.Event(svc, corev1.EventTypeWarning, reason, hint(reason, err))
 }
@@ -165,6 +168,8 @@ func hint(reason string, err error) string {
 		return err.Error() + "; choose another address in tlb.io/vip or remove the annotation"
 	case ReasonNoPool:
 		return err.Error() + "; check tlb.io/environment, tlb.io/pool and tlb.io/vip against `kubectl get vippools,l4clusters`"
+	case ReasonPoolNotLoaded:
+		return err.Error() + "; the VIP is kept until the VIPPools and L4Clusters are fixed (the ipam log names the object and field)"
 	}
 	return err.Error()
 }
