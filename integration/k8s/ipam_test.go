@@ -157,8 +157,8 @@ func TestManyServicesAndRestart(t *testing.T) {
 	pfx := netip.MustParsePrefix("198.18.17.0/24")
 	createPool(t, dc, "t2-a", "t2", 0, "t2-pool", "198.18.16.0/24")
 	createPool(t, dc, "t2-b", "t2", 0, "t2-pool-b", pfx.String())
-	// The first controller is throttled (20 requests/s, two writes per
-	// Service) so that it is surely stopped half-way.
+	// The first controller is throttled (20 requests/s: a write and an
+	// Event per Service) so that it is surely stopped half-way.
 	skc, sdc := slowClients(t, 20)
 	first := startController(t, skc, sdc, "t2")
 
