@@ -21,6 +21,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/tlbproject/tlb/integration/apiproxy"
+	"github.com/tlbproject/tlb/ipam"
 )
 
 // TestIPAMWhileAPIServerUnreachable: the ipam binary started while the API
@@ -41,7 +42,7 @@ func TestIPAMWhileAPIServerUnreachable(t *testing.T) {
 	px := apiproxy.Start(t, host)
 	px.SetCut(true)
 	kubeconfig := proxyKubeconfig(t, "https://"+px.Addr())
-	r := startIPAM(t, "t7-replica", kubeconfig, "--lease-name=t7-ipam", "--default-environment=t7")
+	r := startIPAM(t, "t7-replica", kubeconfig, "--lease-name=t7-ipam")
 
 	want := "API server https://" + px.Addr() + " unreachable"
 	eventually(t, 30*time.Second, "/readyz says the API server is unreachable", func() (bool, string) {
@@ -76,7 +77,7 @@ func TestIPAMWhileAPIServerUnreachable(t *testing.T) {
 		return code == http.StatusOK, fmt.Sprintf("%d %q", code, body)
 	})
 	deleteServicesAtCleanup(t, kc, ns)
-	if _, err := kc.CoreV1().Services(ns).Create(ctx, lbService(ns, "web", nil), metav1.CreateOptions{}); err != nil {
+	if _, err := kc.CoreV1().Services(ns).Create(ctx, lbService(ns, "web", map[string]string{ipam.AnnotationEnvironment: "t7"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitVIP(t, kc, ns, "web", netip.MustParseAddr("198.18.70.0"))
