@@ -8,10 +8,10 @@ import (
 	"github.com/tlbproject/tlb/ipam"
 )
 
-// allocReference is what n = 20,000 allocations in one /16 took before the
-// allocator found free addresses with a bitmap (issue 10): it walked the
-// pool from its start over every address taken, under its lock.
-const allocReference = "104 s (2k/5k/10k/20k: 0.76/3.3/14.9/104 s)"
+// allocReference is what 20,000 allocations in one /16 took before the
+// allocator found free addresses with a bitmap: it walked the pool from its
+// start over every address taken, under its lock (quadratic).
+const allocReference = "104 s at load ~17 (issue 10: 2k/5k/10k/20k 0.76/3.3/14.9/104 s), 9.9 s at load ~3 (0.08/0.52/2.3/9.9 s)"
 
 // benchAllocator times n allocations, one after another, in one /16 of
 // one allocator (no API server): the cost the controller pays under the
