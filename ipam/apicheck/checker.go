@@ -45,8 +45,11 @@ type Checker struct {
 
 // Defaults for NewChecker.
 const (
+	// DefaultInterval is the pause between checks while the API server
+	// answers.
 	DefaultInterval = 10 * time.Second
-	DefaultTimeout  = 5 * time.Second
+	// DefaultTimeout bounds one probe.
+	DefaultTimeout = 5 * time.Second
 )
 
 // DefaultBackoff retries after 1 s, 2 s, 4 s ... up to 30 s.
