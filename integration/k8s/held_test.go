@@ -25,7 +25,8 @@ import (
 // L4Cluster that does not exist (so the whole configuration is refused),
 // with Services holding VIPs of the valid pool t6-good, of t6-bad, and a
 // Service of another load balancer holding an address of t6-good. A new
-// Service created meanwhile is refused, and nothing is written. Once the
+// Service created meanwhile is refused, the holder of a t6-bad VIP is told
+// (VIPPoolNotLoaded) that it keeps it, and nothing is written. Once the
 // missing L4Cluster exists, that Service and two more get addresses of
 // t6-good: all distinct from every held one, and no held VIP moved.
 func TestInvalidPoolNeverDuplicatesOrMovesVIPs(t *testing.T) {
@@ -73,6 +74,10 @@ func TestInvalidPoolNeverDuplicatesOrMovesVIPs(t *testing.T) {
 	eventually(t, 30*time.Second, "new-1 refused while the pools are invalid", func() (bool, string) {
 		evs := eventsFor(t, kc, ns, "new-1")
 		return hasEvent(evs, controller.ReasonNoPool, ""), fmt.Sprintf("events %v", evs)
+	})
+	eventually(t, 30*time.Second, "old-bad told why its VIP is kept", func() (bool, string) {
+		evs := eventsFor(t, kc, ns, "old-bad")
+		return hasEvent(evs, controller.ReasonPoolNotLoaded, held["old-bad"].String()), fmt.Sprintf("events %v", evs)
 	})
 	assertVIPs(t, kc, ns, held, "while the pools are invalid")
 
