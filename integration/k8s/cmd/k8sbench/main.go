@@ -178,13 +178,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	cpu, err := cpuSeconds(ctrl.Process.Pid)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("all %d Services have distinct VIPs in status after %s, %s after the last was created\n",
 		*n, done.Round(time.Millisecond), (done - created).Round(time.Millisecond))
 	fmt.Printf("reference before one write per Service and 200 QPS: 48.6 s (creation 10.5 s)\n")
 	bench = append(bench,
 		fmt.Sprintf("BENCH k8s_%d_services_allocated_s %.2f s", *n, done.Seconds()),
 		fmt.Sprintf("BENCH k8s_%d_services_allocated_after_created_s %.2f s", *n, (done-created).Seconds()),
-		fmt.Sprintf("BENCH k8s_controller_rss_mib %.1f MiB", rss))
+		fmt.Sprintf("BENCH k8s_controller_rss_mib %.1f MiB", rss),
+		fmt.Sprintf("BENCH k8s_controller_cpu_s %.2f s", cpu))
 	for _, b := range bench {
 		fmt.Println(b)
 	}
@@ -228,6 +233,26 @@ func peakRSS(pid int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// cpuSeconds reads the user and system CPU time pid has used, in seconds
+// (fields 14 and 15 of /proc/<pid>/stat, in clock ticks of 1/100 s).
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read controller CPU time: %w", err)
+	}
+	// The command name (field 2) may hold spaces; count from after it.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, err1 := strconv.ParseFloat(f[11], 64)
+	stime, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("parse /proc/%d/stat: %q %q", pid, f[11], f[12])
+	}
+	return (utime + stime) / 100, nil
 }
 
 func freeAddr() (string, error) {
