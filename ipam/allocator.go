@@ -9,13 +9,24 @@ import (
 // Allocator hands out VIPs from the pools of a Config to Services, named by
 // an opaque key (the controller uses "namespace/name"). It is safe for
 // concurrent use. It holds allocations in memory only: after a restart the
-// caller rebuilds them with Assign from what the API server recorded.
+// caller rebuilds them with Assign and Reserve from what the API server
+// recorded.
+//
+// An address that any Service holds is never handed out: the VIPs of the
+// Services it serves (Assign, Allocate), whether or not a loaded pool holds
+// them, and the addresses other Services hold (Reserve).
 type Allocator struct {
 	mu        sync.Mutex
 	cfg       *Config
 	byService map[string]Allocation
-	byAddr    map[netip.Addr]string
-	poolUsed  map[string]uint64
+	// foreign are the addresses of Services TLB does not serve.
+	foreign map[string][]netip.Addr
+	// holder maps every held address to the Service holding it.
+	holder map[netip.Addr]string
+	// index finds the lowest free address of each CIDR of cfg.
+	index map[netip.Prefix]*prefixIndex
+	// poolUsed counts the held addresses of each pool.
+	poolUsed map[string]uint64
 	// clusterUsed counts VIPs per L4 cluster; the scheduler reads it.
 	clusterUsed map[string]uint64
 }
@@ -24,26 +35,33 @@ type Allocator struct {
 func New(cfg *Config) *Allocator {
 	a := &Allocator{
 		byService: map[string]Allocation{},
-		byAddr:    map[netip.Addr]string{},
+		foreign:   map[string][]netip.Addr{},
+		holder:    map[netip.Addr]string{},
 	}
 	a.SetConfig(cfg)
 	return a
 }
 
-// SetConfig replaces the pools and clusters. Existing allocations are kept
-// (a live VIP is never taken away); their pool and cluster are looked up
-// again by address, and an address no pool holds any more keeps its owner
-// with an empty Pool, so that it is not handed to anyone else.
+// SetConfig replaces the pools and clusters. Every held address stays held
+// (a live VIP is never taken away); the pool and cluster of each allocation
+// are looked up again by address, and an address no pool holds keeps its
+// owner with an empty Pool, so that it is not handed to anyone else when a
+// pool holding it comes (back).
 func (a *Allocator) SetConfig(cfg *Config) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.cfg = cfg
 	a.poolUsed = map[string]uint64{}
 	a.clusterUsed = map[string]uint64{}
+	a.index = make(map[netip.Prefix]*prefixIndex, len(cfg.ranges))
+	for _, r := range cfg.ranges {
+		a.index[r.prefix] = newPrefixIndex(r.prefix, cfg.pools[r.pool].AvoidBuggyIPs)
+	}
 	for svc, al := range a.byService {
-		al = a.describe(al.Address)
-		a.byService[svc] = al
-		a.count(al, 1)
+		a.byService[svc] = a.describe(al.Address)
+	}
+	for addr, svc := range a.holder {
+		a.take(addr, a.byService[svc].Address == addr)
 	}
 }
 
@@ -56,20 +74,44 @@ func (a *Allocator) Lookup(svc string) (Allocation, bool) {
 }
 
 // Assign records that svc already holds addr, as read back from the API
-// server on start. It is idempotent; it fails when addr is in no pool or
-// when another Service holds it.
+// server. It is idempotent and fails only when another Service holds
+// addr. An address in no loaded pool is recorded too, with an empty Pool:
+// it is held all the same.
 func (a *Allocator) Assign(svc string, addr netip.Addr) (Allocation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, ok := a.cfg.poolOf(addr); !ok {
-		return Allocation{}, fmt.Errorf("assign %s to %s: %w: no VIP pool holds the address", addr, svc, ErrNotInPool)
-	}
-	if owner, ok := a.byAddr[addr]; ok && owner != svc {
-		return Allocation{}, fmt.Errorf("assign %s to %s: %w", addr, svc, ErrInUse)
+	if owner, ok := a.holder[addr]; ok && owner != svc {
+		return Allocation{}, fmt.Errorf("assign %s to %s: %w (held by %s)", addr, svc, ErrInUse, owner)
 	}
 	al := a.describe(addr)
 	a.record(svc, al)
 	return al, nil
+}
+
+// Reserve records that holder, a Service that TLB does not serve, holds
+// addrs in its status, so that no allocation hands them out. It replaces
+// holder's earlier reservations; no addrs drops them. Addresses another
+// Service already holds are not reserved: they are returned.
+func (a *Allocator) Reserve(holder string, addrs []netip.Addr) (conflicts []netip.Addr) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.releaseLocked(holder)
+	var kept []netip.Addr
+	for _, addr := range addrs {
+		if owner, ok := a.holder[addr]; ok {
+			if owner != holder {
+				conflicts = append(conflicts, addr)
+			}
+			continue
+		}
+		kept = append(kept, addr)
+		a.holder[addr] = holder
+		a.take(addr, false)
+	}
+	if len(kept) > 0 {
+		a.foreign[holder] = kept
+	}
+	return conflicts
 }
 
 // Allocate gives svc a VIP that satisfies req. When svc already holds one
@@ -90,22 +132,32 @@ func (a *Allocator) Allocate(svc string, req Request) (Allocation, error) {
 	return al, nil
 }
 
-// Release frees the VIP of svc and returns it; ok is false when svc held
-// none.
+// Release frees what svc holds (its VIP or its reservations) and returns
+// its allocation; ok is false when svc held no VIP.
 func (a *Allocator) Release(svc string) (Allocation, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	return a.releaseLocked(svc)
+}
+
+func (a *Allocator) releaseLocked(svc string) (Allocation, bool) {
+	for _, addr := range a.foreign[svc] {
+		a.free(addr, false)
+		delete(a.holder, addr)
+	}
+	delete(a.foreign, svc)
 	al, ok := a.byService[svc]
 	if !ok {
 		return Allocation{}, false
 	}
+	a.free(al.Address, true)
 	delete(a.byService, svc)
-	delete(a.byAddr, al.Address)
-	a.count(al, -1)
+	delete(a.holder, al.Address)
 	return al, true
 }
 
-// PoolUsage counts the used and free addresses of a pool.
+// PoolUsage counts the used and free addresses of a pool. Used counts
+// every held address, reservations of other Services included.
 func (a *Allocator) PoolUsage(pool string) Usage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -152,27 +204,50 @@ func (a *Allocator) describe(addr netip.Addr) Allocation {
 	return al
 }
 
+// record gives al to svc, releasing what svc held before.
 func (a *Allocator) record(svc string, al Allocation) {
-	if old, ok := a.byService[svc]; ok {
-		delete(a.byAddr, old.Address)
-		a.count(old, -1)
+	if old, ok := a.byService[svc]; ok && old.Address == al.Address {
+		a.byService[svc] = al
+		return
 	}
+	a.releaseLocked(svc)
 	a.byService[svc] = al
-	a.byAddr[al.Address] = svc
-	a.count(al, 1)
+	a.holder[al.Address] = svc
+	a.take(al.Address, true)
 }
 
-func (a *Allocator) count(al Allocation, d int) {
-	if al.Pool == "" {
+// take marks addr held in the free index and the counters of its pool
+// and, for an allocation (not a reservation), of its L4 cluster.
+func (a *Allocator) take(addr netip.Addr, allocation bool) { a.count(addr, allocation, 1) }
+
+// free undoes take.
+func (a *Allocator) free(addr netip.Addr, allocation bool) { a.count(addr, allocation, -1) }
+
+func (a *Allocator) count(addr netip.Addr, allocation bool, d int) {
+	r, ok := a.cfg.rangeOf(addr)
+	if !ok {
 		return
 	}
-	if d > 0 {
-		a.poolUsed[al.Pool]++
-		a.clusterUsed[al.L4Cluster]++
-		return
+	if x := a.index[r.prefix]; d > 0 {
+		x.take(addr)
+	} else {
+		x.free(addr)
 	}
-	a.poolUsed[al.Pool]--
-	a.clusterUsed[al.L4Cluster]--
+	p, ok := a.cfg.poolOf(addr)
+	if !ok {
+		return // a buggy address of a pool that avoids them
+	}
+	step := func(m map[string]uint64, k string) {
+		if d > 0 {
+			m[k]++
+		} else {
+			m[k]--
+		}
+	}
+	step(a.poolUsed, p.Name)
+	if allocation {
+		step(a.clusterUsed, p.L4Cluster)
+	}
 }
 
 func satisfies(al Allocation, req Request) bool {

@@ -91,8 +91,22 @@ func NewConfig(clusters []L4Cluster, pools []VIPPool) (*Config, error) {
 	return c, nil
 }
 
-// poolOf returns the pool that holds addr.
+// poolOf returns the pool that holds addr: addr is in one of its CIDRs and
+// not an address the pool avoids.
 func (c *Config) poolOf(addr netip.Addr) (VIPPool, bool) {
+	r, ok := c.rangeOf(addr)
+	if !ok {
+		return VIPPool{}, false
+	}
+	p := c.pools[r.pool]
+	if p.AvoidBuggyIPs && isBuggy(addr) {
+		return VIPPool{}, false
+	}
+	return p, true
+}
+
+// rangeOf returns the CIDR that contains addr.
+func (c *Config) rangeOf(addr netip.Addr) (poolRange, bool) {
 	i, _ := slices.BinarySearchFunc(c.ranges, addr, func(r poolRange, a netip.Addr) int {
 		return r.prefix.Addr().Compare(a)
 	})
@@ -100,14 +114,10 @@ func (c *Config) poolOf(addr netip.Addr) (VIPPool, bool) {
 	// ranges are rejected, so there is at most one.
 	for _, j := range []int{i, i - 1} {
 		if j >= 0 && j < len(c.ranges) && c.ranges[j].prefix.Contains(addr) {
-			p := c.pools[c.ranges[j].pool]
-			if p.AvoidBuggyIPs && isBuggy(addr) {
-				return VIPPool{}, false
-			}
-			return p, true
+			return c.ranges[j], true
 		}
 	}
-	return VIPPool{}, false
+	return poolRange{}, false
 }
 
 // clustersIn returns the clusters of env sorted by name.

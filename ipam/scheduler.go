@@ -74,7 +74,7 @@ func (a *Allocator) chooseAddress(svc string, req Request) (Allocation, error) {
 	if req.Environment != "" && req.Environment != cl.Environment {
 		return Allocation{}, fmt.Errorf("%w: %s is in environment %q, not %q", ErrNotInPool, addr, cl.Environment, req.Environment)
 	}
-	if owner, ok := a.byAddr[addr]; ok && owner != svc {
+	if owner, ok := a.holder[addr]; ok && owner != svc {
 		return Allocation{}, fmt.Errorf("%s: %w", addr, ErrInUse)
 	}
 	if cur, ok := a.byService[svc]; !ok || cur.L4Cluster != cl.Name {
@@ -85,19 +85,15 @@ func (a *Allocator) chooseAddress(svc string, req Request) (Allocation, error) {
 	return a.describe(addr), nil
 }
 
-// firstFree returns the lowest free address of p.
+// firstFree returns the lowest free address of p. Its cost does not grow
+// with the number of addresses taken (see prefixIndex).
 func (a *Allocator) firstFree(p VIPPool) (netip.Addr, bool) {
 	if a.poolUsed[p.Name] >= p.size() {
 		return netip.Addr{}, false
 	}
 	for _, pfx := range p.Prefixes {
-		for addr := pfx.Addr(); addr.IsValid() && pfx.Contains(addr); addr = addr.Next() {
-			if p.AvoidBuggyIPs && isBuggy(addr) {
-				continue
-			}
-			if _, used := a.byAddr[addr]; !used {
-				return addr, true
-			}
+		if addr, ok := a.index[pfx].lowestFree(); ok {
+			return addr, true
 		}
 	}
 	return netip.Addr{}, false

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +21,11 @@ import (
 
 // TestServiceGetsVIPFromRightPool: proof 1. A Service of class tlb.io/l4
 // gets a VIP from the pool of its environment, recorded in status and
-// annotations; deleting it frees the VIP; an invalid annotation produces an
-// Event and no allocation; an exhausted pool produces an Event, and the
-// Service gets the address as soon as one is freed.
+// annotations (one write to services/status: the real API server keeps
+// the annotations), with no finalizer; deleting it frees the VIP; an
+// invalid annotation produces an Event and no allocation; an exhausted pool produces an Event, and the
+// Service gets the address as soon as one is freed; a Service of another
+// class is not touched, and the address in its status is not handed out.
 func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	ctx := context.Background()
 	kc, dc := clients(t)
@@ -60,8 +61,8 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	if web.Annotations[ipam.AnnotationAssignedPool] != "t1-dev-pool" || web.Annotations[ipam.AnnotationAssignedL4Cluster] != "t1-dev" {
 		t.Fatalf("assignment annotations = %v", web.Annotations)
 	}
-	if !slices.Contains(web.Finalizers, controller.Finalizer) {
-		t.Fatalf("finalizers = %v, want %s", web.Finalizers, controller.Finalizer)
+	if len(web.Finalizers) != 0 {
+		t.Fatalf("finalizers = %v, want none (allocations are rebuilt from status)", web.Finalizers)
 	}
 	eventually(t, 30*time.Second, "t1-dev-pool status counts the VIP", func() (bool, string) {
 		st := poolStatus(t, dc, "t1-dev-pool")
@@ -119,18 +120,34 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	}
 	waitVIP(t, kc, ns, "tiny2", netip.MustParseAddr("198.51.100.200"))
 
-	// A Service of another class is never touched.
+	// A Service of another class is never touched, but the address its
+	// status holds is not handed out: the pool counts it as used once the
+	// controller has seen it (a condition to wait on instead of a sleep).
 	other := lbService(ns, "foreign", map[string]string{ipam.AnnotationEnvironment: "t1dev"})
 	cls := "example.com/other"
 	other.Spec.LoadBalancerClass = &cls
-	if _, err := svcs.Create(ctx, other, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2 * time.Second)
+	foreignIP := netip.MustParseAddr("198.51.100.30")
+	eventually(t, 30*time.Second, "t1-dev-pool counts the VIP of reuse", func() (bool, string) {
+		st := poolStatus(t, dc, "t1-dev-pool")
+		return st.Used == 1, fmt.Sprintf("status %+v", st)
+	})
+	createHolding(t, kc, other, foreignIP)
+	eventually(t, 30*time.Second, "t1-dev-pool counts the address of the foreign Service too", func() (bool, string) {
+		st := poolStatus(t, dc, "t1-dev-pool")
+		return st.Used == 2, fmt.Sprintf("status %+v", st)
+	})
 	f, _ := svcs.Get(ctx, "foreign", metav1.GetOptions{})
-	if len(f.Status.LoadBalancer.Ingress) != 0 || len(f.Finalizers) != 0 || len(eventsFor(t, kc, ns, "foreign")) != 0 {
+	if ip, _ := vipOf(f); ip != foreignIP || len(f.Status.LoadBalancer.Ingress) != 1 || len(f.Finalizers) != 0 ||
+		f.Annotations[ipam.AnnotationAssignedPool] != "" || len(eventsFor(t, kc, ns, "foreign")) != 0 {
 		t.Fatalf("controller touched a Service of another class: %+v", f)
 	}
+	if _, err := svcs.Create(ctx, lbService(ns, "thief", map[string]string{ipam.AnnotationVIP: foreignIP.String()}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "VIPInUse Event on thief", func() (bool, string) {
+		evs := eventsFor(t, kc, ns, "thief")
+		return hasEvent(evs, controller.ReasonInUse, foreignIP.String()), fmt.Sprintf("events %v", evs)
+	})
 }
 
 // waitVIP waits until ns/name has want in its status.
@@ -157,8 +174,8 @@ func TestManyServicesAndRestart(t *testing.T) {
 	pfx := netip.MustParsePrefix("198.18.17.0/24")
 	createPool(t, dc, "t2-a", "t2", 0, "t2-pool", "198.18.16.0/24")
 	createPool(t, dc, "t2-b", "t2", 0, "t2-pool-b", pfx.String())
-	// The first controller is throttled (20 requests/s, two writes per
-	// Service) so that it is surely stopped half-way.
+	// The first controller is throttled (20 requests/s: a write and an
+	// Event per Service) so that it is surely stopped half-way.
 	skc, sdc := slowClients(t, 20)
 	first := startController(t, skc, sdc, "t2")
 

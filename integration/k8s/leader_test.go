@@ -29,9 +29,17 @@ type replica struct {
 	id      string
 	cmd     *exec.Cmd
 	metrics string // host:port
+	log     string // file of its stderr
 }
 
 func startReplica(t *testing.T, id string) *replica {
+	t.Helper()
+	return startIPAM(t, id, server.Kubeconfig, "--lease-name=t3-ipam", "--default-environment=t3")
+}
+
+// startIPAM runs the ipam binary as replica id through kubeconfig, with
+// leader election on a short lease in tlb-system, until the test ends.
+func startIPAM(t *testing.T, id, kubeconfig string, args ...string) *replica {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,15 +51,16 @@ func startReplica(t *testing.T, id string) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(ipamBin, "--kubeconfig="+server.Kubeconfig, "--metrics-addr="+addr,
-		"--identity="+id, "--lease-namespace=tlb-system", "--lease-name=t3-ipam",
-		"--lease-duration=6s", "--renew-deadline=4s", "--retry-period=1s", "--default-environment=t3")
+	args = append([]string{"--kubeconfig=" + kubeconfig, "--metrics-addr=" + addr,
+		"--identity=" + id, "--lease-namespace=tlb-system",
+		"--lease-duration=6s", "--renew-deadline=4s", "--retry-period=1s"}, args...)
+	cmd := exec.Command(ipamBin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &replica{id: id, cmd: cmd, metrics: addr}
+	r := &replica{id: id, cmd: cmd, metrics: addr, log: logf.Name()}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_, _ = cmd.Process.Wait()

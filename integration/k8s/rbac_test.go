@@ -627,10 +627,11 @@ func TestRBACL7(t *testing.T) {
 // TestRBACIPAM: the ipam controller's ClusterRole and leader Role
 // (deploy/ipam/rbac.yaml) are enough for the real controller, elected
 // through Lease tlb-system/tlb-ipam as ServiceAccount tlb-ipam, to give a
-// Service its VIP (status, annotations, finalizer), write the pool's
-// status, record an Event for an invalid annotation and release the VIP
-// when the Service is deleted; and it grants no Secret, no other Lease,
-// no Node write and no change to a pool's spec.
+// Service its VIP and annotations (one write to services/status), drop the
+// finalizer earlier versions added (an upgrade), write the pool's status,
+// record an Event for an invalid annotation and release the VIP when the
+// Service is deleted; and it grants no Secret, no other Lease, no update
+// of a Service itself, no Node write and no change to a pool's spec.
 func TestRBACIPAM(t *testing.T) {
 	installRBAC(t, "deploy/ipam/rbac.yaml")
 	ctx := context.Background()
@@ -689,12 +690,27 @@ func TestRBACIPAM(t *testing.T) {
 		}
 		vip, ok := vipOf(s)
 		return ok && netip.MustParsePrefix("198.51.100.64/28").Contains(vip) &&
-				s.Annotations[ipam.AnnotationAssignedPool] == "rbac-ipam-pool" && slices.Contains(s.Finalizers, controller.Finalizer),
+				s.Annotations[ipam.AnnotationAssignedPool] == "rbac-ipam-pool" && !slices.Contains(s.Finalizers, controller.LegacyFinalizer),
 			fmt.Sprintf("status %+v annotations %v finalizers %v", s.Status.LoadBalancer, s.Annotations, s.Finalizers)
 	})
-	eventually(t, 30*time.Second, "rbac-ipam-pool status counts the VIP", func() (bool, string) {
+	// A Service from before the upgrade, with the finalizer of earlier
+	// versions: the controller removes it through services/status.
+	legacy := lbService(ns, "legacy", map[string]string{ipam.AnnotationEnvironment: "rbacipam"})
+	legacy.Finalizers = []string{controller.LegacyFinalizer}
+	if _, err := svcs.Create(ctx, legacy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "legacy gets a VIP and loses the old finalizer", func() (bool, string) {
+		s, err := svcs.Get(ctx, "legacy", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, ok := vipOf(s)
+		return ok && len(s.Finalizers) == 0, fmt.Sprintf("status %+v finalizers %v", s.Status.LoadBalancer, s.Finalizers)
+	})
+	eventually(t, 30*time.Second, "rbac-ipam-pool status counts the VIPs", func() (bool, string) {
 		st := poolStatus(t, dc, "rbac-ipam-pool")
-		return st.Used == 1 && st.Free == 15, fmt.Sprintf("status %+v", st)
+		return st.Used == 2 && st.Free == 14, fmt.Sprintf("status %+v", st)
 	})
 	eventually(t, 30*time.Second, "InvalidAnnotation Event on bad", func() (bool, string) {
 		evs := eventsFor(t, kc, ns, "bad")
@@ -706,7 +722,7 @@ func TestRBACIPAM(t *testing.T) {
 	eventually(t, 30*time.Second, "web gone (finalizer released) and its VIP free", func() (bool, string) {
 		_, err := svcs.Get(ctx, "web", metav1.GetOptions{})
 		st := poolStatus(t, dc, "rbac-ipam-pool")
-		return apierrors.IsNotFound(err) && st.Used == 0, fmt.Sprintf("get: %v; pool %+v", err, st)
+		return apierrors.IsNotFound(err) && st.Used == 1, fmt.Sprintf("get: %v; pool %+v", err, st)
 	})
 
 	assertForbidden(t, "tlb-ipam", c, []forbidden{
@@ -729,6 +745,15 @@ func TestRBACIPAM(t *testing.T) {
 		}},
 		{"delete a Service", func(ctx context.Context, c tlbkube.Clients) error {
 			return c.Kube.CoreV1().Services(ns).Delete(ctx, "bad", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+		}},
+		{"update a Service (only its status)", func(ctx context.Context, c tlbkube.Clients) error {
+			s, err := kc.CoreV1().Services(ns).Get(ctx, "bad", metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("admin get: %w", err)
+			}
+			s.Annotations["rbac-test"] = "x"
+			_, err = c.Kube.CoreV1().Services(ns).Update(ctx, s, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
 		}},
 		{"list Pods", func(ctx context.Context, c tlbkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -89,13 +88,4 @@ func TestBadPoolKeepsLastGoodConfig(t *testing.T) {
 	if u := c.alloc.PoolUsage("overlap"); u != (ipam.Usage{}) {
 		t.Fatalf("refused pool is in use: %+v", u)
 	}
-}
-
-func gauge(t *testing.T, g prometheus.Gauge) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := g.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetGauge().GetValue()
 }

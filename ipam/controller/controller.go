@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,14 +67,15 @@ type Controller struct {
 	// poolQueue holds the single keys configKey and statusKey.
 	poolQueue workqueue.TypedRateLimitingInterface[string]
 
+	// configValid is false while the cached VIPPools and L4Clusters are
+	// inconsistent (the allocator keeps the last good ones, or none).
+	configValid atomic.Bool
+
 	mu sync.Mutex
-	// pending are Services refused for lack of a free address; they are
-	// tried again when addresses are freed or pools change.
+	// pending are Services refused for lack of a free address or of a
+	// matching pool; they are tried again when addresses are freed or
+	// pools change.
 	pending map[string]struct{}
-	// intermediate maps a Service key to the resourceVersion our first of
-	// two writes produced, so a sync that sees that version waits for the
-	// event of the second instead of conflicting with it.
-	intermediate map[string]string
 }
 
 const (
@@ -103,8 +105,6 @@ func New(o Options) (*Controller, error) {
 		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		poolQueue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		pending:   map[string]struct{}{},
-
-		intermediate: map[string]string{},
 	}
 	c.kubeInformers = informers.NewSharedInformerFactory(o.Client, 0)
 	svcInf := c.kubeInformers.Core().V1().Services()
@@ -248,26 +248,4 @@ func (c *Controller) retryPending() {
 	for k := range c.pending {
 		c.queue.Add(k)
 	}
-}
-
-func (c *Controller) setIntermediate(key, rv string) {
-	if rv == "" {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.intermediate[key] = rv
-}
-
-// isIntermediate reports whether rv is the in-between version of key; any
-// other version clears the record.
-func (c *Controller) isIntermediate(key, rv string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.intermediate[key]
-	if ok && v == rv {
-		return true
-	}
-	delete(c.intermediate, key)
-	return false
 }

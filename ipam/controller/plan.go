@@ -10,11 +10,9 @@ import (
 	"github.com/tlbproject/tlb/ipam"
 )
 
-// servicePlan is the desired TLB-owned part of one Service: whether it
-// carries the finalizer, its assignment annotations (nil: none) and its
-// load balancer ingress.
+// servicePlan is the desired TLB-owned part of one Service: its
+// assignment annotations (nil: none) and its load balancer ingress.
 type servicePlan struct {
-	finalizer   bool
 	annotations map[string]string
 	ingress     []corev1.LoadBalancerIngress
 }
@@ -27,7 +25,6 @@ func planFor(al ipam.Allocation) servicePlan {
 	}
 	vip := corev1.LoadBalancerIPModeVIP
 	return servicePlan{
-		finalizer: true,
 		annotations: map[string]string{
 			ipam.AnnotationAssignedPool:      al.Pool,
 			ipam.AnnotationAssignedL4Cluster: al.L4Cluster,
@@ -36,52 +33,40 @@ func planFor(al ipam.Allocation) servicePlan {
 	}
 }
 
-// serviceDiff says which writes bring svc to the plan.
-type serviceDiff struct {
-	// meta is the Service with finalizer and annotations changed, or nil.
-	meta *corev1.Service
-	// status is the Service with status changed, or nil.
-	status *corev1.Service
-}
-
-func (d serviceDiff) empty() bool { return d.meta == nil && d.status == nil }
-
-// diffService compares svc with p and returns deep copies carrying the
-// changes. It never changes svc, which belongs to the informer cache.
-func diffService(svc *corev1.Service, p servicePlan) serviceDiff {
-	var d serviceDiff
-	hasFin := slices.Contains(svc.Finalizers, Finalizer)
-	wantAnn := func(k string) (string, bool) { v, ok := p.annotations[k]; return v, ok }
+// diffService compares svc with p and returns the one write that brings
+// svc to the plan, or nil when svc is already there. The write goes to
+// the status subresource and carries the annotations too (the API server
+// keeps metadata changes made through services/status, as Kubernetes' own
+// service controller relies on for its finalizer), so one request gives
+// a Service its VIP and the annotations the directors select it by. It
+// also drops LegacyFinalizer, which earlier versions added. It never
+// changes svc, which belongs to the informer cache.
+func diffService(svc *corev1.Service, p servicePlan) *corev1.Service {
+	legacy := slices.Contains(svc.Finalizers, LegacyFinalizer)
 	annChanged := false
 	for _, k := range []string{ipam.AnnotationAssignedPool, ipam.AnnotationAssignedL4Cluster} {
-		want, wok := wantAnn(k)
+		want, wok := p.annotations[k]
 		got, gok := svc.Annotations[k]
 		if want != got || wok != gok {
 			annChanged = true
 		}
 	}
-	if hasFin != p.finalizer || annChanged {
-		m := svc.DeepCopy()
-		if p.finalizer && !hasFin {
-			m.Finalizers = append(m.Finalizers, Finalizer)
-		}
-		if !p.finalizer && hasFin {
-			m.Finalizers = slices.DeleteFunc(m.Finalizers, func(f string) bool { return f == Finalizer })
-		}
-		if m.Annotations == nil && len(p.annotations) > 0 {
-			m.Annotations = map[string]string{}
-		}
-		delete(m.Annotations, ipam.AnnotationAssignedPool)
-		delete(m.Annotations, ipam.AnnotationAssignedL4Cluster)
-		maps.Copy(m.Annotations, p.annotations)
-		d.meta = m
+	ingressChanged := !sameIngressIPs(svc.Status.LoadBalancer.Ingress, p.ingress)
+	if !legacy && !annChanged && !ingressChanged {
+		return nil
 	}
-	if !sameIngressIPs(svc.Status.LoadBalancer.Ingress, p.ingress) {
-		s := svc.DeepCopy()
-		s.Status.LoadBalancer.Ingress = p.ingress
-		d.status = s
+	w := svc.DeepCopy()
+	w.Finalizers = slices.DeleteFunc(w.Finalizers, func(f string) bool { return f == LegacyFinalizer })
+	if w.Annotations == nil && len(p.annotations) > 0 {
+		w.Annotations = map[string]string{}
 	}
-	return d
+	delete(w.Annotations, ipam.AnnotationAssignedPool)
+	delete(w.Annotations, ipam.AnnotationAssignedL4Cluster)
+	maps.Copy(w.Annotations, p.annotations)
+	if ingressChanged {
+		w.Status.LoadBalancer.Ingress = p.ingress
+	}
+	return w
 }
 
 func sameIngressIPs(a, b []corev1.LoadBalancerIngress) bool {
@@ -92,10 +77,19 @@ func sameIngressIPs(a, b []corev1.LoadBalancerIngress) bool {
 
 // statusIP returns the first ingress IP recorded in svc's status.
 func statusIP(svc *corev1.Service) (netip.Addr, bool) {
-	for _, in := range svc.Status.LoadBalancer.Ingress {
-		if a, err := netip.ParseAddr(in.IP); err == nil {
-			return a, true
-		}
+	if ips := statusIPs(svc); len(ips) > 0 {
+		return ips[0], true
 	}
 	return netip.Addr{}, false
+}
+
+// statusIPs returns every ingress IP recorded in svc's status.
+func statusIPs(svc *corev1.Service) []netip.Addr {
+	var out []netip.Addr
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if a, err := netip.ParseAddr(in.IP); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -43,48 +43,61 @@ func TestWantsVIP(t *testing.T) {
 func TestDiffService(t *testing.T) {
 	al := ipam.Allocation{Address: netip.MustParseAddr("203.0.113.5"), Pool: "p", L4Cluster: "c"}
 	done := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Finalizers: []string{"other", Finalizer},
+		ObjectMeta: metav1.ObjectMeta{Finalizers: []string{"other"},
 			Annotations: map[string]string{ipam.AnnotationAssignedPool: "p", ipam.AnnotationAssignedL4Cluster: "c", "user": "x"}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.5"}}}},
 	}
+	legacy := done.DeepCopy()
+	legacy.Finalizers = append(legacy.Finalizers, LegacyFinalizer)
 	tests := map[string]struct {
-		svc                  *corev1.Service
-		plan                 servicePlan
-		wantMeta, wantStatus bool
-		check                func(t *testing.T, d serviceDiff)
+		svc       *corev1.Service
+		plan      servicePlan
+		wantWrite bool
+		check     func(t *testing.T, w *corev1.Service)
 	}{
-		"fresh service gets everything": {svc: &corev1.Service{}, plan: planFor(al), wantMeta: true, wantStatus: true,
-			check: func(t *testing.T, d serviceDiff) {
-				if !slices.Contains(d.meta.Finalizers, Finalizer) || d.meta.Annotations[ipam.AnnotationAssignedPool] != "p" {
-					t.Errorf("meta = %+v", d.meta.ObjectMeta)
+		"fresh service: one write with VIP and annotations": {svc: &corev1.Service{}, plan: planFor(al), wantWrite: true,
+			check: func(t *testing.T, w *corev1.Service) {
+				if w.Annotations[ipam.AnnotationAssignedPool] != "p" || w.Annotations[ipam.AnnotationAssignedL4Cluster] != "c" || len(w.Finalizers) != 0 {
+					t.Errorf("meta = %+v", w.ObjectMeta)
 				}
-				if d.status.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" {
-					t.Errorf("status = %+v", d.status.Status)
+				if w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" {
+					t.Errorf("status = %+v", w.Status)
 				}
 			}},
-		"in sync: no writes":     {svc: done, plan: planFor(al)},
-		"moved VIP: status only": {svc: done, plan: planFor(ipam.Allocation{Address: netip.MustParseAddr("203.0.113.6"), Pool: "p", L4Cluster: "c"}), wantStatus: true},
-		"leaving: everything of ours removed, nothing else": {svc: done, plan: planFor(ipam.Allocation{}), wantMeta: true, wantStatus: true,
-			check: func(t *testing.T, d serviceDiff) {
-				if !slices.Equal(d.meta.Finalizers, []string{"other"}) || d.meta.Annotations["user"] != "x" || len(d.meta.Annotations) != 1 {
-					t.Errorf("meta = %+v", d.meta.ObjectMeta)
+		"in sync: no write": {svc: done, plan: planFor(al)},
+		"legacy finalizer: removed, the rest kept": {svc: legacy, plan: planFor(al), wantWrite: true,
+			check: func(t *testing.T, w *corev1.Service) {
+				if !slices.Equal(w.Finalizers, []string{"other"}) || w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" || w.Annotations[ipam.AnnotationAssignedPool] != "p" {
+					t.Errorf("write = %+v %+v", w.ObjectMeta, w.Status)
 				}
-				if len(d.status.Status.LoadBalancer.Ingress) != 0 {
-					t.Errorf("ingress left: %+v", d.status.Status.LoadBalancer.Ingress)
+			}},
+		"moved VIP": {svc: done, plan: planFor(ipam.Allocation{Address: netip.MustParseAddr("203.0.113.6"), Pool: "p", L4Cluster: "c"}), wantWrite: true,
+			check: func(t *testing.T, w *corev1.Service) {
+				if w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.6" {
+					t.Errorf("status = %+v", w.Status)
+				}
+			}},
+		"leaving: everything of ours removed, nothing else": {svc: legacy, plan: planFor(ipam.Allocation{}), wantWrite: true,
+			check: func(t *testing.T, w *corev1.Service) {
+				if !slices.Equal(w.Finalizers, []string{"other"}) || w.Annotations["user"] != "x" || len(w.Annotations) != 1 {
+					t.Errorf("meta = %+v", w.ObjectMeta)
+				}
+				if len(w.Status.LoadBalancer.Ingress) != 0 {
+					t.Errorf("ingress left: %+v", w.Status.LoadBalancer.Ingress)
 				}
 			}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			before := tc.svc.DeepCopy()
-			d := diffService(tc.svc, tc.plan)
-			if (d.meta != nil) != tc.wantMeta || (d.status != nil) != tc.wantStatus {
-				t.Fatalf("meta write %v status write %v; want %v %v", d.meta != nil, d.status != nil, tc.wantMeta, tc.wantStatus)
+			w := diffService(tc.svc, tc.plan)
+			if (w != nil) != tc.wantWrite {
+				t.Fatalf("write %v, want %v", w != nil, tc.wantWrite)
 			}
 			if tc.check != nil {
-				tc.check(t, d)
+				tc.check(t, w)
 			}
-			if tc.svc.Finalizers == nil && before.Finalizers != nil || len(tc.svc.Finalizers) != len(before.Finalizers) || len(tc.svc.Annotations) != len(before.Annotations) {
+			if !slices.Equal(tc.svc.Finalizers, before.Finalizers) || len(tc.svc.Annotations) != len(before.Annotations) {
 				t.Fatal("diffService changed the cached object")
 			}
 		})

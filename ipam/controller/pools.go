@@ -88,9 +88,11 @@ func fromUnstructured(o runtime.Object, into any) error {
 func (c *Controller) applyConfig() error {
 	_, _, cfg, err := c.readConfig()
 	if err != nil {
+		c.configValid.Store(false)
 		c.metrics.configValid.Set(0)
 		return err
 	}
+	c.configValid.Store(true)
 	c.metrics.configValid.Set(1)
 	c.alloc.SetConfig(cfg)
 	c.poolQueue.AddAfter(statusKey, statusDelay)
@@ -98,9 +100,11 @@ func (c *Controller) applyConfig() error {
 	return nil
 }
 
-// rebuild records every VIP that the API server says a Service holds,
-// before any new allocation, so no VIP in use is handed out twice. Older
-// Services win a disputed address.
+// rebuild records every address that the API server says a Service
+// holds, before any new allocation, so that no address in use is handed
+// out: the VIPs of TLB's Services, in a loaded pool or not, and what the
+// status of any other Service holds. Older Services win a disputed
+// address.
 func (c *Controller) rebuild() {
 	svcs, err := c.services.List(labels.Everything())
 	if err != nil {
@@ -111,24 +115,30 @@ func (c *Controller) rebuild() {
 		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
 			cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name))
 	})
-	n := 0
+	vips, reserved := 0, 0
 	for _, svc := range svcs {
+		key := svc.Namespace + "/" + svc.Name
 		if !wantsVIP(svc) && !ownedByUs(svc) {
+			if ips := statusIPs(svc); len(ips) > 0 {
+				if conflicts := c.alloc.Reserve(key, ips); len(conflicts) > 0 {
+					c.log.Warn("Service of another load balancer holds a VIP of TLB in its status", "service", key, "vip", conflicts)
+				}
+				reserved++
+			}
 			continue
 		}
-		key := svc.Namespace + "/" + svc.Name
 		c.queue.Add(key)
 		ip, ok := statusIP(svc)
-		if !ok || !ownedByUs(svc) {
+		if !ok {
 			continue
 		}
 		if _, err := c.alloc.Assign(key, ip); err != nil {
 			c.log.Warn("VIP recorded in status cannot be kept", "service", key, "vip", ip, "err", err)
 			continue
 		}
-		n++
+		vips++
 	}
-	c.log.Info("allocations rebuilt from the API server", "vips", n)
+	c.log.Info("allocations rebuilt from the API server", "vips", vips, "otherServicesHoldingAddresses", reserved)
 }
 
 // writePoolStatus writes used/free counts to every VIPPool and L4Cluster

@@ -21,6 +21,9 @@ const (
 	ReasonExhausted         = "PoolExhausted"
 	ReasonInUse             = "VIPInUse"
 	ReasonNoPool            = "NoMatchingPool"
+	// ReasonPoolNotLoaded: the Service's VIP is in no loaded pool while
+	// the pools are invalid; it is kept.
+	ReasonPoolNotLoaded = "VIPPoolNotLoaded"
 )
 
 // syncService brings one Service to its desired state: model (what the
@@ -32,23 +35,27 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	}
 	svc, err := c.services.Services(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		// Deleted without our finalizer (or after it was removed).
+		// Deleted: its VIP is free.
 		c.release(key, nil)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("get Service %s from cache: %w", key, err)
 	}
-	if c.isIntermediate(key, svc.ResourceVersion) {
-		// The cache shows the state between our two writes; the event
-		// for the second is on its way. Syncing now would only conflict.
-		return nil
-	}
 
 	if !wantsVIP(svc) || svc.DeletionTimestamp != nil {
 		if !ownedByUs(svc) {
+			// Not ours: never touch it, but never hand out what its
+			// status holds either.
 			c.release(key, nil)
-			return nil // not ours: never touch it
+			ips := statusIPs(svc)
+			if conflicts := c.alloc.Reserve(key, ips); len(conflicts) > 0 && svc.DeletionTimestamp == nil {
+				c.log.Warn("Service of another load balancer holds a VIP of TLB in its status", "service", key, "vip", conflicts)
+			}
+			if len(ips) > 0 {
+				c.poolQueue.AddAfter(statusKey, statusDelay)
+			}
+			return nil
 		}
 		if err := c.apply(ctx, svc, planFor(ipam.Allocation{})); err != nil {
 			return err
@@ -57,22 +64,28 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 		return nil
 	}
 
-	req, err := ipam.ParseAnnotations(svc.Annotations, c.opts.DefaultEnvironment)
-	if err != nil {
-		// The user's input is wrong: say what to fix, keep what exists.
-		c.reject(svc, ReasonInvalidAnnotation, err)
-		return nil
-	}
 	if _, held := c.alloc.Lookup(key); !held {
-		// A VIP recorded in status (say, before a restart) is kept when
-		// it still fits the request.
+		// A VIP recorded in status (say, before a restart) is held,
+		// whether or not a loaded pool holds it.
 		if ip, ok := statusIP(svc); ok {
 			if _, err := c.alloc.Assign(key, ip); err != nil {
 				c.log.Warn("VIP recorded in status cannot be kept", "service", key, "vip", ip, "err", err)
 			}
 		}
 	}
+	req, err := ipam.ParseAnnotations(svc.Annotations, c.opts.DefaultEnvironment)
+	if err != nil {
+		// The user's input is wrong: say what to fix, keep what exists.
+		c.reject(svc, ReasonInvalidAnnotation, err)
+		return nil
+	}
 	before, held := c.alloc.Lookup(key)
+	if held && before.Pool == "" && !c.configValid.Load() {
+		// Its pool may be one the controller could not load: moving the
+		// VIP now would be a guess. Keep it until the pools are valid.
+		c.reject(svc, ReasonPoolNotLoaded, fmt.Errorf("VIP %s of Service %s is in no loaded VIPPool while the VIPPool configuration is invalid", before.Address, key))
+		return nil
+	}
 	al, err := c.alloc.Allocate(key, req.Request)
 	if err != nil {
 		c.reject(svc, reasonFor(err), err)
@@ -94,36 +107,17 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	return nil
 }
 
-// apply writes the difference between svc and p: metadata first when
-// adding (the finalizer must exist before a VIP is published), status first
-// when removing (the finalizer goes last, after the VIP is withdrawn).
+// apply makes the one write that brings svc to p, if any (diffService).
 func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p servicePlan) error {
-	if diffService(svc, p).empty() {
+	w := diffService(svc, p)
+	if w == nil {
 		return nil
 	}
-	svcs := c.opts.Client.CoreV1().Services(svc.Namespace)
-	metaFirst := p.finalizer
-	cur := svc
-	for i, meta := range []bool{metaFirst, !metaFirst} {
-		if i == 1 && cur != svc {
-			c.setIntermediate(svc.Namespace+"/"+svc.Name, cur.ResourceVersion)
-		}
-		// Each write starts from the object the previous one returned,
-		// so our own write is never a conflict and nothing is lost.
-		d := diffService(cur, p)
-		var err error
-		switch {
-		case meta && d.meta != nil:
-			cur, err = svcs.Update(ctx, d.meta, metav1.UpdateOptions{FieldManager: "tlb-ipam"})
-			if err != nil {
-				return fmt.Errorf("update finalizer and annotations of Service %s/%s: %w", svc.Namespace, svc.Name, err)
-			}
-		case !meta && d.status != nil:
-			cur, err = svcs.UpdateStatus(ctx, d.status, metav1.UpdateOptions{FieldManager: "tlb-ipam"})
-			if err != nil {
-				return fmt.Errorf("update load balancer status of Service %s/%s: %w", svc.Namespace, svc.Name, err)
-			}
-		}
+	// The cached resourceVersion makes the write conditional: a Service
+	// changed meanwhile is a conflict, retried from the newer object.
+	if _, err := c.opts.Client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, w, metav1.UpdateOptions{FieldManager: "tlb-ipam"}); err != nil {
+		return fmt.Errorf("update status.loadBalancer and annotations %s, %s of Service %s/%s: %w",
+			ipam.AnnotationAssignedPool, ipam.AnnotationAssignedL4Cluster, svc.Namespace, svc.Name, err)
 	}
 	return nil
 }
@@ -131,7 +125,6 @@ func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p servicePl
 // release frees the VIP of key; svc (nil when gone) receives an Event.
 func (c *Controller) release(key string, svc *corev1.Service) {
 	c.markPending(key, false)
-	c.isIntermediate(key, "") // forget any in-between version
 	al, ok := c.alloc.Release(key)
 	if !ok {
 		return
@@ -148,7 +141,9 @@ func (c *Controller) release(key string, svc *corev1.Service) {
 // reject records why svc got no (new) VIP.
 func (c *Controller) reject(svc *corev1.Service, reason string, err error) {
 	c.metrics.rejections.WithLabelValues(reason).Inc()
-	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted)
+	// Refusals that a pool change or a freed address may lift are tried
+	// again then; an invalid annotation waits for the user.
+	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted || reason == ReasonNoPool || reason == ReasonPoolNotLoaded)
 	c.log.Warn("VIP request refused", "service", svc.Namespace+"/"+svc.Name, "reason", reason, "err", err)
 	c.recorder.Event(svc, corev1.EventTypeWarning, reason, hint(reason, err))
 }
@@ -173,6 +168,8 @@ func hint(reason string, err error) string {
 		return err.Error() + "; choose another address in tlb.io/vip or remove the annotation"
 	case ReasonNoPool:
 		return err.Error() + "; check tlb.io/environment, tlb.io/pool and tlb.io/vip against `kubectl get vippools,l4clusters`"
+	case ReasonPoolNotLoaded:
+		return err.Error() + "; the VIP is kept until the VIPPools and L4Clusters are fixed (the ipam log names the object and field)"
 	}
 	return err.Error()
 }

@@ -12,16 +12,20 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 
 	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/ipam/apicheck"
 	"github.com/tlbproject/tlb/ipam/controller"
 	"github.com/tlbproject/tlb/tlb/obs"
 )
@@ -40,8 +44,8 @@ func run() error {
 		metricsAddr = flag.String("metrics-addr", "127.0.0.1:9470", "address for /metrics, /healthz and /readyz")
 		defaultEnv  = flag.String("default-environment", "", "environment for Services that name no environment, pool or VIP; empty makes that an error")
 		workers     = flag.Int("workers", 4, "Services synced in parallel")
-		qps         = flag.Float64("kube-api-qps", 50, "API server requests per second")
-		burst       = flag.Int("kube-api-burst", 100, "API server request burst")
+		qps         = flag.Float64("kube-api-qps", defaultQPS, "API server requests per second (client-side limit; one write and one Event per allocation)")
+		burst       = flag.Int("kube-api-burst", defaultBurst, "API server requests allowed at once above kube-api-qps")
 		leaderElect = flag.Bool("leader-elect", true, "elect a leader through a Lease; only the leader allocates")
 		leaseNS     = flag.String("lease-namespace", envOr("POD_NAMESPACE", "tlb-system"), "namespace of the Lease")
 		leaseName   = flag.String("lease-name", "tlb-ipam", "name of the Lease")
@@ -65,13 +69,28 @@ func run() error {
 	}
 	cfg.QPS, cfg.Burst = float32(*qps), *burst
 	cfg.UserAgent = "tlb-ipam/" + *identity
-	client, err := kubernetes.NewForConfig(cfg)
+	// Services, Events and Leases travel as protobuf, which costs the API
+	// server and the controller less than JSON when thousands of Services
+	// change at once; VIPPools and L4Clusters (the dynamic client) stay JSON.
+	pbCfg := rest.CopyConfig(cfg)
+	pbCfg.ContentType = runtime.ContentTypeProtobuf
+	pbCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	client, err := kubernetes.NewForConfig(pbCfg)
 	if err != nil {
 		return fmt.Errorf("build Kubernetes client: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("build dynamic client: %w", err)
+	}
+	// Leader election has a client (and a rate limiter) of its own, so
+	// that renewing the Lease never waits behind a burst of allocations.
+	leCfg := rest.CopyConfig(pbCfg)
+	leCfg.QPS, leCfg.Burst = 5, 10
+	leCfg.UserAgent += "/leader-election"
+	leClient, err := kubernetes.NewForConfig(leCfg)
+	if err != nil {
+		return fmt.Errorf("build leader election client: %w", err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -88,8 +107,25 @@ func run() error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	// Ready means "able to serve": a standby replica is ready too.
-	srv.SetReady(true, "")
+	// Ready means "able to serve": the API server answers. A standby
+	// replica is ready too. While the API server does not answer, the
+	// checker logs and retries with backoff and /readyz says why.
+	srv.SetReady(false, "starting: API server "+cfg.Host+" not reached yet")
+	reached := make(chan struct{})
+	var once sync.Once
+	checker := apicheck.NewChecker(versionProber{client.Discovery().RESTClient()}, cfg.Host, log, clock.RealClock{},
+		func(ok bool, reason string) {
+			srv.SetReady(ok, reason)
+			if ok {
+				once.Do(func() { close(reached) })
+			}
+		})
+	go checker.Run(ctx)
+	select {
+	case <-reached:
+	case <-ctx.Done():
+		return nil
+	}
 
 	ctrl, err := controller.New(controller.Options{
 		Client: client, Dynamic: dyn, Log: log, Registry: srv.Registry,
@@ -109,7 +145,7 @@ func run() error {
 		return nil
 	}
 	err = controller.RunLeaderElected(ctx, controller.Election{
-		Client: client, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
+		Client: leClient, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
 		LeaseDuration: *leaseDur, RenewDeadline: *renew, RetryPeriod: *retry, Log: log,
 		OnLeading: func(b bool) {
 			if b {
@@ -128,6 +164,25 @@ func run() error {
 		return errors.New("lost the Lease")
 	}
 	return nil
+}
+
+// Client-side rate limits, sized for a controller that owns thousands of
+// Services: an allocation costs one write and one Event, so 1,000 Services
+// created at once need 2,000 requests; 200/s with a burst of 400 serves
+// them in about 8 s, well under the API server's own limits (max
+// in-flight, API Priority and Fairness), which protect it either way.
+const (
+	defaultQPS   = 200
+	defaultBurst = 400
+)
+
+// versionProber asks the API server for its /version, which every
+// client may read (system:public-info-viewer).
+type versionProber struct{ rc rest.Interface }
+
+func (p versionProber) Probe(ctx context.Context) error {
+	_, err := p.rc.Get().AbsPath("/version").DoRaw(ctx)
+	return err
 }
 
 func envOr(k, def string) string {

@@ -1,6 +1,8 @@
-// Package apiproxy is a loopback TCP relay in front of the API server
-// that a test can cut, so the clients behind it find the API server
-// unreachable while it keeps running for the test itself.
+// Package apiproxy puts a loopback TCP proxy in front of the API server
+// for tests that cut a component off it: while cut, the proxy accepts
+// connections and closes them at once (counting them) and has closed every
+// connection that was open, so to its clients the API server is
+// unreachable. It owns only its listener and the connections through it.
 package apiproxy
 
 import (
@@ -11,21 +13,21 @@ import (
 	"testing"
 )
 
-// Proxy is a loopback TCP proxy in front of the API server. While cut it
-// accepts connections and closes them at once (counting them), and it
-// has closed every connection that was open: to its clients the API
-// server is unreachable.
+// Proxy is a loopback TCP proxy to one target address.
 type Proxy struct {
 	ln     net.Listener
 	target string
 
-	mu      sync.Mutex
-	cut     bool
-	conns   map[net.Conn]struct{}
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]struct{}
+	// refused counts connections closed while cut: proof that the clients
+	// tried to reach the API server during the outage.
 	refused atomic.Int64
 }
 
-// Start relays 127.0.0.1:<any port> to target until the test ends.
+// Start listens on a free loopback port and forwards to target
+// (host:port) until the test ends.
 func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -41,14 +43,13 @@ func Start(t testing.TB, target string) *Proxy {
 	return p
 }
 
-// Addr is the proxy's address.
+// Addr is the proxy's host:port.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Refused counts connections closed while cut: proof that the clients
-// tried to reach the API server during the outage.
+// Refused counts the connections closed while cut.
 func (p *Proxy) Refused() int64 { return p.refused.Load() }
 
-// SetCut cuts (true) or restores (false) the path to the API server.
+// SetCut cuts (true) or restores (false) the path to the target.
 func (p *Proxy) SetCut(cut bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
