@@ -237,7 +237,7 @@ bgp:
 	if err := c.kc.CoreV1().Services("shop").Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 2*time.Minute, "shop/web is gone (the ipam controller removed its finalizer)", func() bool {
+	waitFor(t, 2*time.Minute, "shop/web is gone", func() bool {
 		_, err := c.kc.CoreV1().Services("shop").Get(context.Background(), "web", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -303,6 +303,9 @@ func apiServerOutage(t *testing.T, c *cluster, d *dc, relays []*apiRelay, target
 	}
 	back := time.Now()
 	late := net.JoinHostPort(lateVIP, "80")
+	for _, gw := range d.gateways {
+		serveWhoAmI(t, gw, late, "l4") // its backend, bound on its VIP:80 like the others
+	}
 	waitFor(t, 2*time.Minute, "the director serves "+late+" once the API server is back", func() bool {
 		out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", late).CombinedOutput()
 		return strings.Contains(string(out), d.gatewayAddr[0]+":80")
