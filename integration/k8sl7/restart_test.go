@@ -139,17 +139,22 @@ func createRestartObjects(t *testing.T, ctx context.Context, kc kubernetes.Inter
 func fetchAll(t *testing.T, ctx context.Context, socket string, within time.Duration) map[string]*discovery.DiscoveryResponse {
 	t.Helper()
 	out := map[string]*discovery.DiscoveryResponse{}
-	for _, typ := range []string{resource.ListenerType, resource.ClusterType} {
-		s := openADS(t, ctx, "unix://"+socket, "edge", typ)
+	first := func(typ string, names ...string) *discovery.DiscoveryResponse {
+		t.Helper()
+		s := openADS(t, ctx, "unix://"+socket, "edge", typ, names...)
 		select {
 		case r, ok := <-s.resps:
 			if !ok {
 				t.Fatalf("%s stream ended: %v", typ, s.err)
 			}
-			out[typ] = r
+			return r
 		case <-time.After(within):
 			t.Fatalf("no %s response within %s", typ, within)
 		}
+		return nil
+	}
+	for _, typ := range []string{resource.ListenerType, resource.ClusterType} {
+		out[typ] = first(typ)
 	}
 	names := func(typ string) []string {
 		var ns []string
@@ -159,16 +164,7 @@ func fetchAll(t *testing.T, ctx context.Context, socket string, within time.Dura
 		return ns
 	}
 	for typ, want := range map[string][]string{resource.RouteType: names(resource.ListenerType), resource.EndpointType: names(resource.ClusterType), resource.SecretType: {"restart.web.tls"}} {
-		s := openADS(t, ctx, "unix://"+socket, "edge", typ, want...)
-		select {
-		case r, ok := <-s.resps:
-			if !ok {
-				t.Fatalf("%s stream ended: %v", typ, s.err)
-			}
-			out[typ] = r
-		case <-time.After(within):
-			t.Fatalf("no %s response within %s", typ, within)
-		}
+		out[typ] = first(typ, want...)
 	}
 	return out
 }
