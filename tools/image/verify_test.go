@@ -57,7 +57,7 @@ func TestBuiltImage(t *testing.T) {
 	}{
 		"tlb":  {args: []string{"--help"}, wantCode: 0, want: "usage:\n  tlb run"},
 		"netd": {args: []string{"--help"}, wantCode: 2, want: "usage: netd run --config FILE"},
-		"l7":   {args: nil, wantCode: 2, want: "usage: l7 serve --config DIR"},
+		"l7":   {args: nil, wantCode: 2, want: "usage: l7 serve --group G --config DIR"},
 		"ipam": {args: []string{"--help"}, wantCode: 0, want: "-leader-elect"},
 	}
 	m, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(path) })
