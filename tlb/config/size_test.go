@@ -81,7 +81,17 @@ func TestWatcherKeepsConfigOverSizeCap(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	if n := <-applied; n != 2 {
+	next := func() int {
+		t.Helper()
+		select {
+		case n := <-applied:
+			return n
+		case <-time.After(5 * time.Second):
+			t.Fatal("nothing applied")
+			return 0
+		}
+	}
+	if n := next(); n != 2 {
 		t.Fatalf("initial: applied %d services; want 2", n)
 	}
 	tmp := filepath.Join(dir, ".tlb.yaml.tmp")
@@ -102,7 +112,7 @@ func TestWatcherKeepsConfigOverSizeCap(t *testing.T) {
 		t.Fatal("oversized file not rejected")
 	}
 	resync <- time.Now()
-	if n := <-applied; n != 2 {
+	if n := next(); n != 2 {
 		t.Errorf("after the rejection the resync applied %d services; want the last good 2", n)
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/tlbproject/tlb/internal/filecap"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -44,7 +44,7 @@ func LoadRecord(dir string) (*Record, error) {
 		return r, nil
 	}
 	r.path = filepath.Join(dir, RecordFile)
-	data, err := os.ReadFile(r.path)
+	data, err := filecap.Read(r.path, MaxRecordSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tlbproject/tlb/internal/filecap"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -16,6 +17,11 @@ import (
 // the record says which IPVS services the director may delete, so only
 // its owner may write there.
 const RecordDirMode fs.FileMode = 0o700
+
+// MaxRecordSize caps the ownership record. A key takes about 30 bytes, so
+// 16 MiB is half a million services, far more than a config file holds
+// (see config.MaxFileSize); a larger record is unreadable (moved aside).
+const MaxRecordSize = 16 << 20
 
 // recordTempPattern names the temporary files save writes before the
 // rename; any left at start are from a crash and are removed.
@@ -40,7 +46,7 @@ type RecordRecovery struct {
 // OpenRecord is the director's LoadRecord: it creates dir with
 // RecordDirMode (or chmods an existing one to it), removes stale
 // temporary files and reads the record. An unreadable record (empty,
-// truncated, corrupt) does not stop the director: it is moved aside to
+// truncated, corrupt, over MaxRecordSize) does not stop the director: it is moved aside to
 // <RecordFile>.corrupt-<now in UTC> and the record starts empty, so that
 // the director adopts only the services in its model and leaves every
 // other IPVS service alone. Errors are returned only when the directory
@@ -60,14 +66,17 @@ func OpenRecord(dir string, now func() time.Time) (*Record, RecordRecovery, erro
 	if rec.StaleTemps, err = removeStaleTemps(dir); err != nil {
 		return nil, rec, err
 	}
-	data, err := os.ReadFile(r.path)
+	data, err := filecap.Read(r.path, MaxRecordSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, rec, nil
 	}
-	if err != nil {
+	if err != nil && !filecap.IsTooLarge(err) {
 		return nil, rec, fmt.Errorf("read ownership record %s: %w", r.path, err)
 	}
-	owned, err := parseRecord(r.path, data)
+	var owned map[model.Key]bool
+	if err == nil {
+		owned, err = parseRecord(r.path, data)
+	}
 	if err == nil {
 		r.owned = owned
 		return r, rec, nil

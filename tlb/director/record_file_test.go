@@ -24,6 +24,7 @@ func TestStartsAfterUnreadableRecord(t *testing.T) {
 		"bad key":   `{"version":1,"services":["nonsense"]}`,
 	}
 	clock := func() time.Time { return time.Date(2026, 12, 1, 2, 3, 4, 0, time.FixedZone("CET", 3600)) }
+	tests["over the size cap"] = `{"version":1,"services":[]}` + strings.Repeat(" ", MaxRecordSize)
 	for name, content := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -47,7 +48,7 @@ func TestStartsAfterUnreadableRecord(t *testing.T) {
 			}
 			aside := path + ".corrupt-20261201T010304.000000000Z"
 			if data, err := os.ReadFile(aside); err != nil || string(data) != content {
-				t.Errorf("moved-aside record = %q, %v; want the old content", data, err)
+				t.Errorf("moved-aside record: %d bytes, %v; want the old content (%d bytes)", len(data), err, len(content))
 			}
 			if n, _ := gather(reg, "tlb_director_record_corrupt_total"); n != 1 {
 				t.Errorf("tlb_director_record_corrupt_total = %v; want 1", n)
