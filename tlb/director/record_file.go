@@ -93,7 +93,8 @@ func OpenRecord(dir string, now func() time.Time) (*Record, RecordRecovery, erro
 }
 
 // ensureRecordDir creates dir with RecordDirMode, or sets that mode on an
-// existing directory; it reports whether it had to change the mode.
+// existing directory; it reports whether it had to change the mode. It
+// refuses a shared (sticky) directory such as /tmp rather than chmod it.
 func ensureRecordDir(dir string) (bool, error) {
 	if err := os.MkdirAll(dir, RecordDirMode); err != nil {
 		return false, fmt.Errorf("create runtime directory %s: %w", dir, err)
@@ -107,6 +108,10 @@ func ensureRecordDir(dir string) (bool, error) {
 	}
 	if fi.Mode().Perm() == RecordDirMode {
 		return false, nil
+	}
+	if fi.Mode()&fs.ModeSticky != 0 {
+		// A shared directory such as /tmp: never chmod it.
+		return false, fmt.Errorf("runtime directory %s: shared (sticky bit, mode %o); give the director a directory of its own", dir, fi.Mode().Perm())
 	}
 	if err := os.Chmod(dir, RecordDirMode); err != nil {
 		return false, fmt.Errorf("runtime directory %s: set mode %o (is %o): %w", dir, RecordDirMode, fi.Mode().Perm(), err)

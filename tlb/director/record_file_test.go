@@ -167,3 +167,23 @@ func TestLoadRecordLeavesCorruptFile(t *testing.T) {
 		t.Errorf("LoadRecord moved the record: %v", err)
 	}
 }
+
+// TestOpenRecordRefusesSharedDir: a runtimeDir such as /tmp is refused,
+// never chmodded.
+func TestOpenRecordRefusesSharedDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(&fakeIPVS{}, nil, nil, Options{RuntimeDir: dir})
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "sticky") {
+		t.Errorf("New err = %v; want an error naming %s as shared", err, dir)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() != 0o777 {
+		t.Errorf("shared directory mode = %v, %v; want 777 left alone", fi.Mode(), err)
+	}
+}
