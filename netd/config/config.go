@@ -12,11 +12,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlbproject/tlb/internal/filecap"
 	"github.com/tlbproject/tlb/netd/model"
 )
 
@@ -30,6 +30,14 @@ const (
 	MinMSS = 536
 	MaxMSS = 1460
 )
+
+// MaxFileSize caps the configuration file: a larger one is refused before
+// it is parsed (and without being read whole), so the last good
+// configuration stays. 1 MiB is the most a ConfigMap holds and about
+// 75,000 VIPs, far more than a gateway serves; parsing it peaks at about
+// 37 MiB resident, where 4 MiB (300,000 VIPs) peaked at 141 MiB, over
+// the DaemonSet's 128 Mi limit.
+const MaxFileSize = 1 << 20
 
 // File is the on-disk shape of the configuration.
 type File struct {
@@ -89,9 +97,13 @@ type Config struct {
 	ListenerPorts map[uint16]uint16
 }
 
-// Load reads and parses the file at path.
+// Load reads and parses the file at path; a file over MaxFileSize is
+// refused before parsing, with an error naming the file and the cap.
 func Load(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := filecap.Read(path, MaxFileSize)
+	if filecap.IsTooLarge(err) {
+		return Config{}, fmt.Errorf("netd config %w", err)
+	}
 	if err != nil {
 		return Config{}, fmt.Errorf("read netd config %s: %w", path, err)
 	}
@@ -103,8 +115,11 @@ func Load(path string) (Config, error) {
 }
 
 // Parse parses and validates a configuration. Unknown fields are errors,
-// and so is an empty file.
+// and so are an empty file and one over MaxFileSize.
 func Parse(data []byte) (Config, error) {
+	if len(data) > MaxFileSize {
+		return Config{}, fmt.Errorf("%d bytes is over the %s size cap; refused before parsing", len(data), filecap.Human(MaxFileSize))
+	}
 	// An empty file is refused rather than read as "no VIPs": a file caught
 	// half-written (truncated, not yet filled) must not unbind every VIP.
 	if len(bytes.TrimSpace(data)) == 0 {

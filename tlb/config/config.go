@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/tlbproject/tlb/bgp"
+	"github.com/tlbproject/tlb/internal/filecap"
 	"github.com/tlbproject/tlb/tlb/health"
 	"github.com/tlbproject/tlb/tlb/model"
 	"sigs.k8s.io/yaml"
@@ -67,7 +67,8 @@ type Director struct {
 	ResyncInterval time.Duration
 }
 
-// Load reads and parses the file at path.
+// Load reads and parses the file at path. A file over MaxFileSize is
+// refused without being read whole.
 func Load(path string) (*Config, error) {
 	return load(path, true)
 }
@@ -81,7 +82,7 @@ func LoadSettings(path string) (*Config, error) {
 }
 
 func load(path string, withServices bool) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := filecap.Read(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -94,7 +95,8 @@ func ParseSettings(name string, data []byte) (*Config, error) {
 }
 
 // Parse parses data, read from the file name (used in errors). Every error
-// starts with "config NAME:" and names the field. A nil error means the
+// starts with "config NAME:" and names the field. Data over MaxFileSize is
+// refused before parsing. A nil error means the
 // whole file is valid and its model passes model.Desired.Validate.
 func Parse(name string, data []byte) (*Config, error) {
 	return parse(name, data, true)
@@ -103,6 +105,9 @@ func Parse(name string, data []byte) (*Config, error) {
 // parse parses a whole file; withServices says whether the services come
 // from it (required) or from elsewhere (forbidden).
 func parse(name string, data []byte, withServices bool) (*Config, error) {
+	if err := filecap.Check(name, int64(len(data)), MaxFileSize); err != nil {
+		return nil, fmt.Errorf("config %w", err)
+	}
 	if unknown := unknownFields(data); len(unknown) > 0 {
 		errs := make([]error, 0, len(unknown))
 		for _, u := range unknown {

@@ -72,7 +72,9 @@ type Result struct {
 }
 
 // New returns a Director writing through h. sys sets the IPVS sysctls (nil:
-// leave them alone). It loads the ownership record from opts.RuntimeDir.
+// leave them alone). It opens the ownership record in opts.RuntimeDir with
+// OpenRecord: an unreadable record is moved aside, logged and counted, and
+// the director starts with an empty one rather than failing.
 func New(h IPVS, sys Sysctls, log *slog.Logger, opts Options) (*Director, error) {
 	if h == nil {
 		return nil, errors.New("new director: nil IPVS handle")
@@ -80,14 +82,15 @@ func New(h IPVS, sys Sysctls, log *slog.Logger, opts Options) (*Director, error)
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rec, err := LoadRecord(opts.RuntimeDir)
-	if err != nil {
-		return nil, fmt.Errorf("new director: %w", err)
-	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
 	}
+	rec, recovery, err := OpenRecord(opts.RuntimeDir, now)
+	if err != nil {
+		return nil, fmt.Errorf("new director: %w", err)
+	}
+	reportRecovery(log, opts.Metrics, opts.RuntimeDir, recovery)
 	want := opts.Sysctls
 	if want == nil {
 		want = DirectorSysctls
@@ -97,6 +100,20 @@ func New(h IPVS, sys Sysctls, log *slog.Logger, opts Options) (*Director, error)
 		maxAge = DefaultFullListAfter
 	}
 	return &Director{ipvs: h, sys: sys, want: want, log: log, record: rec, metrics: opts.Metrics, now: now, maxAge: maxAge}, nil
+}
+
+func reportRecovery(log *slog.Logger, m *Metrics, dir string, r RecordRecovery) {
+	if r.ModeFixed {
+		log.Warn("runtime directory mode changed", "dir", dir, "mode", RecordDirMode.String())
+	}
+	for _, p := range r.StaleTemps {
+		log.Info("removed ownership record left by an interrupted write", "file", p)
+	}
+	if r.CorruptErr != nil {
+		log.Error("ownership record unreadable, moved aside; starting with an empty record (only services in the model are adopted)",
+			"err", r.CorruptErr, "movedTo", r.MovedTo)
+		m.countCorruptRecord()
+	}
 }
 
 // Owned returns the keys of the services the director has recorded as its

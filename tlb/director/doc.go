@@ -16,7 +16,9 @@
 // It owns only the IPVS services in its model and the ones it records as
 // created (in memory and in a state file under the runtime directory). Any
 // other IPVS service is foreign and is never updated or deleted; its real
-// servers are not even listed. It sets the net.ipv4.vs sysctls a director
+// servers are not even listed. The record is written durably (see
+// record_file.go); one it cannot read at start is moved aside and the
+// director starts with an empty record rather than failing. It sets the net.ipv4.vs sysctls a director
 // needs (see sysctl.go) and nothing else; it does not touch addresses,
 // links or routes.
 package director

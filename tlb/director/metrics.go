@@ -16,6 +16,7 @@ type Metrics struct {
 	listed        prometheus.Counter
 	cached        prometheus.Counter
 	fullListings  prometheus.Counter
+	recordCorrupt prometheus.Counter
 }
 
 // NewMetrics creates the director's metrics and registers them on reg
@@ -63,9 +64,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "tlb_director_full_listings_total",
 			Help: "Reconciles that listed every service's real servers from the kernel (first, after an error, periodic).",
 		}),
+		recordCorrupt: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlb_director_record_corrupt_total",
+			Help: "Unreadable ownership records (empty, truncated, corrupt) moved aside at start; the director then started with an empty record.",
+		}),
 	}
 	for _, c := range []prometheus.Collector{m.syncDuration, m.syncErrors, m.vips, m.services, m.realServers, m.netlinkWrites, m.foreign,
-		m.listed, m.cached, m.fullListings} {
+		m.listed, m.cached, m.fullListings, m.recordCorrupt} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -93,5 +98,11 @@ func (m *Metrics) observe(r Result, err error) {
 	m.cached.Add(float64(r.Plan.Cached))
 	if r.FullListing {
 		m.fullListings.Inc()
+	}
+}
+
+func (m *Metrics) countCorruptRecord() {
+	if m != nil {
+		m.recordCorrupt.Inc()
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/tlbproject/tlb/internal/filecap"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -30,33 +30,49 @@ type recordFile struct {
 	Services []string `json:"services"`
 }
 
-// LoadRecord reads the record from dir/RecordFile; a missing file is an
-// empty record. dir "" keeps the record in memory only.
+// errCorruptRecord marks a record file that exists and was read but
+// cannot be parsed (empty, truncated, not JSON, a bad key).
+var errCorruptRecord = errors.New("unreadable ownership record")
+
+// LoadRecord reads the record from dir/RecordFile without changing
+// anything on disk (for readers such as tlb status); a missing file is an
+// empty record, an unreadable one an error. dir "" keeps the record in
+// memory only. The director itself uses OpenRecord.
 func LoadRecord(dir string) (*Record, error) {
 	r := &Record{owned: map[model.Key]bool{}}
 	if dir == "" {
 		return r, nil
 	}
 	r.path = filepath.Join(dir, RecordFile)
-	data, err := os.ReadFile(r.path)
+	data, err := filecap.Read(r.path, MaxRecordSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return r, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read ownership record %s: %w", r.path, err)
 	}
+	owned, err := parseRecord(r.path, data)
+	if err != nil {
+		return nil, err
+	}
+	r.owned = owned
+	return r, nil
+}
+
+func parseRecord(path string, data []byte) (map[model.Key]bool, error) {
 	var f recordFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("parse ownership record %s: %w", r.path, err)
+		return nil, fmt.Errorf("parse ownership record %s: %w: %w", path, errCorruptRecord, err)
 	}
+	owned := map[model.Key]bool{}
 	for i, s := range f.Services {
 		k, err := ParseKey(s)
 		if err != nil {
-			return nil, fmt.Errorf("parse ownership record %s: services[%d]: %w", r.path, i, err)
+			return nil, fmt.Errorf("parse ownership record %s: %w: services[%d]: %w", path, errCorruptRecord, i, err)
 		}
-		r.owned[k] = true
+		owned[k] = true
 	}
-	return r, nil
+	return owned, nil
 }
 
 // ParseKey parses "203.0.113.10:80/tcp" (the form of model.Key.String).
@@ -110,37 +126,6 @@ func (r *Record) Update(add, remove []model.Key) error {
 		return nil
 	}
 	return r.save()
-}
-
-func (r *Record) save() error {
-	f := recordFile{Version: 1}
-	for _, k := range r.Keys() {
-		f.Services = append(f.Services, k.String())
-	}
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode ownership record: %w", err)
-	}
-	dir := filepath.Dir(r.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create runtime directory %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, RecordFile+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write ownership record %s: %w", r.path, err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write ownership record %s: %w", r.path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write ownership record %s: %w", r.path, err)
-	}
-	if err := os.Rename(tmp.Name(), r.path); err != nil {
-		return fmt.Errorf("replace ownership record %s: %w", r.path, err)
-	}
-	return nil
 }
 
 func sortKeys(keys []model.Key) {
