@@ -27,7 +27,7 @@ func (f *fakeNotifier) Close() error                  { return nil }
 // kind of error ends the watch.
 func TestWatchReloadsEverythingOnOverflow(t *testing.T) {
 	n := &fakeNotifier{events: make(chan fsnotify.Event), errs: make(chan error)}
-	d := dsl.NewDir(t.TempDir())
+	d := dsl.NewDir(t.TempDir(), time.Now)
 	changed := make(chan struct{}, 10)
 	done := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
