@@ -204,7 +204,7 @@ func runServe(args []string) error {
 	errc := make(chan error, 3)
 	rl := &serve.Reloader{Dir: dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), Server: merger.For("dsl"), Log: log}
 	if kubeOn {
-		src, err := newKubeSource(*kubeconfig, *inCluster, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces)})
+		src, err := newKubeSource(*kubeconfig, *inCluster, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now})
 		if err != nil {
 			return err
 		}
