@@ -175,7 +175,8 @@ func runServe(args []string) error {
 	if kubeOn {
 		sources = append(sources, "kubernetes")
 	}
-	merger := serve.NewMerger(srv, o, log, o.Registry, sources...)
+	expiry := serve.NewCertificateExpiry(o.Registry, time.Now)
+	merger := serve.NewMerger(expiry.Publishing(srv), o, log, o.Registry, sources...)
 	if _, err := o.Start(nil); err != nil {
 		return err
 	}
