@@ -533,7 +533,7 @@ func TestRBACL7(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := serviceAccountClients(t, "tlb-l7")
-	src, err := l7kube.NewSource(c.Kube, rbacLog(), l7kube.Options{Group: "edge", Namespaces: []string{ns}})
+	src, err := l7kube.NewSource(c.Kube, rbacLog(), l7kube.Options{Group: "edge", Namespaces: []string{ns}, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

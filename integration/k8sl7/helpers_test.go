@@ -71,7 +71,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, s
 // the tests, whose gRPC Service (no hosts) may use the catch-all host.
 var (
 	serverOptions = tlbxds.Options{Group: "edge", Resolve: model.Options{CatchAllNamespaces: []string{ns}}}
-	sourceOptions = l7kube.Options{Group: "edge", Namespaces: []string{ns}}
+	sourceOptions = l7kube.Options{Group: "edge", Namespaces: []string{ns}, Now: time.Now}
 )
 
 // withoutOrigins returns cfg with every Origin, owner namespace and

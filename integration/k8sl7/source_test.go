@@ -86,7 +86,7 @@ func fileModel(t *testing.T, chain, key []byte) model.Config {
 			t.Fatal(err)
 		}
 	}
-	cfg, errs, err := dsl.NewDir(dir).Load()
+	cfg, errs, err := dsl.NewDir(dir, time.Now).Load()
 	if err != nil || len(errs) > 0 {
 		t.Fatalf("load the DSL files: %v %v", err, errs)
 	}

@@ -9,8 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/tlscert"
 )
 
 // Dir is the DSL directory source. What it returns is a function of the
@@ -19,8 +22,10 @@ import (
 // replica reading the same directory builds the same config. It remembers
 // parsed files only to skip parsing unchanged ones.
 type Dir struct {
-	path   string
-	parsed map[string]fileState
+	path     string
+	certDirs []string
+	now      func() time.Time
+	parsed   map[string]fileState
 }
 
 type fileState struct {
@@ -29,8 +34,10 @@ type fileState struct {
 }
 
 // NewDir returns a source reading the *.yaml and *.yml files of path.
-func NewDir(path string) *Dir {
-	return &Dir{path: path, parsed: map[string]fileState{}}
+// Certificate and key files are read only from path and certDirs; now is
+// the clock their validity is checked against.
+func NewDir(path string, now func() time.Time, certDirs ...string) *Dir {
+	return &Dir{path: path, now: now, certDirs: append([]string{path}, certDirs...), parsed: map[string]fileState{}}
 }
 
 // Path returns the directory read.
@@ -95,12 +102,24 @@ func add(cfg *model.Config, doc *Doc, certs []model.Certificate) {
 	cfg.Certificates = append(cfg.Certificates, certs...)
 }
 
+// readLimited reads a DSL file. A named pipe or device is refused before
+// it is opened and the open does not block, so neither hangs a reload.
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		return nil, err
@@ -112,24 +131,31 @@ func readLimited(path string) ([]byte, error) {
 }
 
 // loadCerts reads the certificate and key files a gateway names into
-// memory. Relative paths are relative to the config directory.
+// memory, after tlscert's checks: files inside the config directory or the
+// certificate directories, regular and small; the key matching the
+// certificate; the certificate valid now. Relative paths are relative to
+// the config directory.
 func (d *Dir) loadCerts(file string, doc *Doc) ([]model.Certificate, error) {
 	var out []model.Certificate
 	for _, cf := range doc.CertFiles {
-		chain, err := readLimited(d.abs(cf.CertFile))
+		chain, err := tlscert.ReadFile(d.abs(cf.CertFile), d.certDirs)
 		if err != nil {
 			return nil, &FieldError{File: file, Field: "certificate " + cf.Name + " certFile", Msg: err.Error()}
 		}
-		key, err := readLimited(d.abs(cf.KeyFile))
+		key, err := tlscert.ReadFile(d.abs(cf.KeyFile), d.certDirs)
 		if err != nil {
-			// The path is not secret; the error from os carries only it.
+			// The path is not secret; the errors carry only it.
 			return nil, &FieldError{File: file, Field: "certificate " + cf.Name + " keyFile", Msg: err.Error()}
 		}
-		if !bytes.Contains(chain, []byte("-----BEGIN CERTIFICATE-----")) {
-			return nil, &FieldError{File: file, Field: "certificate " + cf.Name + " certFile", Msg: "no PEM certificate in " + cf.CertFile}
+		if d.now == nil {
+			clear(key)
+			return nil, &FieldError{File: file, Field: "certificate " + cf.Name, Msg: "no clock to check the certificate's validity against"}
 		}
-		if !bytes.Contains(key, []byte("PRIVATE KEY-----")) {
-			return nil, &FieldError{File: file, Field: "certificate " + cf.Name + " keyFile", Msg: "no PEM private key in " + cf.KeyFile}
+		_, err = tlscert.Check(chain, key, d.now())
+		if err != nil {
+			clear(key)
+			return nil, &FieldError{File: file, Field: "certificate " + cf.Name,
+				Msg: fmt.Sprintf("certFile %s, keyFile %s: %v", cf.CertFile, cf.KeyFile, err)}
 		}
 		out = append(out, model.Certificate{Name: cf.Name, Origin: model.Origin(file), Chain: chain, Key: model.NewPrivateKey(key)})
 		clear(key)

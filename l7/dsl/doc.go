@@ -8,6 +8,7 @@
 // good version (if any) stays in use and the other files keep being served.
 //
 // The package reads the config directory and the certificate files it
-// names; it never writes anything, and key bytes go straight into
+// names (only from the directories it is given, checked by l7/tlscert);
+// it never writes anything, and key bytes go straight into
 // model.PrivateKey, which redacts itself wherever it is printed or logged.
 package dsl

@@ -98,7 +98,7 @@ func TestBadFileRejectedAlone(t *testing.T) {
 	}
 	write("a.yaml", good)
 	write("b.yaml", other)
-	d := dsl.NewDir(dir)
+	d := dsl.NewDir(dir, time.Now)
 	cfg, errs, err := d.Load()
 	if err != nil || len(errs) > 0 || len(cfg.Services) != 2 {
 		t.Fatalf("load: %v %v %d", err, errs, len(cfg.Services))
@@ -115,7 +115,7 @@ func TestBadFileRejectedAlone(t *testing.T) {
 	}
 	// The bad a.yaml is left out, as a fresh reader of the same directory
 	// would leave it out: no memory of its earlier good version.
-	fresh, _, _ := dsl.NewDir(dir).Load()
+	fresh, _, _ := dsl.NewDir(dir, time.Now).Load()
 	if strings.Join(names, ",") != "b@b.yaml" || !reflect.DeepEqual(cfg, fresh) {
 		t.Fatalf("served %v (fresh reader: %+v); want only b", names, fresh.Services)
 	}
@@ -128,7 +128,7 @@ func TestBadFileRejectedAlone(t *testing.T) {
 	if len(cfg.Services) != 1 || cfg.Services[0].Name != "b" {
 		t.Fatalf("a deleted file must stop being served: %+v", cfg.Services)
 	}
-	if _, _, err := dsl.NewDir(dir + "/missing").Load(); err == nil {
+	if _, _, err := dsl.NewDir(dir+"/missing", time.Now).Load(); err == nil {
 		t.Fatal("an unreadable directory must be an error, not an empty config")
 	}
 }

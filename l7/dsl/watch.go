@@ -2,24 +2,61 @@ package dsl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
-// Watch calls changed after files in the directory change, once per burst
-// of events (debounce), until ctx ends. It also rescans every resync as a
-// safety net for missed events (mounted ConfigMaps swap symlinks).
-func (d *Dir) Watch(ctx context.Context, debounce, resync time.Duration, changed func()) error {
+// Notifier is the part of a file-system watcher Watch needs: events and
+// errors for a directory that is already being watched. *fsnotify.Watcher
+// fits through FSNotifier; tests inject errors (a queue overflow) through
+// their own.
+type Notifier interface {
+	Events() <-chan fsnotify.Event
+	Errors() <-chan error
+	Close() error
+}
+
+// FSNotifier watches dir with inotify (or the platform's equivalent). The
+// watch is registered when it returns.
+func FSNotifier(dir string) (Notifier, error) {
 	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(dir); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return fsNotifier{w}, nil
+}
+
+type fsNotifier struct{ w *fsnotify.Watcher }
+
+func (n fsNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
+func (n fsNotifier) Errors() <-chan error          { return n.w.Errors }
+func (n fsNotifier) Close() error                  { return n.w.Close() }
+
+// Watch calls changed once as soon as the directory is watched (so a change
+// made before the watch existed is never lost: callers do their first load
+// here, not before), then after files in the directory change, once per
+// burst of events (debounce), until ctx ends. It also rescans every resync
+// as a safety net for missed events (mounted ConfigMaps swap symlinks). A
+// queue overflow means events were lost: it reloads everything and goes on.
+func (d *Dir) Watch(ctx context.Context, debounce, resync time.Duration, changed func()) error {
+	n, err := FSNotifier(d.path)
 	if err != nil {
 		return fmt.Errorf("watch config directory %s: %w", d.path, err)
 	}
-	defer func() { _ = w.Close() }()
-	if err := w.Add(d.path); err != nil {
-		return fmt.Errorf("watch config directory %s: %w", d.path, err)
-	}
+	return d.WatchWith(ctx, n, debounce, resync, changed)
+}
+
+// WatchWith is Watch with the notifier given; it closes n when it returns.
+func (d *Dir) WatchWith(ctx context.Context, n Notifier, debounce, resync time.Duration, changed func()) error {
+	defer func() { _ = n.Close() }()
+	changed()
 	var fire <-chan time.Time
 	tick := time.NewTicker(resync)
 	defer tick.Stop()
@@ -27,16 +64,20 @@ func (d *Dir) Watch(ctx context.Context, debounce, resync time.Duration, changed
 		select {
 		case <-ctx.Done():
 			return nil
-		case _, ok := <-w.Events:
+		case _, ok := <-n.Events():
 			if !ok {
 				return nil
 			}
 			fire = time.After(debounce)
-		case err, ok := <-w.Errors:
+		case err, ok := <-n.Errors():
 			if !ok {
 				return nil
 			}
-			return fmt.Errorf("watch config directory %s: %w", d.path, err)
+			if !errors.Is(err, fsnotify.ErrEventOverflow) {
+				return fmt.Errorf("watch config directory %s: %w", d.path, err)
+			}
+			// Events were dropped: the directory may be anything now.
+			fire = time.After(debounce)
 		case <-fire:
 			fire = nil
 			changed()

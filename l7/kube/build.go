@@ -7,11 +7,13 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/tlscert"
 )
 
 // Built is what one Service contributes to the model.
@@ -32,8 +34,9 @@ func ModelName(namespace, name string) string { return namespace + "." + name }
 // L7 contributes, and one Problem per invalid annotation. A Service with a
 // problem is left out of the result; the others are not affected. slices
 // are matched to their Service by the label kubernetes.io/service-name;
-// secrets by namespace and name. Build does no I/O.
-func Build(services []*corev1.Service, endpointSlices []*discoveryv1.EndpointSlice, secrets []*corev1.Secret) (map[string]Built, []Problem) {
+// secrets by namespace and name; certificates are checked against now.
+// Build does no I/O.
+func Build(services []*corev1.Service, endpointSlices []*discoveryv1.EndpointSlice, secrets []*corev1.Secret, now time.Time) (map[string]Built, []Problem) {
 	bySvc := map[string][]*discoveryv1.EndpointSlice{}
 	for _, s := range endpointSlices {
 		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" {
@@ -49,7 +52,7 @@ func Build(services []*corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 	var problems []Problem
 	for _, svc := range services {
 		k := svc.Namespace + "/" + svc.Name
-		b, ok, ps := BuildService(svc, bySvc[k], sec)
+		b, ok, ps := BuildService(svc, bySvc[k], sec, now)
 		problems = append(problems, ps...)
 		if ok && len(ps) == 0 {
 			out[k] = b
@@ -60,8 +63,9 @@ func Build(services []*corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 }
 
 // BuildService maps one Service. ok is false when the Service does not
-// opt into L7. secrets is keyed by namespace/name.
-func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSlice, secrets map[string]*corev1.Secret) (_ Built, ok bool, _ []Problem) {
+// opt into L7. secrets is keyed by namespace/name; its certificate must be
+// valid at now.
+func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSlice, secrets map[string]*corev1.Secret, now time.Time) (_ Built, ok bool, _ []Problem) {
 	var ps []Problem
 	bad := func(annotation, msg string) {
 		ps = append(ps, Problem{Namespace: svc.Namespace, Name: svc.Name, Annotation: annotation, Msg: msg})
@@ -111,7 +115,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		case !hasVIP:
 			// No listener yet: the certificate is read once the VIP is in status.
 		default:
-			c, msg := certificate(secrets[svc.Namespace+"/"+in.tlsSecret], name+"."+in.tlsSecret, svc.Namespace, in.tlsSecret)
+			c, msg := certificate(secrets[svc.Namespace+"/"+in.tlsSecret], name+"."+in.tlsSecret, svc.Namespace, in.tlsSecret, now)
 			if msg != "" {
 				bad(AnnotationTLSSecret, msg)
 			} else {
@@ -254,8 +258,9 @@ func serviceVIP(svc *corev1.Service) (netip.Addr, bool) {
 
 // certificate reads a kubernetes.io/tls Secret into a model.Certificate
 // named name. The key goes only into model.PrivateKey; messages never
-// carry Secret data.
-func certificate(s *corev1.Secret, name, ns, secret string) (model.Certificate, string) {
+// carry Secret data. The key must match the certificate, and the
+// certificate be valid at now.
+func certificate(s *corev1.Secret, name, ns, secret string, now time.Time) (model.Certificate, string) {
 	if s == nil || s.Type != corev1.SecretTypeTLS {
 		return model.Certificate{}, fmt.Sprintf("no Secret %s/%s of type %s", ns, secret, corev1.SecretTypeTLS)
 	}
@@ -265,6 +270,9 @@ func certificate(s *corev1.Secret, name, ns, secret string) (model.Certificate, 
 	}
 	if !bytes.Contains(key, []byte("PRIVATE KEY-----")) {
 		return model.Certificate{}, fmt.Sprintf("Secret %s/%s: no PEM private key in %s", ns, secret, corev1.TLSPrivateKeyKey)
+	}
+	if _, err := tlscert.Check(chain, key, now); err != nil {
+		return model.Certificate{}, fmt.Sprintf("Secret %s/%s: %s", ns, secret, err)
 	}
 	return model.Certificate{
 		Name:   name,

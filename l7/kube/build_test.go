@@ -149,7 +149,7 @@ func TestBuild(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, ps := Build(tc.services, tc.slices, tc.secrets)
+			got, ps := Build(tc.services, tc.slices, tc.secrets, testNow)
 			var msgs []string
 			for _, p := range ps {
 				msgs = append(msgs, p.Error())
@@ -161,7 +161,7 @@ func TestBuild(t *testing.T) {
 				t.Errorf("built:\n got %+v\nwant %+v", got, tc.want)
 			}
 			for _, m := range msgs {
-				if strings.Contains(m, "SECRETKEYBYTES") {
+				if strings.Contains(m, testKeyLine) {
 					t.Errorf("a problem carries key material: %s", m)
 				}
 			}
@@ -175,7 +175,7 @@ func TestCreationTimeOrdersClaims(t *testing.T) {
 	svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "shop.example.com"}, "203.0.113.10", port("http", 80))
 	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("x", 3600))
 	svc.CreationTimestamp = metav1.NewTime(created)
-	b, _, ps := BuildService(svc, nil, nil)
+	b, _, ps := BuildService(svc, nil, nil, testNow)
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
@@ -189,7 +189,7 @@ func TestCreationTimeOrdersClaims(t *testing.T) {
 
 func TestBadDelegation(t *testing.T) {
 	svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationDelegate: "api=team-b"}, "", port("http", 80))
-	_, _, ps := BuildService(svc, nil, nil)
+	_, _, ps := BuildService(svc, nil, nil, testNow)
 	if len(ps) != 1 || ps[0].Annotation != AnnotationDelegate || !strings.Contains(ps[0].Msg, "prefix=namespace") {
 		t.Fatalf("problems: %v", ps)
 	}
@@ -214,7 +214,7 @@ func TestAssembleSorted(t *testing.T) {
 // format and in slog output.
 func TestKeyNeverPrinted(t *testing.T) {
 	got, _ := Build([]*corev1.Service{service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "a.example.com", AnnotationTLSSecret: "t"}, "203.0.113.10", port("https", 443))},
-		nil, []*corev1.Secret{tlsSecret("web", "t")})
+		nil, []*corev1.Secret{tlsSecret("web", "t")}, testNow)
 	c := got["web/shop"].Certificate
 	if c == nil || string(c.Key.Reveal()) != testKey {
 		t.Fatalf("certificate not built with the key: %v", c)
@@ -222,7 +222,7 @@ func TestKeyNeverPrinted(t *testing.T) {
 	var sb strings.Builder
 	slog.New(slog.NewJSONHandler(&sb, nil)).Info("built", "cert", *c, "built", got)
 	fmt.Fprintf(&sb, "%v %+v %#v %s", *c, got, c.Key, c.Key)
-	if strings.Contains(sb.String(), "SECRETKEYBYTES") {
+	if strings.Contains(sb.String(), testKeyLine) {
 		t.Errorf("key printed: %s", sb.String())
 	}
 }
@@ -234,7 +234,7 @@ func FuzzParseIntent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, hosts, timeout, idle, prefix, http2 string) {
 		ann := map[string]string{AnnotationL7: "true", AnnotationHosts: hosts, AnnotationTimeout: timeout, AnnotationIdleTimeout: idle, AnnotationPathPrefix: prefix, AnnotationHTTP2: http2}
 		svc := service("ns", "svc", ann, "203.0.113.1", port("http", 80))
-		b, ok, ps := BuildService(svc, nil, nil)
+		b, ok, ps := BuildService(svc, nil, nil, testNow)
 		if !ok {
 			t.Fatal("an opted-in Service reported as not opted in")
 		}

@@ -84,7 +84,7 @@ func TestHealthAnnotations(t *testing.T) {
 			for k, v := range tc.ann {
 				ann[k] = v
 			}
-			got, _, ps := BuildService(service("web", "shop", ann, "", port("http", 80)), nil, nil)
+			got, _, ps := BuildService(service("web", "shop", ann, "", port("http", 80)), nil, nil, testNow)
 			var msgs []string
 			for _, p := range ps {
 				msgs = append(msgs, p.Error())
@@ -110,7 +110,7 @@ func TestHealthAnnotationsMatchDSL(t *testing.T) {
 	ann := map[string]string{AnnotationL7: "true", AnnotationHealthCheck: "http:/healthz", AnnotationHealthCheckInterval: "10s",
 		AnnotationOutlierDetection: "false", AnnotationMaxConnections: "100", AnnotationMaxPendingRequests: "10",
 		AnnotationMaxRequests: "200", AnnotationSlowStart: "30s"}
-	b, _, ps := BuildService(service("web", "shop", ann, "", port("http", 80)), nil, nil)
+	b, _, ps := BuildService(service("web", "shop", ann, "", port("http", 80)), nil, nil, testNow)
 	if len(ps) > 0 {
 		t.Fatal(ps)
 	}
@@ -140,7 +140,7 @@ func FuzzParseHealth(f *testing.F) {
 	f.Fuzz(func(t *testing.T, check, interval, outlier, limit, slow string) {
 		ann := map[string]string{AnnotationL7: "true", AnnotationHealthCheck: check, AnnotationHealthCheckInterval: interval,
 			AnnotationOutlierDetection: outlier, AnnotationMaxConnections: limit, AnnotationMaxRequests: limit, AnnotationSlowStart: slow}
-		b, _, ps := BuildService(service("ns", "svc", ann, "", corev1.ServicePort{Name: "http", Port: 80}), nil, nil)
+		b, _, ps := BuildService(service("ns", "svc", ann, "", corev1.ServicePort{Name: "http", Port: 80}), nil, nil, testNow)
 		for _, p := range ps {
 			if p.Annotation == "" && p.Field == "" {
 				t.Fatalf("problem names no annotation: %+v", p)

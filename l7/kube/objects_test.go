@@ -1,18 +1,49 @@
 package kube
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
 	"net/netip"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// testKey is a throw-away fixture, not a real key.
-const (
-	testChain = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-	testKey   = "-----BEGIN PRIVATE KEY-----\nSECRETKEYBYTES\n-----END PRIVATE KEY-----\n"
+// testNow is the clock of every Build in the tests.
+var testNow = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// testChain and testKey are a throw-away pair made for the tests, valid
+// around testNow; testKeyLine is a line of the key that must never appear
+// in a message.
+var (
+	testChain, testKey = newTestPair(testNow.Add(-time.Hour), testNow.Add(90*24*time.Hour))
+	testKeyLine        = strings.Split(testKey, "\n")[1]
 )
+
+func newTestPair(notBefore, notAfter time.Time) (chain, key string) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "shop.example.com"}, NotBefore: notBefore, NotAfter: notAfter}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		panic(err)
+	}
+	kd, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		panic(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})), string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kd}))
+}
 
 func service(ns, name string, ann map[string]string, vip string, ports ...corev1.ServicePort) *corev1.Service {
 	s := &corev1.Service{

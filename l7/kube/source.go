@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -37,6 +38,8 @@ type Options struct {
 	// l7 watches Secrets only where it serves, so it never holds the keys
 	// of another namespace.
 	Namespaces []string
+	// Now is the clock certificates are checked against (required).
+	Now func() time.Time
 }
 
 // Source watches Services, EndpointSlices and TLS Secrets and publishes
@@ -65,8 +68,8 @@ type nsCache struct {
 // NewSource returns a Source reading through client; Events go to the API
 // server as component "tlb-l7". Nothing runs until Run.
 func NewSource(client kubernetes.Interface, log *slog.Logger, opts Options) (*Source, error) {
-	if client == nil || log == nil || opts.Group == "" {
-		return nil, errors.New("l7 kube source: client, logger and group are required")
+	if client == nil || log == nil || opts.Group == "" || opts.Now == nil {
+		return nil, errors.New("l7 kube source: client, logger, group and clock are required")
 	}
 	s := &Source{
 		log:  log,
@@ -150,7 +153,7 @@ func (s *Source) build() (*model.Config, error) {
 		}
 		secs = append(secs, ks...)
 	}
-	built, problems := Build(svcs, sl, secs)
+	built, problems := Build(svcs, sl, secs, s.opts.Now())
 	s.events.report(problems, s.services)
 	cfg := Assemble(built)
 	return &cfg, nil

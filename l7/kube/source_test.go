@@ -24,7 +24,7 @@ func TestSourcePublishesOnlyChanges(t *testing.T) {
 	other := service("web", "plain", nil, "", port("http", 80))
 	sl := slice("web", "shop", "shop-a", "http", 8080, ep{addr: "198.18.0.10"})
 	client := fake.NewClientset(svc, other, sl)
-	src, err := NewSource(client, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{Group: "default"})
+	src, err := NewSource(client, slog.New(slog.NewTextHandler(io.Discard, nil)), Options{Group: "default", Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,8 +60,9 @@ type Result struct {
 	xds.Report
 }
 
-// Run reloads now and after every change of the directory until ctx ends.
+// Run reloads once the directory is watched, then after every change of
+// it, until ctx ends. The first load comes after the watch is registered,
+// so a file written in between is never missed.
 func (r *Reloader) Run(ctx context.Context, debounce, resync time.Duration) error {
-	r.Reload(ctx)
 	return r.Dir.Watch(ctx, debounce, resync, func() { r.Reload(ctx) })
 }

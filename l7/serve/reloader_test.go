@@ -68,7 +68,7 @@ func newReloader(t *testing.T, dir string) (*serve.Reloader, *xds.Server, *syncB
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge"})
-	return &serve.Reloader{Dir: dsl.NewDir(dir), Server: srv, Log: log}, srv, logs
+	return &serve.Reloader{Dir: dsl.NewDir(dir, time.Now), Server: srv, Log: log}, srv, logs
 }
 
 func sameVersions(a, b map[string]map[string]string) bool { return maps.EqualFunc(a, b, maps.Equal) }

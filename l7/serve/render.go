@@ -19,13 +19,14 @@ const (
 	FormatXDS = "xds"
 )
 
-// Render loads dir and returns the full config of one group as Envoy YAML,
+// Render loads the directory d and returns the full config of one group as Envoy YAML,
 // with every private key redacted (xds format) or referred to by file path
 // (bootstrap format). Problems in the directory are returned alongside;
 // the output holds what would be served despite them (the caller should
 // still fail: something the author wrote is not served).
-func Render(dir, group string, kind translate.Kind, format string, opts model.Options) ([]byte, []error, error) {
-	cfg, errs, err := dsl.NewDir(dir).Load()
+func Render(d *dsl.Dir, group string, kind translate.Kind, format string, opts model.Options) ([]byte, []error, error) {
+	dir := d.Path()
+	cfg, errs, err := d.Load()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,7 +3,9 @@ package serve_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/serve"
 	"github.com/tlbproject/tlb/l7/translate"
@@ -13,7 +15,7 @@ import (
 // for the example key's bytes.
 func TestRenderNeverPrintsKeys(t *testing.T) {
 	for _, format := range []string{serve.FormatXDS, serve.FormatBootstrap} {
-		out, errs, err := serve.Render("../testdata/config", "edge", translate.Gateway, format, model.Options{})
+		out, errs, err := serve.Render(dsl.NewDir("../testdata/config", time.Now), "edge", translate.Gateway, format, model.Options{})
 		if err != nil || len(errs) > 0 {
 			t.Fatalf("%s: %v %v", format, err, errs)
 		}
@@ -37,7 +39,7 @@ func TestRenderNeverPrintsKeys(t *testing.T) {
 }
 
 func TestRenderUnknownGroup(t *testing.T) {
-	_, _, err := serve.Render("../testdata/config", "nope", translate.Gateway, serve.FormatXDS, model.Options{})
+	_, _, err := serve.Render(dsl.NewDir("../testdata/config", time.Now), "nope", translate.Gateway, serve.FormatXDS, model.Options{})
 	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "edge") {
 		t.Fatalf("want an error naming the group and the known ones, got %v", err)
 	}

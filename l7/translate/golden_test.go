@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -22,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func loadExample(t *testing.T) model.Resolved {
 	t.Helper()
-	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config", time.Now).Load()
 	if len(errs) > 0 {
 		t.Fatalf("example config has errors: %v", errs)
 	}

@@ -3,6 +3,7 @@ package validate_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -20,7 +21,7 @@ import (
 
 func example(t *testing.T) translate.Resources {
 	t.Helper()
-	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config", time.Now).Load()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -20,7 +20,7 @@ import (
 // validation (a listener refers to a route configuration that is not in
 // the set): the key keeps its snapshot, the other keys are served.
 func TestInvalidSetIsNeverSent(t *testing.T) {
-	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config", time.Now).Load()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -3,6 +3,7 @@ package xds
 import (
 	"encoding/hex"
 	"testing"
+	"time"
 
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
@@ -15,7 +16,7 @@ import (
 // TestVersionMapMatchesGoControlPlane: the precomputed delta versions are
 // exactly what go-control-plane would compute itself.
 func TestVersionMapMatchesGoControlPlane(t *testing.T) {
-	cfg, errs, _ := dsl.NewDir("../testdata/config").Load()
+	cfg, errs, _ := dsl.NewDir("../testdata/config", time.Now).Load()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

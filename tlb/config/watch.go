@@ -29,7 +29,36 @@ type Watcher struct {
 	// OnReject, if set, is called with each rejected file's error (for
 	// a metric). The last valid configuration stays in force.
 	OnReject func(error)
+	// Notify, if set, replaces the inotify watch of the file's directory
+	// (tests inject errors through it). The watch must be registered
+	// when it returns.
+	Notify func(dir string) (Notifier, error)
 }
+
+// Notifier is the part of a file-system watcher Run needs.
+type Notifier interface {
+	Events() <-chan fsnotify.Event
+	Errors() <-chan error
+	Close() error
+}
+
+func watchDir(dir string) (Notifier, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(dir); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return fsNotifier{w}, nil
+}
+
+type fsNotifier struct{ w *fsnotify.Watcher }
+
+func (n fsNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
+func (n fsNotifier) Errors() <-chan error          { return n.w.Errors }
+func (n fsNotifier) Close() error                  { return n.w.Close() }
 
 // Run calls apply with initial, then with every new valid version of the
 // file and, on every tick of resync, with the last valid version again. An
@@ -44,15 +73,16 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 	if debounce == 0 {
 		debounce = 200 * time.Millisecond
 	}
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("watch config %s: %w", w.Path, err)
+	notify := w.Notify
+	if notify == nil {
+		notify = watchDir
 	}
-	defer func() { _ = fw.Close() }()
 	dir := filepath.Dir(w.Path)
-	if err := fw.Add(dir); err != nil {
+	fw, err := notify(dir)
+	if err != nil {
 		return fmt.Errorf("watch config directory %s: %w", dir, err)
 	}
+	defer func() { _ = fw.Close() }()
 
 	good := initial
 	lastData := initial.raw
@@ -65,17 +95,20 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-fw.Events:
+		case ev, ok := <-fw.Events():
 			if !ok {
 				return fmt.Errorf("watch config %s: event channel closed", w.Path)
 			}
 			log.Debug("config directory changed", "event", ev.String())
 			timer.Reset(debounce)
-		case err, ok := <-fw.Errors:
+		case err, ok := <-fw.Errors():
 			if !ok {
 				return fmt.Errorf("watch config %s: error channel closed", w.Path)
 			}
-			log.Warn("watching config", "path", w.Path, "err", err)
+			// An overflow lost events, and any other error may have: read
+			// the file again rather than trust that nothing changed.
+			log.Warn("watching config; reading it again", "path", w.Path, "err", err)
+			timer.Reset(debounce)
 		case <-timer.C:
 			data, err := os.ReadFile(w.Path)
 			if err == nil && bytes.Equal(data, lastData) {

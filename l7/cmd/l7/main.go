@@ -86,11 +86,12 @@ func runRender(args []string) error {
 	kind := fs.String("kind", string(translate.Gateway), "client kind: gateway or grpc")
 	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate) or xds (resources as served)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
+	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("render: --config and --group are required")
 	}
-	out, problems, err := serve.Render(*dir, *group, translate.Kind(*kind), *format, model.Options{CatchAllNamespaces: splitList(*catchAll)})
+	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, model.Options{CatchAllNamespaces: splitList(*catchAll)})
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "rejected:", p)
 	}
@@ -105,6 +106,11 @@ func runRender(args []string) error {
 	}
 	return nil
 }
+
+// defaultCertDir is where deploy/ mounts the TLS Secrets of DSL gateways.
+const defaultCertDir = "/etc/tlb/certs"
+
+const certDirUsage = "comma-separated directories besides --config that DSL certFile/keyFile may name (symlinks resolved)"
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(v string) []string {
@@ -121,6 +127,7 @@ func runServe(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	group := fs.String("group", "", "the gateway group served (required): nothing of another group is built or sent")
 	dir := fs.String("config", "", "DSL directory to serve and watch")
+	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
 	xdsAddr := fs.String("xds-addr", "unix:///run/tlb/xds.sock", "ADS address: unix:///PATH (the pod's volume), loopback host:port, or host:port with --xds-tls-*")
 	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz and /readyz")
 	certFile := fs.String("xds-tls-cert", "", "server certificate for ADS (mutual TLS)")
@@ -168,7 +175,8 @@ func runServe(args []string) error {
 	if kubeOn {
 		sources = append(sources, "kubernetes")
 	}
-	merger := serve.NewMerger(srv, o, log, o.Registry, sources...)
+	expiry := serve.NewCertificateExpiry(o.Registry, time.Now)
+	merger := serve.NewMerger(expiry.Publishing(srv), o, log, o.Registry, sources...)
 	if _, err := o.Start(nil); err != nil {
 		return err
 	}
@@ -195,9 +203,9 @@ func runServe(args []string) error {
 	log.Info("serving ADS; nothing is sent until every source is read", "addr", *xdsAddr, "config", *dir, "generation", srv.Generation(), "sources", sources)
 
 	errc := make(chan error, 3)
-	rl := &serve.Reloader{Dir: dsl.NewDir(*dir), Server: merger.For("dsl"), Log: log}
+	rl := &serve.Reloader{Dir: dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), Server: merger.For("dsl"), Log: log}
 	if kubeOn {
-		src, err := newKubeSource(*kubeconfig, *inCluster, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces)})
+		src, err := newKubeSource(*kubeconfig, *inCluster, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now})
 		if err != nil {
 			return err
 		}

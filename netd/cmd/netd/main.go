@@ -12,7 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -22,7 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -103,6 +101,16 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kube
 		}
 		a = agent.New(path, gw, agent.NewMetrics(srv.Registry), log, time.Now)
 	}
+	// Watch before the first read, so no change falls between the two.
+	changed := kubeChanged
+	if changed == nil && !once {
+		dir := filepath.Dir(path)
+		n, err := agent.DirNotifier(dir)
+		if err != nil {
+			return fmt.Errorf("watch %s: %w", dir, err)
+		}
+		changed = agent.WatchFile(ctx, n, 200*time.Millisecond, path, log)
+	}
 	if err := a.Load(); err != nil {
 		return err
 	}
@@ -125,12 +133,6 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kube
 		_ = srv.Shutdown(ctx)
 	}()
 
-	changed := kubeChanged
-	if changed == nil {
-		if changed, err = watch(ctx, path, log); err != nil {
-			return err
-		}
-	}
 	if res, err := a.Reconcile(); err != nil {
 		log.Error("initial reconcile failed; will retry", "err", err)
 		srv.SetReady(false, err.Error())
@@ -141,51 +143,4 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kube
 	a.Run(ctx, changed, resync, srv.SetReady)
 	log.Info("netd stopping; bound VIPs stay in place")
 	return nil
-}
-
-// watch reports changes of the file at path. It watches the directory, so
-// editors that replace the file and Kubernetes ConfigMap symlink swaps are
-// both seen; bursts of events are coalesced.
-func watch(ctx context.Context, path string, log *slog.Logger) (<-chan struct{}, error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("create file watcher: %w", err)
-	}
-	dir := filepath.Dir(path)
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return nil, fmt.Errorf("watch %s: %w", dir, err)
-	}
-	out := make(chan struct{}, 1)
-	go func() {
-		defer func() { _ = w.Close() }()
-		var debounce <-chan time.Time
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				log.Debug("config directory event", "event", ev.String())
-				debounce = time.After(200 * time.Millisecond)
-			case err, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				if !errors.Is(err, fsnotify.ErrEventOverflow) {
-					log.Error("file watcher error", "path", path, "err", err)
-				}
-				debounce = time.After(200 * time.Millisecond)
-			case <-debounce:
-				debounce = nil
-				select {
-				case out <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-	return out, nil
 }
