@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/tlbproject/tlb/internal/dirwatch"
 )
 
 // Notifier is the part of a file-system watcher Watch needs: events and
-// errors for a directory that is already being watched. *fsnotify.Watcher
-// fits through FSNotifier; tests inject errors (a queue overflow) through
-// their own.
+// errors for a directory that is already being watched (FSNotifier's
+// dirwatch.Dir); tests inject errors (a queue overflow) through their own.
 type Notifier interface {
 	Events() <-chan fsnotify.Event
 	Errors() <-chan error
@@ -22,22 +23,12 @@ type Notifier interface {
 // FSNotifier watches dir with inotify (or the platform's equivalent). The
 // watch is registered when it returns.
 func FSNotifier(dir string) (Notifier, error) {
-	w, err := fsnotify.NewWatcher()
+	d, err := dirwatch.Watch(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return nil, err
-	}
-	return fsNotifier{w}, nil
+	return d, nil
 }
-
-type fsNotifier struct{ w *fsnotify.Watcher }
-
-func (n fsNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
-func (n fsNotifier) Errors() <-chan error          { return n.w.Errors }
-func (n fsNotifier) Close() error                  { return n.w.Close() }
 
 // Watch calls changed once as soon as the directory is watched (so a change
 // made before the watch existed is never lost: callers do their first load

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/tlbproject/tlb/internal/dirwatch"
 )
 
 // Notifier is the part of a file-system watcher WatchFile needs: events and
@@ -20,22 +22,12 @@ type Notifier interface {
 // DirNotifier watches dir with inotify; the watch is registered when it
 // returns.
 func DirNotifier(dir string) (Notifier, error) {
-	w, err := fsnotify.NewWatcher()
+	d, err := dirwatch.Watch(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return nil, err
-	}
-	return fsNotifier{w}, nil
+	return d, nil
 }
-
-type fsNotifier struct{ w *fsnotify.Watcher }
-
-func (n fsNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
-func (n fsNotifier) Errors() <-chan error          { return n.w.Errors }
-func (n fsNotifier) Close() error                  { return n.w.Close() }
 
 // WatchFile turns n's events for the file's directory into change signals
 // for Run, one per burst (debounce), until ctx ends; it closes n then. The

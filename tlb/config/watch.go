@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/tlbproject/tlb/internal/dirwatch"
 )
 
 // Watcher re-reads the configuration file when its directory changes (so
@@ -43,22 +45,12 @@ type Notifier interface {
 }
 
 func watchDir(dir string) (Notifier, error) {
-	w, err := fsnotify.NewWatcher()
+	d, err := dirwatch.Watch(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Add(dir); err != nil {
-		_ = w.Close()
-		return nil, err
-	}
-	return fsNotifier{w}, nil
+	return d, nil
 }
-
-type fsNotifier struct{ w *fsnotify.Watcher }
-
-func (n fsNotifier) Events() <-chan fsnotify.Event { return n.w.Events }
-func (n fsNotifier) Errors() <-chan error          { return n.w.Errors }
-func (n fsNotifier) Close() error                  { return n.w.Close() }
 
 // Run calls apply with initial, then with every new valid version of the
 // file and, on every tick of resync, with the last valid version again. An
