@@ -24,10 +24,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
+	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/apicheck"
 	"github.com/tlbproject/tlb/ipam/controller"
-	"github.com/tlbproject/tlb/tlb/obs"
 )
 
 func main() {

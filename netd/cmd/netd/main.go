@@ -25,11 +25,11 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/netd"
 	"github.com/tlbproject/tlb/netd/agent"
 	"github.com/tlbproject/tlb/netd/config"
 	"github.com/tlbproject/tlb/netd/kernel"
-	"github.com/tlbproject/tlb/tlb/obs"
 )
 
 func main() {

@@ -12,11 +12,11 @@ import (
 
 	"github.com/moby/ipvs"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/tlb/anyip"
 	"github.com/tlbproject/tlb/tlb/config"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/model"
-	"github.com/tlbproject/tlb/tlb/obs"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )

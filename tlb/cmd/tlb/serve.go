@@ -9,11 +9,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tlbproject/tlb/bgp"
+	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/tlb/agent"
 	"github.com/tlbproject/tlb/tlb/config"
 	"github.com/tlbproject/tlb/tlb/health"
 	"github.com/tlbproject/tlb/tlb/model"
-	"github.com/tlbproject/tlb/tlb/obs"
 )
 
 // serve wires the long-running director: health checker, GTM, BGP

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/tlb/config"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/model"
-	"github.com/tlbproject/tlb/tlb/obs"
 )
 
 // recordingProgrammer stands in for anyip+IPVS (the kernel parts are
