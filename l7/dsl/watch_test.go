@@ -9,24 +9,15 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/tlbproject/tlb/internal/dirwatch"
 	"github.com/tlbproject/tlb/l7/dsl"
 )
-
-// fakeNotifier delivers the events and errors the test sends.
-type fakeNotifier struct {
-	events chan fsnotify.Event
-	errs   chan error
-}
-
-func (f *fakeNotifier) Events() <-chan fsnotify.Event { return f.events }
-func (f *fakeNotifier) Errors() <-chan error          { return f.errs }
-func (f *fakeNotifier) Close() error                  { return nil }
 
 // TestWatchReloadsEverythingOnOverflow: a queue overflow means events were
 // lost, so the directory is reloaded and watching goes on; only another
 // kind of error ends the watch.
 func TestWatchReloadsEverythingOnOverflow(t *testing.T) {
-	n := &fakeNotifier{events: make(chan fsnotify.Event), errs: make(chan error)}
+	n := dirwatch.NewFake()
 	d := dsl.NewDir(t.TempDir(), time.Now)
 	changed := make(chan struct{}, 10)
 	done := make(chan error, 1)
@@ -46,14 +37,14 @@ func TestWatchReloadsEverythingOnOverflow(t *testing.T) {
 		}
 	}
 	wait("start")
-	n.errs <- fmt.Errorf("read: %w", fsnotify.ErrEventOverflow)
+	n.ErrC <- fmt.Errorf("read: %w", fsnotify.ErrEventOverflow)
 	wait("overflow")
-	n.errs <- fsnotify.ErrEventOverflow
+	n.ErrC <- fsnotify.ErrEventOverflow
 	wait("second overflow")
-	n.events <- fsnotify.Event{Name: "x.yaml", Op: fsnotify.Write}
+	n.EventC <- fsnotify.Event{Name: "x.yaml", Op: fsnotify.Write}
 	wait("event after overflow")
 	boom := errors.New("boom")
-	n.errs <- boom
+	n.ErrC <- boom
 	select {
 	case err := <-done:
 		if !errors.Is(err, boom) {

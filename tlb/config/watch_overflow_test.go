@@ -9,17 +9,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/tlbproject/tlb/internal/dirwatch"
 )
-
-// fakeNotifier sends no events of its own: only the errors the test sends.
-type fakeNotifier struct {
-	events chan fsnotify.Event
-	errs   chan error
-}
-
-func (f *fakeNotifier) Events() <-chan fsnotify.Event { return f.events }
-func (f *fakeNotifier) Errors() <-chan error          { return f.errs }
-func (f *fakeNotifier) Close() error                  { return nil }
 
 // TestWatcherRereadsOnOverflow: a change whose event was lost in a queue
 // overflow is still applied, and the watcher keeps running.
@@ -33,7 +25,7 @@ func TestWatcherRereadsOnOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &fakeNotifier{events: make(chan fsnotify.Event), errs: make(chan error)}
+	n := dirwatch.NewFake()
 	w := &Watcher{Path: path, Debounce: 10 * time.Millisecond, Notify: func(string) (Notifier, error) { return n, nil }}
 	applied := make(chan int, 10)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,6 +52,6 @@ func TestWatcherRereadsOnOverflow(t *testing.T) {
 	if err := os.WriteFile(path, []byte(twoService), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	n.errs <- fmt.Errorf("read: %w", fsnotify.ErrEventOverflow)
+	n.ErrC <- fmt.Errorf("read: %w", fsnotify.ErrEventOverflow)
 	expect("after the overflow", 2)
 }
