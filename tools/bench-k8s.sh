@@ -11,7 +11,7 @@
 # -ipam-args "--kube-api-qps=50 --kube-api-burst=100", -allocations 0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TLB_KUBE_APISERVER="$(./tools/kube-apiserver/build.sh)"
+TLB_KUBE_APISERVER="$(./tools/kubernetes/build.sh)"
 export TLB_KUBE_APISERVER
 bindir="$(mktemp -d)"
 trap 'rm -rf "$bindir"' EXIT

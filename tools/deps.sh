@@ -2,14 +2,15 @@
 # deps.sh installs everything the demo and the tests need on a fresh Debian
 # machine, and is quick when it is all there already:
 #   - Debian packages (qemu, busybox-static, kmod, cpio, ipvsadm, iproute2,
-#     bird2, etcd-server, ...);
+#     bird2, etcd-server, runc and the CNI plugins for the lab node, ...);
 #   - Debian's stock kernel, fetched with apt-get download and unpacked into
 #     the lab cache (never installed), resolved through linux-image-amd64;
 #   - Go modules (go mod download).
 set -euo pipefail
 
 PKGS=(qemu-system-x86 busybox-static kmod cpio ipvsadm iproute2 bird2
-      etcd-server nftables curl openssl procps psmisc)
+      etcd-server nftables curl openssl procps psmisc
+      runc containernetworking-plugins util-linux)
 CACHE=${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}
 
 missing=()

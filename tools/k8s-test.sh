@@ -11,7 +11,7 @@ if [[ ! -x "${TLB_ETCD:-/usr/bin/etcd}" ]]; then
 	echo "k8s-test: etcd not found; install the Debian package etcd-server (tools/deps.sh)" >&2
 	exit 1
 fi
-TLB_KUBE_APISERVER="$(./tools/kube-apiserver/build.sh)"
+TLB_KUBE_APISERVER="$(./tools/kubernetes/build.sh)"
 export TLB_KUBE_APISERVER
 
 bindir="$(mktemp -d)"

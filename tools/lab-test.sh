@@ -54,10 +54,21 @@ RUN
   echo '[ "$fail" -eq 0 ]'
 } > "$runner"
 
-# The end-to-end test runs a real kube-apiserver (built once from the
-# module proxy and cached) and Debian's etcd inside the VM.
-kube_apiserver=$(./tools/kube-apiserver/build.sh)
+# The end-to-end tests run a real kube-apiserver and Debian's etcd inside
+# the VM; the node test adds kube-controller-manager, kube-scheduler and,
+# per node, a kubelet and containerd (all built once from the module proxy
+# and cached), Debian's runc and CNI plugins, and runs deploy/ (the real
+# kustomize build) in pods of the image `make image` builds.
+kube_apiserver=$(./tools/kubernetes/build.sh)
+containerd_dir=$(./tools/containerd/build.sh)
+./tools/image/build.sh "$out/tlb.tar" >/dev/null
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration/cmd/pause
+(cd tools && go run ./image --bin "$out/pause" --binaries pause --out "$out/pause.tar" \
+  --tag tlb.lab/pause:1 --revision lab --source-date-epoch 0 >/dev/null)
+go build -modfile=tools/go.mod -o "$bin/kustomize" sigs.k8s.io/kustomize/kustomize/v5
 
 go build -o "$bin/labrun" ./integration/cmd/labrun
-"$bin/labrun" -mem "${LAB_MEM:-3072}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
-  -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" -- sh "$runner"
+"$bin/labrun" -mem "${LAB_MEM:-6144}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
+  -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
+  -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
+  -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" -- sh "$runner"

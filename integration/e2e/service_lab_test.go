@@ -40,7 +40,7 @@ type dc struct {
 	bird                     *birdlab.Router
 }
 
-func buildDC(t *testing.T) *dc {
+func buildDC(t *testing.T, gateways int) *dc {
 	t.Helper()
 	lab := topo.New(t)
 	d := &dc{client: lab.Node("client"), router: lab.Node("router"), director: lab.Node("director")}
@@ -49,7 +49,7 @@ func buildDC(t *testing.T) *dc {
 	d.router.Sysctl(t, "net.ipv4.ip_forward", "1")
 	lab.Link(d.director, d.router, "198.18.1.2/24", "198.18.1.1/24")
 	d.director.AddRoute(t, "default", "198.18.1.1")
-	for i := 1; i <= 2; i++ {
+	for i := 1; i <= gateways; i++ {
 		gw := lab.Node(fmt.Sprintf("gateway%d", i))
 		addr := fmt.Sprintf("198.18.%d.2", 10+i)
 		lab.Link(gw, d.router, addr+"/24", fmt.Sprintf("198.18.%d.1/24", 10+i))
@@ -94,7 +94,7 @@ func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
 		t.Fatal("TLB_BIN_DIR is not set: run through tools/lab-test.sh")
 	}
 	c := startCluster(t)
-	d := buildDC(t)
+	d := buildDC(t, 2)
 	var relays []*apiRelay
 	for _, n := range append([]*topo.Node{d.director}, d.gateways...) {
 		relays = append(relays, reachAPIServer(t, n, c.hostport))

@@ -360,23 +360,6 @@ func TestLoadRecordRejectsCorruptFile(t *testing.T) {
 	}
 }
 
-func TestProcSys(t *testing.T) {
-	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "net/ipv4/vs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := ProcSys{Root: root}
-	if err := p.Set("net/ipv4/vs/sloppy_tcp", "1"); err != nil {
-		t.Fatal(err)
-	}
-	if v, err := p.Get("net/ipv4/vs/sloppy_tcp"); err != nil || v != "1" {
-		t.Errorf("Get = %q, %v; want 1", v, err)
-	}
-	if err := p.Set("../etc/passwd", "x"); err == nil {
-		t.Error("Set accepted a path with ..")
-	}
-}
-
 func TestNewTableServiceIsStaged(t *testing.T) {
 	ctx := context.Background()
 	web := service("203.0.113.10", 80, mrs("198.18.2.3", 1), mrs("198.18.2.2", 1), mrs("198.18.2.4", 0))

@@ -2,56 +2,17 @@ package director
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/tlbproject/tlb/internal/procsys"
 )
 
-// ProcSys reads and writes sysctls as files under Root (normally
-// /proc/sys), in the network namespace of the calling thread. The zero
-// value uses /proc/sys.
-type ProcSys struct {
-	Root string
-}
-
-func (p ProcSys) path(name string) (string, error) {
-	if name == "" || strings.Contains(name, "..") || filepath.IsAbs(name) {
-		return "", fmt.Errorf("sysctl name %q: must be a relative path with no parent (..) element", name)
-	}
-	root := p.Root
-	if root == "" {
-		root = "/proc/sys"
-	}
-	return filepath.Join(root, name), nil
-}
-
-// Get returns the value of sysctl name ("net/ipv4/vs/sloppy_tcp").
-func (p ProcSys) Get(name string) (string, error) {
-	path, err := p.path(name)
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read sysctl %s: %w", name, err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
-// Set writes value to sysctl name.
-func (p ProcSys) Set(name, value string) error {
-	path, err := p.path(name)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, []byte(value+"\n"), 0o644); err != nil {
-		return fmt.Errorf("write sysctl %s=%s: %w", name, value, err)
-	}
-	return nil
-}
+// ProcSys reads and writes sysctls under a /proc/sys root, in the network
+// namespace of the calling thread (internal/procsys). The zero value uses
+// /proc/sys.
+type ProcSys = procsys.ProcSys
 
 // NetnsProcSys is ProcSys inside the network namespace at NsPath (e.g.
 // /var/run/netns/NAME), for a director running in-process for another

@@ -3,7 +3,7 @@
 // run as child processes on a temporary directory that Stop removes.
 //
 // It owns only those processes and that directory. The kube-apiserver
-// binary comes from tools/kube-apiserver/build.sh (env TLB_KUBE_APISERVER);
+// binary comes from tools/kubernetes/build.sh (env TLB_KUBE_APISERVER);
 // etcd from Debian's etcd-server (env TLB_ETCD, default /usr/bin/etcd).
 package apiserver
 
@@ -39,6 +39,9 @@ type Server struct {
 	Kubeconfig string
 	// Dir holds data, certificates and logs.
 	Dir string
+	// ServiceAccountKeyFile is the key that signs service account tokens
+	// (for a kube-controller-manager beside the server).
+	ServiceAccountKeyFile string
 
 	etcd, apiserver *proc
 }
@@ -107,6 +110,7 @@ func Start(timeout time.Duration) (_ *Server, err error) {
 		return nil, fmt.Errorf("generate the service account key: %w", err)
 	}
 	keyFile := filepath.Join(dir, "sa.key")
+	s.ServiceAccountKeyFile = keyFile
 	der := x509.MarshalPKCS1PrivateKey(key)
 	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der}), 0o600); err != nil {
 		return nil, fmt.Errorf("write the service account key: %w", err)

@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tlbproject/tlb/internal/obs"
+	"github.com/tlbproject/tlb/internal/procsys"
 	"github.com/tlbproject/tlb/netd"
 	"github.com/tlbproject/tlb/netd/agent"
 	"github.com/tlbproject/tlb/netd/config"
@@ -42,6 +43,7 @@ func main() {
 	resync := fs.Duration("resync", 30*time.Second, "interval of reconciles that repair drift")
 	once := fs.Bool("once", false, "reconcile once and exit")
 	debug := fs.Bool("debug", false, "log at debug level")
+	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
 	var kf kubeFlags
 	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take the node's VIPs from the Kubernetes API server of this kubeconfig instead of the file's vips:")
 	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take the node's VIPs from the API server of the pod's service account")
@@ -53,13 +55,13 @@ func main() {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("component", "netd")
-	if err := run(log, *cfgPath, *resync, *once, kf); err != nil {
+	if err := run(log, *cfgPath, *resync, *once, procsys.ProcSys{Root: *sysctlDir}, kf); err != nil {
 		log.Error("netd stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kubeFlags) error {
+func run(log *slog.Logger, path string, resync time.Duration, once bool, sysctls procsys.ProcSys, kf kubeFlags) error {
 	if resync <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", resync)
 	}
@@ -68,7 +70,7 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, kf kube
 		return fmt.Errorf("open netlink handle: %w", err)
 	}
 	defer h.Close()
-	gw := netd.NewGateway(kernel.NewLinks(h), kernel.ProcSys{Root: "/proc/sys"}, kernel.NewClamp(netns.None()), log)
+	gw := netd.NewGateway(kernel.NewLinks(h), sysctls, kernel.NewClamp(netns.None()), log)
 
 	// The metrics address comes from the file, so read it before serving;
 	// an invalid file stops netd here, before anything is changed.

@@ -13,6 +13,7 @@ import (
 	"github.com/moby/ipvs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tlbproject/tlb/internal/obs"
+	"github.com/tlbproject/tlb/internal/procsys"
 	"github.com/tlbproject/tlb/tlb/anyip"
 	"github.com/tlbproject/tlb/tlb/config"
 	"github.com/tlbproject/tlb/tlb/director"
@@ -31,6 +32,7 @@ func runCommand(args []string, stderr io.Writer) int {
 	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take services from the Kubernetes API server of this kubeconfig instead of the file's services:")
 	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take services from the Kubernetes API server of the pod's service account")
 	fs.StringVar(&kf.l4Cluster, "l4-cluster", "", "with Kubernetes: the L4Cluster whose VIPs this director serves")
+	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
 	routerID := fs.String("router-id", "", "BGP router ID (IPv4) overriding bgp.routerID, so one file serves a DaemonSet: pass the node's IP")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -53,7 +55,7 @@ func runCommand(args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *path, *once, *routerID, kf, log); err != nil {
+	if err := run(ctx, *path, *once, *routerID, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
 		log.Error("tlb run failed", "err", err)
 		return 1
 	}
@@ -62,7 +64,7 @@ func runCommand(args []string, stderr io.Writer) int {
 
 // run wires the config, the kernel handle, the director, metrics and the
 // watcher, and returns when ctx is done (or after one reconcile with once).
-func run(ctx context.Context, path string, once bool, routerID string, kf kubeFlags, log *slog.Logger) error {
+func run(ctx context.Context, path string, once bool, routerID string, sysctls procsys.ProcSys, kf kubeFlags, log *slog.Logger) error {
 	load := config.Load
 	if kf.enabled() {
 		// Services come from the API server; the file holds the rest.
@@ -82,7 +84,7 @@ func run(ctx context.Context, path string, once bool, routerID string, kf kubeFl
 			return err
 		}
 	}
-	if err := director.CheckKernel(director.ProcSys{}); err != nil {
+	if err := director.CheckKernel(sysctls); err != nil {
 		return err
 	}
 	handle, err := ipvs.New("")
@@ -102,7 +104,7 @@ func run(ctx context.Context, path string, once bool, routerID string, kf kubeFl
 	})
 	srv.Registry.MustRegister(rejected)
 
-	d, err := director.New(handle, director.ProcSys{}, log, director.Options{RuntimeDir: cfg.Director.RuntimeDir, Metrics: metrics})
+	d, err := director.New(handle, sysctls, log, director.Options{RuntimeDir: cfg.Director.RuntimeDir, Metrics: metrics})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,457 @@
+//go:build lab
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/tlbproject/tlb/bgp/birdlab"
+	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/integration/k8snode"
+	"github.com/tlbproject/tlb/integration/topo"
+	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/tlb/kube/kubetest"
+)
+
+// The image every manifest of deploy/ names, and the lab's pause image.
+const (
+	tlbImage   = "ghcr.io/tlbproject/tlb:v0.1.0"
+	pauseImage = "tlb.lab/pause:1"
+	// deployL4Cluster is the L4Cluster the director DaemonSet of deploy/
+	// serves (its L4_CLUSTER).
+	deployL4Cluster = "l4-default"
+)
+
+// TestDeployOnRealNodes applies deploy/ as users apply it (the kustomize
+// build of its root: CRDs, RBAC, the ipam Deployment, the director and
+// netd DaemonSets) to two real nodes in the VM, a kubelet and containerd
+// each, running the image `make image` builds. Only the director's BGP
+// peer is edited, as an operator's overlay would. Then a Service of class
+// tlb.io/l4 gets a VIP from the ipam pods, the director pod programs IPVS
+// and announces the pool to BIRD, the netd pod binds the VIP, a client
+// outside reaches the gateway through the VIP with replies straight back
+// (DSR), and every pod is Ready through its own probes.
+func TestDeployOnRealNodes(t *testing.T) {
+	begin := time.Now()
+	bins, err := k8snode.BinariesFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := []string{os.Getenv("TLB_IMAGE_TAR"), os.Getenv("TLB_PAUSE_TAR")}
+	kustomize := os.Getenv("TLB_KUSTOMIZE")
+	if images[0] == "" || images[1] == "" || kustomize == "" {
+		t.Fatal("TLB_IMAGE_TAR, TLB_PAUSE_TAR and TLB_KUSTOMIZE must be set: run through tools/lab-test.sh")
+	}
+	objs := buildDeploy(t, kustomize)
+
+	s, err := apiserver.Start(8 * time.Minute)
+	if err != nil {
+		t.Fatalf("start kube-apiserver and etcd in the VM: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	t.Logf("kube-apiserver ready after %s", since(begin))
+	kc, err := kubernetes.NewForConfig(s.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := k8snode.APIServer{Kubeconfig: s.Kubeconfig, CAFile: s.Config.CAFile, ServiceAccountKeyFile: s.ServiceAccountKeyFile}
+	work := t.TempDir()
+	cp, err := k8snode.StartControlPlane(bins, api, filepath.Join(work, "control-plane"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cp.Stop)
+
+	d := buildDC(t, 1)
+	gw := d.gateways[0]
+	u, err := url.Parse(s.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeStart := time.Now()
+	var nodes []*k8snode.Node
+	for i, spec := range []struct {
+		name, ip string
+		labels   map[string]string
+	}{
+		{d.director.Name, "198.18.1.2", map[string]string{"tlb.io/director": "true"}},
+		{gw.Name, d.gatewayAddr[0], map[string]string{"tlb.io/gateway": "true"}},
+	} {
+		tn := d.director
+		if i == 1 {
+			tn = gw
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		n, err := k8snode.Start(ctx, bins, api, k8snode.Options{
+			Name: spec.name, NetnsPath: tn.NsPath(), Listen: tn.Listen, NodeIP: spec.ip,
+			PodCIDR: fmt.Sprintf("10.244.%d.0/24", i+1), Labels: spec.labels, APIServer: u.Host,
+			Images: images, SandboxImage: pauseImage, Dir: filepath.Join(work, "nodes"),
+		})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(n.Stop)
+		nodes = append(nodes, n)
+	}
+	diagnose := func() {
+		if !t.Failed() {
+			return
+		}
+		t.Logf("pods:\n%s", podTable(kc))
+		for _, n := range nodes {
+			t.Log(n.Logs())
+			t.Log(n.PodLogs())
+		}
+		t.Log(cp.Logs())
+	}
+	t.Cleanup(diagnose)
+	check := func() {
+		t.Helper()
+		for _, n := range nodes {
+			if err := n.Check(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cp.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The image in each node's containerd is the one make image built.
+	for _, n := range nodes {
+		imgs, err := n.Images(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !contains(imgs, tlbImage) || !contains(imgs, pauseImage) {
+			t.Fatalf("node %s: containerd holds %v; want %s and %s imported", n.Name, imgs, tlbImage, pauseImage)
+		}
+	}
+	for _, n := range nodes {
+		waitFor(t, 5*time.Minute, "node "+n.Name+" registers and is Ready", func() bool {
+			check()
+			node, err := kc.CoreV1().Nodes().Get(context.Background(), n.Name, metav1.GetOptions{})
+			return err == nil && nodeReady(node)
+		})
+	}
+	t.Logf("FIGURE node_start: both nodes Ready %s after their containerd and kubelet started", since(nodeStart))
+
+	applied := time.Now()
+	ctx := context.Background()
+	if err := s.CreateAll(ctx, objs); err != nil {
+		t.Fatalf("apply the kustomize build of deploy/: %v", err)
+	}
+	waitFor(t, 2*time.Minute, "the CRDs of deploy/ are served and an L4Cluster and VIPPool are created", func() bool {
+		return createAll(s, []any{
+			&v1alpha1.L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: deployL4Cluster}, Spec: v1alpha1.L4ClusterSpec{Environment: env}},
+			&v1alpha1.VIPPool{ObjectMeta: metav1.ObjectMeta{Name: "lab-pool"}, Spec: v1alpha1.VIPPoolSpec{L4Cluster: deployL4Cluster, CIDRs: []string{pool}}},
+		}) == nil
+	})
+	waitFor(t, 8*time.Minute, "the netd pod runs on "+gw.Name+" and is Ready through its readiness probe", func() bool {
+		check()
+		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 1
+	})
+	t.Logf("the netd pod is Ready %s after deploy/ was applied", since(applied))
+	// The director is Ready when it can serve (IPVS programmed, a healthy
+	// gateway), which is also when it announces: with no Service yet its
+	// /readyz says why it is not.
+	var why string
+	waitFor(t, 8*time.Minute, "the director pod runs on "+d.director.Name+" and its /readyz says why it is not ready yet", func() bool {
+		check()
+		why = readyz(d.director, "127.0.0.1:9100")
+		return strings.Contains(why, "no real servers configured")
+	})
+	t.Logf("the director pod runs %s after deploy/ was applied; /readyz: %q", since(applied), why)
+	waitFor(t, 8*time.Minute, "both ipam pods are Ready", func() bool {
+		check()
+		return readyPods(kc, "app.kubernetes.io/name=tlb-ipam", "") == 2
+	})
+	t.Logf("FIGURE pods_ready: netd and both ipam pods Ready, the director running, %s after deploy/ was applied", since(applied))
+
+	// A Service as users write it.
+	c := &cluster{server: s, kc: kc}
+	c.mustCreateNamespace(t, "shop")
+	created := time.Now()
+	c.createService(t, "shop", "web", nil)
+	vip := c.waitVIP(t, "shop", "web", created)
+	target := net.JoinHostPort(vip, "80")
+	serveWhoAmI(t, gw, target, "l4")
+	waitFor(t, 3*time.Minute, "the director pod programs IPVS service "+target, func() bool {
+		out, _ := d.director.Cmd("ipvsadm", "-Ln", "-t", target).CombinedOutput()
+		return strings.Contains(string(out), d.gatewayAddr[0]+":80")
+	})
+	t.Logf("IPVS service %s in the director's node after %s", target, since(created))
+	waitFor(t, 3*time.Minute, "the netd pod binds "+vip+" on tunl0 of "+gw.Name, func() bool {
+		out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
+		return strings.Contains(string(out), vip+"/32")
+	})
+	t.Logf("VIP bound by the netd pod after %s", since(created))
+	waitFor(t, 3*time.Minute, "the director pod is Ready through its readiness probe", func() bool {
+		check()
+		return readyPods(kc, "app.kubernetes.io/name=tlb-director", d.director.Name) == 1
+	})
+	t.Logf("the director pod is Ready %s after the Service was created", since(created))
+	bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if _, _, err := d.bird.WaitRoutes(bctx, pool, 3*time.Minute, func(rs []birdlab.Route) bool {
+		return len(rs) == 1 && rs[0].NextHop == "198.18.1.2"
+	}); err != nil {
+		t.Fatalf("the router learns %s from the director pod: %v", pool, err)
+	}
+	t.Logf("route to %s in BIRD after %s", pool, since(created))
+	waitFor(t, 2*time.Minute, "the client reaches "+target, func() bool {
+		_, err := get(d.client, target)
+		return err == nil
+	})
+	t.Logf("FIGURE service_first_answer: first answer through the VIP %s after the Service was created", since(created))
+	served := countAnswers(t, d, target, 10)
+	if served[gw.Name+"/l4"] != 10 {
+		t.Errorf("10 connections to %s answered %v; want all by %s", target, served, gw.Name)
+	}
+	var in, out int
+	waitFor(t, 30*time.Second, "IPVS counts the requests to "+target, func() bool {
+		in, out = ipvsPackets(t, d.director, target)
+		return in > 0
+	})
+	if out != 0 {
+		t.Errorf("IPVS counters of %s: InPkts %d OutPkts %d; want no replies through the director (DSR)", target, in, out)
+	}
+	// The pods did their work through the mounted /proc/sys/net: the
+	// sysctls the director and netd own are set in their nodes.
+	for _, sc := range []struct {
+		n interface {
+			Cmd(string, ...string) *exec.Cmd
+		}
+		key, val string
+	}{
+		{d.director, "net.ipv4.vs.sloppy_tcp", "1"},
+		{gw, "net.ipv4.conf.all.arp_ignore", "1"},
+		{gw, "net.ipv4.conf.tunl0.rp_filter", "2"},
+	} {
+		got, _ := sc.n.Cmd("sysctl", "-n", sc.key).CombinedOutput()
+		if strings.TrimSpace(string(got)) != sc.val {
+			t.Errorf("%s = %q; want %s, set by the pod", sc.key, strings.TrimSpace(string(got)), sc.val)
+		}
+	}
+	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam"} {
+		if r := restarts(kc, sel); r != 0 {
+			t.Errorf("pods %s restarted %d times", sel, r)
+		}
+	}
+
+	// The manifests before this fix: netd writing the container's own
+	// /proc/sys, which containerd mounts read-only. The new pod must not
+	// be Ready, and say why.
+	ds, err := kc.AppsV1().DaemonSets("tlb-system").Get(ctx, "tlb-netd", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := ds.Spec.Template.Spec.Containers[0].Command
+	var without []string
+	for _, a := range cmd {
+		if !strings.HasPrefix(a, "--sysctl-dir") {
+			without = append(without, a)
+		}
+	}
+	if len(without) == len(cmd) {
+		t.Fatalf("the netd DaemonSet's command %q has no --sysctl-dir", cmd)
+	}
+	ds.Spec.Template.Spec.Containers[0].Command = without
+	oldPods := podNames(kc, "app.kubernetes.io/name=tlb-netd")
+	if _, err := kc.AppsV1().DaemonSets("tlb-system").Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Until the old pod is gone altogether: while it terminates it would
+	// still repair what the new one should find to do.
+	waitFor(t, 5*time.Minute, "the netd DaemonSet replaces its pod", func() bool {
+		check()
+		now := podNames(kc, "app.kubernetes.io/name=tlb-netd")
+		return len(now) == 1 && !contains(oldPods, now[0])
+	})
+	// The old pod set the sysctls already; one drifts, so the new pod
+	// has to write.
+	gw.Sysctl(t, "net.ipv4.conf.all.arp_ignore", "0")
+	waitFor(t, 5*time.Minute, "a netd pod writing the container's /proc/sys says on /readyz that it is read-only", func() bool {
+		check()
+		why = readyz(gw, "127.0.0.1:9101")
+		return strings.Contains(why, "read-only file system") && strings.Contains(why, "--sysctl-dir")
+	})
+	t.Logf("netd without the host's /proc/sys/net: /readyz %q", why)
+	waitFor(t, time.Minute, "that netd pod is not Ready", func() bool {
+		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 0
+	})
+	t.Logf("whole test %s", since(begin))
+}
+
+// buildDeploy is the kustomize build of deploy/ with the director's BGP
+// peer set to the lab's router, as an operator's overlay would set it.
+func buildDeploy(t *testing.T, kustomize string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := exec.Command(kustomize, "build", filepath.Join(repoRoot(t), "deploy")).Output()
+	if err != nil {
+		t.Fatalf("kustomize build deploy: %v", err)
+	}
+	f := filepath.Join(t.TempDir(), "deploy.yaml")
+	if err := os.WriteFile(f, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := apiserver.ReadManifests(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := false
+	for _, o := range objs {
+		if o.GetKind() != "ConfigMap" || !strings.HasPrefix(o.GetName(), "tlb-director-config") {
+			continue
+		}
+		cfg, _, _ := unstructured.NestedString(o.Object, "data", "director.yaml")
+		peer := "{address: 192.0.2.254, asn: 64500,"
+		if !strings.Contains(cfg, peer) {
+			t.Fatalf("the director's ConfigMap no longer has the peer %q this test replaces:\n%s", peer, cfg)
+		}
+		cfg = strings.Replace(cfg, peer, "{address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2,", 1)
+		if err := unstructured.SetNestedField(o.Object, cfg, "data", "director.yaml"); err != nil {
+			t.Fatal(err)
+		}
+		edited = true
+	}
+	if !edited {
+		t.Fatal("no tlb-director-config ConfigMap in the kustomize build of deploy/")
+	}
+	return objs
+}
+
+// createAll creates typed objects through the dynamic client.
+func createAll(s *apiserver.Server, objs []any) error {
+	var us []*unstructured.Unstructured
+	for _, o := range objs {
+		m, err := kubetest.Unstructured(o)
+		if err != nil {
+			return err
+		}
+		us = append(us, m)
+	}
+	return s.CreateAll(context.Background(), us)
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// readyPods counts the Ready pods of selector in tlb-system (on node, when
+// not "").
+func readyPods(kc kubernetes.Interface, selector, node string) int {
+	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if node != "" && p.Spec.NodeName != node {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func podNames(kc kubernetes.Interface, selector string) []string {
+	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+func restarts(kc kubernetes.Interface, selector string) int32 {
+	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return -1
+	}
+	var r int32
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			r += cs.RestartCount
+		}
+	}
+	return r
+}
+
+// podTable is one line per pod of tlb-system: node, phase, conditions and
+// container states.
+func podTable(kc kubernetes.Interface) string {
+	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "%s node=%s phase=%s", p.Name, p.Spec.NodeName, p.Status.Phase)
+		for _, c := range p.Status.Conditions {
+			fmt.Fprintf(&b, " %s=%s(%s)", c.Type, c.Status, c.Message)
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, " [%s ready=%v restarts=%d state=%+v last=%+v]", cs.Name, cs.Ready, cs.RestartCount, cs.State, cs.LastTerminationState)
+		}
+		b.WriteString("\n")
+	}
+	evs, err := kc.CoreV1().Events("").List(context.Background(), metav1.ListOptions{})
+	if err == nil {
+		for _, e := range evs.Items {
+			if e.Type != corev1.EventTypeNormal {
+				fmt.Fprintf(&b, "event %s/%s %s: %s\n", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
+			}
+		}
+	}
+	return b.String()
+}
+
+// readyz is the body of GET /readyz on addr inside node n.
+func readyz(n *topo.Node, addr string) string {
+	hc := n.HTTPClient()
+	hc.Timeout = 5 * time.Second
+	resp, err := hc.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.Status + " " + string(b)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
