@@ -1,6 +1,6 @@
 // Package redisproc runs a private redis-server for tests and benchmarks:
 // on a free loopback port, in a temporary directory, with persistence off
-// (--save '' --appendonly no). It owns that child process only. When
+// (--save "" --appendonly no). It owns that child process only. When
 // redis-server is not installed, Start fails and says how to install it.
 package redisproc
 
