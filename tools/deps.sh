@@ -9,7 +9,7 @@
 set -euo pipefail
 
 PKGS=(qemu-system-x86 busybox-static kmod cpio ipvsadm iproute2 bird2
-      etcd-server nftables curl openssl procps psmisc)
+      etcd-server nftables curl openssl procps psmisc redis-server)
 CACHE=${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}
 
 missing=()
