@@ -3,6 +3,7 @@ package authzbench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,8 +57,8 @@ func startChild(ctx context.Context, self string, args []string) (*child, error)
 	f := strings.Fields(line)
 	if err != nil || len(f) != 2 {
 		_ = stdin.Close()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("service child did not start (%q): %v", line, err)
+		werr := cmd.Wait()
+		return nil, fmt.Errorf("service child did not start (said %q): %w", line, errors.Join(err, werr))
 	}
 	return &child{cmd: cmd, stdin: stdin, authzAddr: f[0], extAddr: f[1]}, nil
 }

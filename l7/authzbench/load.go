@@ -46,7 +46,7 @@ func load(ctx context.Context, addr, value string, streams, conns, sessions int,
 		if err != nil {
 			return Result{}, err
 		}
-		defer cc.Close()
+		defer func() { _ = cc.Close() }()
 		ccs[i] = cc
 	}
 	start := time.Now()
@@ -70,7 +70,7 @@ func load(ctx context.Context, addr, value string, streams, conns, sessions int,
 				resp, err := client.Check(ctx, req)
 				t1 := time.Now()
 				if err != nil {
-					errs <- fmt.Errorf("Check: %w", err)
+					errs <- fmt.Errorf("calling Check: %w", err)
 					return
 				}
 				if c := codes.Code(resp.GetStatus().GetCode()); c != codes.OK {

@@ -53,7 +53,7 @@ func (r *REST) Intercept(ctx context.Context, req *intercept.Request) (intercept
 	if err != nil {
 		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: %w", r.id, r.url, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
 	if err != nil {
 		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: reading reply: %w", r.id, r.url, err)

@@ -57,13 +57,13 @@ func TestStoresLoadWhatSaveWrote(t *testing.T) {
 					defer wg.Done()
 					m, found, err := s.Load(ctx, fmt.Sprint("s", i))
 					if err != nil || !found || m["user"] != fmt.Sprint("u", i) {
-						errs <- fmt.Errorf("Load(s%d) = %v, %v, %v", i, m, found, err)
+						errs <- fmt.Errorf("Load(s%d) = %v, %v, %w", i, m, found, err)
 					}
 				}()
 				go func() {
 					defer wg.Done()
 					if m, found, err := s.Load(ctx, fmt.Sprint("missing", i)); err != nil || found {
-						errs <- fmt.Errorf("Load(missing%d) = %v, %v, %v; want not found", i, m, found, err)
+						errs <- fmt.Errorf("Load(missing%d) = %v, %v, %w; want not found", i, m, found, err)
 					}
 				}()
 			}
