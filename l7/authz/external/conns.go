@@ -1,7 +1,9 @@
 package external
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -25,6 +27,23 @@ type Conns struct {
 // NewConns returns an empty connection set that opens connections with d.
 func NewConns(d Dialer) *Conns {
 	return &Conns{dial: d, m: map[string]grpc.ClientConnInterface{}}
+}
+
+// Close closes every connection opened so far that can be closed (a
+// *grpc.ClientConn can) and forgets them all.
+func (c *Conns) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for target, cc := range c.m {
+		if cl, ok := cc.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing connection to interceptor %s: %w", target, err))
+			}
+		}
+	}
+	clear(c.m)
+	return errors.Join(errs...)
 }
 
 // Get returns the connection to target, opening it if needed.
