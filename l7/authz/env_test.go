@@ -31,14 +31,15 @@ import (
 // dependencies: a private redis-server, a gRPC and a REST external
 // interceptor, and a gRPC client that calls Check as Envoy does.
 type env struct {
-	client   authv3.AuthorizationClient
-	redis    *redis.Client
-	sessions *sessionstore.Redis
-	reg      *prometheus.Registry
-	grpcExt  *fakeInterceptor
-	restExt  *fakeInterceptor
-	grpcAddr string // of grpcExt
-	restURL  string // of restExt
+	client    authv3.AuthorizationClient
+	redis     *redis.Client
+	sessions  *sessionstore.Redis
+	reg       *prometheus.Registry
+	grpcExt   *fakeInterceptor
+	restExt   *fakeInterceptor
+	stopRedis func()
+	grpcAddr  string // of grpcExt
+	restURL   string // of restExt
 }
 
 type grpcDialer struct{}
@@ -58,7 +59,7 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(rp.Stop)
 	rc := redis.NewClient(&redis.Options{Addr: rp.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rc.Close() })
-	e := &env{redis: rc, sessions: sessionstore.NewRedis(rc, ""), reg: prometheus.NewRegistry()}
+	e := &env{redis: rc, sessions: sessionstore.NewRedis(rc, ""), reg: prometheus.NewRegistry(), stopRedis: rp.Stop}
 
 	e.grpcExt = &fakeInterceptor{}
 	gl := listen(t)

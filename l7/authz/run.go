@@ -31,18 +31,22 @@ func (s *Service) run(ctx context.Context, steps []step, r *intercept.Request) o
 		v, err := st.run.Intercept(sctx, r)
 		cancel()
 		st.metrics.latency.Observe(s.deps.Now().Sub(start).Seconds())
-		if err != nil {
+		switch {
+		case err != nil:
 			st.metrics.err.Inc()
-			if st.failOpen {
-				continue
+			if !st.failOpen {
+				return outcome{failed: fmt.Errorf("%s: %w", st.name, err)}
 			}
-			return outcome{failed: fmt.Errorf("%s: %w", st.name, err)}
-		}
-		if v.Deny != nil {
+			v = intercept.Verdict{} // skipped, but for what it must still change
+			if fo, ok := st.run.(intercept.FailOpener); ok {
+				v = fo.FailOpen()
+			}
+		case v.Deny != nil:
 			st.metrics.deny.Inc()
 			return outcome{deny: withHeaders(v.Deny, out.downstream)}
+		default:
+			st.metrics.allow.Inc()
 		}
-		st.metrics.allow.Inc()
 		if len(v.Upstream) > 0 || len(v.Remove) > 0 {
 			if !copied {
 				r.Headers = clone(r.Headers)

@@ -87,3 +87,24 @@ func TestCheckSessionExpiredInRedisIsUnknown(t *testing.T) {
 		t.Errorf("got %d %q, want 401 no valid session", d.status, d.body)
 	}
 }
+
+func TestCheckSessionStoreDownFailsClosedOrOpenWithoutIdentity(t *testing.T) {
+	e := newEnv(t)
+	if err := e.sessions.Save(context.Background(), "s1", map[string]string{"user": "u-1"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	closed := chain.Interceptor{Type: chain.TypeSession}
+	open := chain.Interceptor{Type: chain.TypeSession, FailOpen: true}
+	spoofed := req{headers: map[string]string{"cookie": "session=s1", "x-user-id": "admin", "x-user-roles": "root"}}
+	mustAllow(t, e.check(t, encode(t, closed), spoofed)) // Redis up: the session loads
+
+	e.stopRedis()
+	d := mustDeny(t, e.check(t, encode(t, closed), spoofed))
+	if d.status != 503 || d.code != codes.Unavailable || !strings.Contains(d.msg, "sessionInterceptor") {
+		t.Errorf("fail closed with Redis down: %d %s %q, want 503 Unavailable naming sessionInterceptor", d.status, d.code, d.msg)
+	}
+	a := mustAllow(t, e.check(t, encode(t, open), spoofed))
+	if len(a.upstream) != 0 || !slices.Contains(a.remove, "x-user-id") || !slices.Contains(a.remove, "x-user-roles") {
+		t.Errorf("fail open with Redis down: set %v, removed %v; want the identity headers removed, none set", a.upstream, a.remove)
+	}
+}

@@ -63,6 +63,16 @@ func (s *Session) Intercept(ctx context.Context, r *intercept.Request) (intercep
 	return v, nil
 }
 
+// FailOpen removes every configured identity header: a request let through
+// without its session must not carry an identity the client made up.
+func (s *Session) FailOpen() intercept.Verdict {
+	var v intercept.Verdict
+	for _, f := range s.fields {
+		v.Remove = append(v.Remove, s.headers[f])
+	}
+	return v
+}
+
 func (s *Session) missing() intercept.Verdict {
 	if s.onMissing == chain.OnMissingRedirect {
 		return intercept.Verdict{Deny: &intercept.Response{

@@ -13,6 +13,14 @@ type Interceptor interface {
 	Intercept(ctx context.Context, r *Request) (Verdict, error)
 }
 
+// FailOpener is implemented by an interceptor that must still change the
+// request when it failed and the route lets the request go on without it:
+// sessionInterceptor removes the identity headers, so a client's own
+// x-user-id never reaches the upstream because Redis was down.
+type FailOpener interface {
+	FailOpen() Verdict
+}
+
 // Request is the HTTP request as an interceptor sees it.
 type Request struct {
 	// Method is the HTTP method ("POST").
