@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
@@ -21,6 +22,7 @@ type Options struct {
 
 // Figures are both runs' results.
 type Figures struct {
+	Floor    Result // an empty chain: gRPC and protobuf only
 	Builtin  Result // session + CSRF
 	External Result // session + CSRF + one external gRPC interceptor
 }
@@ -40,13 +42,13 @@ func Measure(ctx context.Context, self string, childArgs []string, o Options) (F
 	}
 	defer func() { _ = r.stop() }()
 	builtins := chain.Chain{{Type: chain.TypeSession}, {Type: chain.TypeCSRF}}
-	withExt := append(builtins, chain.Interceptor{Type: chain.TypeExternal, ID: "bench",
-		Transport: chain.TransportGRPC, Address: r.extAddr, Parameters: map[string]string{"method": "authorize_create"}})
+	withExt := slices.Concat(builtins, chain.Chain{{Type: chain.TypeExternal, ID: "bench",
+		Transport: chain.TransportGRPC, Address: r.extAddr, Parameters: map[string]string{"method": "authorize_create"}}})
 	var f Figures
 	for _, run := range []struct {
 		c   chain.Chain
 		out *Result
-	}{{builtins, &f.Builtin}, {withExt, &f.External}} {
+	}{{chain.Chain{}, &f.Floor}, {builtins, &f.Builtin}, {withExt, &f.External}} {
 		value, err := chain.Encode(run.c)
 		if err != nil {
 			return f, err
@@ -72,16 +74,17 @@ func Report(w io.Writer, o Options, f Figures) {
 	p := func(format string, a ...any) { _, _ = fmt.Fprintf(w, format, a...) }
 	p("\nL7 authorization service: ext_authz Check over gRPC on loopback, %d calls in flight on %d connections, %d sessions in Redis, %s measured after %s warmup\n",
 		o.Streams, o.Conns, o.Sessions, o.Duration, o.Warmup)
-	p("%-34s %-10s %-8s %-8s %-8s %-12s %-16s %s\n", "chain", "checks/s", "failed", "p50_ms", "p99_ms", "svc_cpu_us", "svc_checks/core", "goal")
+	p("%-36s %-10s %-8s %-8s %-8s %-12s %-16s %s\n", "chain", "checks/s", "failed", "p50_ms", "p99_ms", "svc_cpu_us", "svc_checks/core", "goal")
 	for _, row := range []struct {
 		name string
 		r    Result
 		goal string
 	}{
+		{"empty chain (gRPC + protobuf floor)", f.Floor, "(none; what every check costs before interceptors)"},
 		{"session + csrf", f.Builtin, fmt.Sprintf(">= %d checks/s, p99 < %.0f ms", GoalChecksPerS, GoalP99Ms)},
 		{"session + csrf + external (gRPC)", f.External, "(none; one more gRPC hop)"},
 	} {
-		p("%-34s %-10.0f %-8d %-8.2f %-8.2f %-12.1f %-16.0f %s\n", row.name, row.r.PerSecond, row.r.Failed, row.r.P50Ms, row.r.P99Ms,
+		p("%-36s %-10.0f %-8d %-8.2f %-8.2f %-12.1f %-16.0f %s\n", row.name, row.r.PerSecond, row.r.Failed, row.r.P50Ms, row.r.P99Ms,
 			float64(row.r.ServiceCPUPerCheck)/float64(time.Microsecond), row.r.perCore(), row.goal)
 	}
 	p("this run: the client (this process), the service child, its redis-server and the external interceptor share the machine (%d CPUs);\n", runtime.NumCPU())
@@ -93,4 +96,5 @@ func Report(w io.Writer, o Options, f Figures) {
 	p("BENCH authz_external_p99_ms %.2f ms\n", f.External.P99Ms)
 	p("BENCH authz_failed_checks %d checks (of %d)\n", f.Builtin.Failed+f.External.Failed, f.Builtin.Checks+f.External.Checks)
 	p("BENCH authz_service_cpu_us_per_check %.1f us\n", float64(f.Builtin.ServiceCPUPerCheck)/float64(time.Microsecond))
+	p("BENCH authz_floor_cpu_us_per_check %.1f us\n", float64(f.Floor.ServiceCPUPerCheck)/float64(time.Microsecond))
 }
