@@ -102,20 +102,18 @@ func (in Interceptor) Name() string {
 }
 
 // Encode returns the context extension value of a route's chain. It
-// validates the chain first, so a value Encode returns always decodes.
+// decodes what it wrote before returning it, so a value Encode returns
+// always decodes, and its errors are Decode's (naming the field).
 func Encode(c Chain) (string, error) {
-	for i := range c {
-		in := c[i]
-		if err := validate(&in); err != nil {
-			return "", fmt.Errorf("interceptors[%d].%w", i, err)
-		}
-	}
 	if c == nil {
 		c = Chain{}
 	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return "", fmt.Errorf("encoding interceptors: %w", err)
+	}
+	if _, err := Decode(string(b)); err != nil {
+		return "", err
 	}
 	return string(b), nil
 }

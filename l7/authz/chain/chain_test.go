@@ -109,3 +109,10 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestEncodeRefusesFieldsOfAnotherType(t *testing.T) {
+	_, err := Encode(Chain{{Type: TypeCSP, Policy: "default-src 'self'", Cookie: "sid"}})
+	if err == nil || err.Error() != "interceptors[0].cookie: not a field of cspInterceptor" {
+		t.Errorf("Encode error %v, want interceptors[0].cookie: not a field of cspInterceptor", err)
+	}
+}
