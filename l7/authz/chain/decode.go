@@ -8,20 +8,19 @@ import (
 	"sort"
 )
 
-// common are the fields every type accepts.
-var common = []string{"type", "timeout", "failOpen"}
-
-// allowed are the fields each type accepts besides the common ones.
+// allowed are the fields a type accepts: type, timeout and failOpen, and
+// its own.
 func allowed(typ string) ([]string, bool) {
+	common := []string{"type", "timeout", "failOpen"}
 	switch typ {
 	case TypeSession:
-		return []string{"cookie", "headers", "onMissing", "redirectURL"}, true
+		return append(common, "cookie", "headers", "onMissing", "redirectURL"), true
 	case TypeCSRF:
-		return []string{"tokenHeader", "tokenCookie", "allowedOrigins"}, true
+		return append(common, "tokenHeader", "tokenCookie", "allowedOrigins"), true
 	case TypeCSP:
-		return []string{"policy", "reportOnly"}, true
+		return append(common, "policy", "reportOnly"), true
 	case TypeExternal:
-		return []string{"id", "transport", "address", "url", "pathPattern", "parameters"}, true
+		return append(common, "id", "transport", "address", "url", "pathPattern", "parameters"), true
 	}
 	return nil, false
 }
@@ -81,7 +80,7 @@ func decodeOne(raw json.RawMessage) (Interceptor, error) {
 			in.Type, TypeSession, TypeCSRF, TypeCSP, TypeExternal)
 	}
 	ok2 := map[string]bool{}
-	for _, f := range append(own, common...) {
+	for _, f := range own {
 		ok2[f] = true
 	}
 	dst := targets(&in)
