@@ -18,7 +18,8 @@
 // fails or times out answers 503 (fail closed: the request is not known to
 // be unauthorized, the dependency is down, and a client or Envoy may retry;
 // 403 would tell the client it lacks a permission it may have) unless the
-// route says failOpen, which skips it.
+// route says failOpen, which skips it (a skipped sessionInterceptor still
+// removes the identity headers, so none the client sent gets through).
 //
 // Metrics (names from configuration only, so labels stay bounded):
 // tlb_l7_authz_decisions_total{interceptor,decision} with decision

@@ -16,6 +16,12 @@
 // gateway only reads (one HGETALL per check); Save exists for login
 // services written in Go, tests and the benchmark.
 //
+// Redis does one HGETALL per Load. Batched does the same reads but
+// coalesces the Loads of concurrent checks into pipelines (one round trip
+// per batch); it is what a busy gateway wants, and needs its Run
+// goroutine. Both need a client with ContextTimeoutEnabled so an
+// interceptor's timeout also bounds the socket wait.
+//
 // The package owns that format and nothing else: which header a field
 // becomes is the interceptor's business.
 package sessionstore
