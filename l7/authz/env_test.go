@@ -180,12 +180,18 @@ type fakeInterceptor struct {
 	interceptorpb.UnimplementedInterceptorServer
 	mu    sync.Mutex
 	calls []*interceptorpb.InterceptRequest
+	// called, when set, receives every request as it arrives.
+	called chan *interceptorpb.InterceptRequest
 }
 
 func (f *fakeInterceptor) Intercept(ctx context.Context, r *interceptorpb.InterceptRequest) (*interceptorpb.InterceptResponse, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, r)
+	called := f.called
 	f.mu.Unlock()
+	if called != nil {
+		called <- r
+	}
 	switch r.GetParameters()["mode"] {
 	case "deny":
 		return &interceptorpb.InterceptResponse{Decision: &interceptorpb.InterceptResponse_Respond{Respond: &interceptorpb.Respond{
