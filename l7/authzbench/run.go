@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
@@ -25,6 +27,8 @@ type Figures struct {
 	Floor    Result // an empty chain: gRPC and protobuf only
 	Builtin  Result // session + CSRF
 	External Result // session + CSRF + one external gRPC interceptor
+	// LoadAvg is /proc/loadavg before the runs: other work on the machine.
+	LoadAvg string
 }
 
 // Goals of issue 11 for the built-ins.
@@ -45,6 +49,9 @@ func Measure(ctx context.Context, self string, childArgs []string, o Options) (F
 	withExt := slices.Concat(builtins, chain.Chain{{Type: chain.TypeExternal, ID: "bench",
 		Transport: chain.TransportGRPC, Address: r.extAddr, Parameters: map[string]string{"method": "authorize_create"}}})
 	var f Figures
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		f.LoadAvg = strings.TrimSpace(string(b))
+	}
 	for _, run := range []struct {
 		c   chain.Chain
 		out *Result
@@ -87,7 +94,7 @@ func Report(w io.Writer, o Options, f Figures) {
 		p("%-36s %-10.0f %-8d %-8.2f %-8.2f %-12.1f %-16.0f %s\n", row.name, row.r.PerSecond, row.r.Failed, row.r.P50Ms, row.r.P99Ms,
 			float64(row.r.ServiceCPUPerCheck)/float64(time.Microsecond), row.r.perCore(), row.goal)
 	}
-	p("this run: the client (this process), the service child, its redis-server and the external interceptor share the machine (%d CPUs);\n", runtime.NumCPU())
+	p("this run: the client (this process), the service child, its redis-server and the external interceptor share the machine (%d CPUs, load average before the run %s);\n", runtime.NumCPU(), f.LoadAvg)
 	p("svc_cpu_us is the service child's CPU time (user+sys, without Redis; with the external run, the external interceptor's too) per check,\n")
 	p("svc_checks/core what one core of it would answer; failed are checks answered 503 (an interceptor over its 200 ms timeout); p99 is nearest-rank over every measured call\n\n")
 	p("BENCH authz_checks_per_s %.0f checks/s (goal >= %d)\n", f.Builtin.PerSecond, GoalChecksPerS)
