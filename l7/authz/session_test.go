@@ -70,7 +70,7 @@ func TestCheckSessionMissingAnswers401OrRedirect(t *testing.T) {
 	}
 }
 
-func TestCheckSessionExpiredInRedisIsUnknown(t *testing.T) {
+func TestCheckSessionGoneFromRedisIsUnknown(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	if err := e.sessions.Save(ctx, "short", map[string]string{"user": "u-1"}, time.Hour); err != nil {
@@ -78,7 +78,8 @@ func TestCheckSessionExpiredInRedisIsUnknown(t *testing.T) {
 	}
 	value := encode(t, chain.Interceptor{Type: chain.TypeSession})
 	mustAllow(t, e.check(t, value, req{headers: map[string]string{"cookie": "session=short"}}))
-	// Expire it the way Redis does when the TTL runs out.
+	// Gone from Redis (logged out, or its TTL ran out): unknown from the
+	// next check on, with no cache in between.
 	if err := e.redis.Del(ctx, "session:short").Err(); err != nil {
 		t.Fatal(err)
 	}
