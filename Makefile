@@ -7,7 +7,7 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-k8s clean image image-test
+        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s clean image image-test
 
 all: build
 
@@ -55,7 +55,7 @@ fmt:
 lint: deps
 	./tools/lint.sh
 
-bench: bench-l4 bench-bgp bench-l7 bench-k8s
+bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s
 
 bench-l4: deps
 	./tools/bench-l4.sh
@@ -66,6 +66,12 @@ bench-bgp: deps
 bench-l7: deps
 	$(GO) run ./l7/cmd/l7bench
 	$(GO) run ./l7/cmd/l7bench -sizes 10000 -rounds 20 -streams 1
+
+## bench-authz: the authorization service (ext_authz Check) with session +
+## CSRF interceptors and sessions in a private redis-server, 64 calls in
+## flight; then with one external gRPC interceptor.
+bench-authz: deps
+	$(GO) run ./l7/cmd/authzbench
 
 bench-k8s: deps
 	./tools/bench-k8s.sh

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 PKGS=(qemu-system-x86 busybox-static kmod cpio ipvsadm iproute2 bird2
-      etcd-server nftables curl openssl procps psmisc
+      etcd-server nftables curl openssl procps psmisc redis-server
       runc containernetworking-plugins util-linux)
 CACHE=${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}
 
@@ -26,7 +26,7 @@ fi
 
 # Debian packages start their own daemons where an init system runs; the
 # tests run their own instances per namespace, so stop the packaged ones.
-for svc in bird etcd; do
+for svc in bird etcd redis-server; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl stop "$svc" || true
   fi

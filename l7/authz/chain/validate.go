@@ -1,0 +1,152 @@
+package chain
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// MaxTimeout is the longest timeout an interceptor may have.
+const MaxTimeout = 30 * time.Second
+
+// validate checks one interceptor's values. Errors start with the field.
+func validate(in *Interceptor) error {
+	if _, ok := allowed(in.Type); !ok {
+		return fmt.Errorf("type: unknown interceptor type %q", in.Type)
+	}
+	if d := time.Duration(in.Timeout); d < 0 || d > MaxTimeout {
+		return fmt.Errorf("timeout: %s is outside (0, %s]", d, MaxTimeout)
+	}
+	switch in.Type {
+	case TypeSession:
+		return validateSession(in)
+	case TypeCSRF:
+		return validateCSRF(in)
+	case TypeCSP:
+		if in.Policy == "" {
+			return errors.New("policy: required")
+		}
+		if !printable(in.Policy) {
+			return errors.New("policy: control characters are not allowed in a header value")
+		}
+	case TypeExternal:
+		return validateExternal(in)
+	}
+	return nil
+}
+
+func validateSession(in *Interceptor) error {
+	if in.Cookie != "" && !token(in.Cookie) {
+		return fmt.Errorf("cookie: %q is not a cookie name", in.Cookie)
+	}
+	for field, h := range in.Headers {
+		if field == "" {
+			return errors.New("headers: empty session field name")
+		}
+		if !token(h) {
+			return fmt.Errorf("headers.%s: %q is not a header name", field, h)
+		}
+		if h != strings.ToLower(h) {
+			return fmt.Errorf("headers.%s: %q must be lower case (Envoy's header names are)", field, h)
+		}
+	}
+	switch in.OnMissing {
+	case "", OnMissingUnauthorized:
+		if in.RedirectURL != "" {
+			return fmt.Errorf("redirectURL: only with onMissing %q", OnMissingRedirect)
+		}
+	case OnMissingRedirect:
+		if in.RedirectURL == "" {
+			return errors.New("redirectURL: required with onMissing \"redirect\"")
+		}
+		u, err := url.Parse(in.RedirectURL)
+		if err != nil || !printable(in.RedirectURL) || (!u.IsAbs() && !strings.HasPrefix(in.RedirectURL, "/")) {
+			return fmt.Errorf("redirectURL: %q is not an absolute URL or path", in.RedirectURL)
+		}
+	default:
+		return fmt.Errorf("onMissing: %q is neither %q nor %q", in.OnMissing, OnMissingUnauthorized, OnMissingRedirect)
+	}
+	return nil
+}
+
+func validateCSRF(in *Interceptor) error {
+	if in.TokenHeader != "" && (!token(in.TokenHeader) || in.TokenHeader != strings.ToLower(in.TokenHeader)) {
+		return fmt.Errorf("tokenHeader: %q is not a lower-case header name", in.TokenHeader)
+	}
+	if in.TokenCookie != "" && !token(in.TokenCookie) {
+		return fmt.Errorf("tokenCookie: %q is not a cookie name", in.TokenCookie)
+	}
+	for i, o := range in.AllowedOrigins {
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			return fmt.Errorf("allowedOrigins[%d]: %q is not an origin like https://app.example.com", i, o)
+		}
+	}
+	return nil
+}
+
+func validateExternal(in *Interceptor) error {
+	if in.ID == "" || !token(in.ID) {
+		return fmt.Errorf("id: %q is not an interceptor id", in.ID)
+	}
+	switch in.Transport {
+	case TransportGRPC:
+		if in.URL != "" {
+			return errors.New("url: only with transport \"rest\"")
+		}
+		if _, port, err := net.SplitHostPort(in.Address); err != nil || port == "" {
+			return fmt.Errorf("address: %q is not host:port", in.Address)
+		}
+	case TransportREST:
+		if in.Address != "" {
+			return errors.New("address: only with transport \"grpc\"")
+		}
+		u, err := url.Parse(in.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("url: %q is not an http(s) URL", in.URL)
+		}
+	default:
+		return fmt.Errorf("transport: %q is neither %q nor %q", in.Transport, TransportGRPC, TransportREST)
+	}
+	if in.PathPattern != "" {
+		if _, err := regexp.Compile(in.PathPattern); err != nil {
+			return fmt.Errorf("pathPattern: %w", err)
+		}
+	}
+	for k := range in.Parameters {
+		if k == "" {
+			return errors.New("parameters: empty parameter name")
+		}
+	}
+	return nil
+}
+
+// token reports whether s is an HTTP token (RFC 9110), the syntax of
+// header and cookie names.
+func token(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// printable reports whether s has no control characters.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < ' ' || s[i] == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,99 @@
+package authz
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tlbproject/tlb/l7/authz/builtin"
+	"github.com/tlbproject/tlb/l7/authz/chain"
+	"github.com/tlbproject/tlb/l7/authz/external"
+	"github.com/tlbproject/tlb/l7/authz/intercept"
+)
+
+// maxChains bounds the cache of compiled chains. Values come from the
+// routes' configuration, so there are as many as distinct chains; the bound
+// only guards memory if configurations churn.
+const maxChains = 4096
+
+// step is one compiled interceptor of a chain.
+type step struct {
+	name     string
+	timeout  time.Duration
+	failOpen bool
+	run      intercept.Interceptor
+	metrics  stepMetrics
+}
+
+// compiled is a decoded chain ready to run, or why it cannot be.
+type compiled struct {
+	steps []step
+	err   error
+}
+
+// compile decodes a context extension value and builds its interceptors.
+func (s *Service) compile(value string) *compiled {
+	c, err := chain.Decode(value)
+	if err != nil {
+		s.deps.Log.Warn("authz: bad interceptor chain on a route", "error", err, "value", value)
+		return &compiled{err: err}
+	}
+	out := &compiled{steps: make([]step, 0, len(c))}
+	for i, in := range c {
+		run, err := s.build(in)
+		if err != nil {
+			err = fmt.Errorf("interceptors[%d].%w", i, err)
+			s.deps.Log.Warn("authz: bad interceptor chain on a route", "error", err, "value", value)
+			return &compiled{err: err}
+		}
+		out.steps = append(out.steps, step{name: in.Name(), timeout: time.Duration(in.Timeout),
+			failOpen: in.FailOpen, run: run, metrics: s.metrics.step(in.Name())})
+	}
+	return out
+}
+
+func (s *Service) build(in chain.Interceptor) (intercept.Interceptor, error) {
+	switch in.Type {
+	case chain.TypeSession:
+		return builtin.NewSession(in, s.deps.Sessions), nil
+	case chain.TypeCSRF:
+		return builtin.NewCSRF(in), nil
+	case chain.TypeCSP:
+		return builtin.NewCSP(in), nil
+	case chain.TypeExternal:
+		if in.Transport == chain.TransportREST {
+			return external.NewREST(in, s.deps.HTTP)
+		}
+		return external.NewGRPC(in, s.conns)
+	}
+	return nil, fmt.Errorf("type: unknown interceptor type %q", in.Type)
+}
+
+// cache maps context extension values to compiled chains.
+type cache struct {
+	mu      sync.RWMutex
+	m       map[string]*compiled
+	max     int
+	compile func(string) *compiled
+}
+
+func newCache(max int, compile func(string) *compiled) *cache {
+	return &cache{m: map[string]*compiled{}, max: max, compile: compile}
+}
+
+func (c *cache) get(value string) *compiled {
+	c.mu.RLock()
+	got, ok := c.m[value]
+	c.mu.RUnlock()
+	if ok {
+		return got
+	}
+	got = c.compile(value)
+	c.mu.Lock()
+	if len(c.m) >= c.max {
+		clear(c.m) // rare: start over rather than track recency
+	}
+	c.m[value] = got
+	c.mu.Unlock()
+	return got
+}

@@ -1,0 +1,56 @@
+package authz
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tlbproject/tlb/l7/authz/builtin"
+	"github.com/tlbproject/tlb/l7/authz/external"
+)
+
+// Deps are what the service uses to reach the outside world.
+type Deps struct {
+	// Sessions is the session store of sessionInterceptor (required).
+	Sessions builtin.SessionStore
+	// HTTP sends the requests of REST interceptors (required).
+	HTTP external.Doer
+	// Dial opens connections to gRPC interceptors (required).
+	Dial external.Dialer
+	// Log receives configuration errors.
+	Log *slog.Logger
+	// Now is the clock that times interceptors.
+	Now func() time.Time
+	// Registerer receives the metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Service is the authorization service.
+type Service struct {
+	deps    Deps
+	conns   *external.Conns
+	metrics *metrics
+	chains  *cache
+}
+
+// New returns the service.
+func New(d Deps) (*Service, error) {
+	if d.Sessions == nil || d.HTTP == nil || d.Dial == nil {
+		return nil, errors.New("authz: Sessions, HTTP and Dial are required")
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	m, err := newMetrics(d.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{deps: d, conns: external.NewConns(d.Dial), metrics: m}
+	s.chains = newCache(maxChains, s.compile)
+	return s, nil
+}
