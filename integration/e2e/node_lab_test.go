@@ -292,6 +292,9 @@ func TestDeployOnRealNodes(t *testing.T) {
 		return strings.Contains(why, "read-only file system") && strings.Contains(why, "--sysctl-dir")
 	})
 	t.Logf("netd without the host's /proc/sys/net: /readyz %q", why)
+	waitFor(t, time.Minute, "that netd pod's log says why too", func() bool {
+		return strings.Contains(nodes[1].PodLogs(), "read-only file system")
+	})
 	waitFor(t, time.Minute, "that netd pod is not Ready", func() bool {
 		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 0
 	})
