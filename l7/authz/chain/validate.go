@@ -40,14 +40,14 @@ func validate(in *Interceptor) error {
 }
 
 func validateSession(in *Interceptor) error {
-	if in.Cookie != "" && !token(in.Cookie) {
+	if in.Cookie != "" && !IsToken(in.Cookie) {
 		return fmt.Errorf("cookie: %q is not a cookie name", in.Cookie)
 	}
 	for field, h := range in.Headers {
 		if field == "" {
 			return errors.New("headers: empty session field name")
 		}
-		if !token(h) {
+		if !IsToken(h) {
 			return fmt.Errorf("headers.%s: %q is not a header name", field, h)
 		}
 		if h != strings.ToLower(h) {
@@ -74,10 +74,10 @@ func validateSession(in *Interceptor) error {
 }
 
 func validateCSRF(in *Interceptor) error {
-	if in.TokenHeader != "" && (!token(in.TokenHeader) || in.TokenHeader != strings.ToLower(in.TokenHeader)) {
+	if in.TokenHeader != "" && (!IsToken(in.TokenHeader) || in.TokenHeader != strings.ToLower(in.TokenHeader)) {
 		return fmt.Errorf("tokenHeader: %q is not a lower-case header name", in.TokenHeader)
 	}
-	if in.TokenCookie != "" && !token(in.TokenCookie) {
+	if in.TokenCookie != "" && !IsToken(in.TokenCookie) {
 		return fmt.Errorf("tokenCookie: %q is not a cookie name", in.TokenCookie)
 	}
 	for i, o := range in.AllowedOrigins {
@@ -91,7 +91,7 @@ func validateCSRF(in *Interceptor) error {
 }
 
 func validateExternal(in *Interceptor) error {
-	if in.ID == "" || !token(in.ID) {
+	if in.ID == "" || !IsToken(in.ID) {
 		return fmt.Errorf("id: %q is not an interceptor id", in.ID)
 	}
 	switch in.Transport {
@@ -126,9 +126,9 @@ func validateExternal(in *Interceptor) error {
 	return nil
 }
 
-// token reports whether s is an HTTP token (RFC 9110), the syntax of
+// IsToken reports whether s is an HTTP token (RFC 9110), the syntax of
 // header and cookie names.
-func token(s string) bool {
+func IsToken(s string) bool {
 	if s == "" {
 		return false
 	}

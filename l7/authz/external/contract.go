@@ -102,7 +102,7 @@ func headers(m map[string]string) ([]intercept.Header, error) {
 	}
 	out := make([]intercept.Header, 0, len(m))
 	for k, v := range m {
-		if !validName(k) {
+		if !chain.IsToken(k) {
 			return nil, fmt.Errorf("%q is not a header name", k)
 		}
 		if strings.ContainsAny(v, "\r\n\x00") {
@@ -112,18 +112,4 @@ func headers(m map[string]string) ([]intercept.Header, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
-}
-
-// validName reports whether s is an HTTP token (no pseudo-headers).
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
-			return false
-		}
-	}
-	return true
 }
