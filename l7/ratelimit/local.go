@@ -67,7 +67,7 @@ func LocalPerRoute(l Local) *localrl.LocalRateLimit {
 			Entries:     []*rlcommon.RateLimitDescriptor_Entry{{Key: DescriptorClientIP}},
 			TokenBucket: tb,
 		}},
-		RateLimits: []*route.RateLimit{{Actions: []*route.RateLimit_Action{clientIPAction()}}},
+		RateLimits:                      []*route.RateLimit{{Actions: []*route.RateLimit_Action{clientIPAction()}}},
 		AlwaysConsumeDefaultTokenBucket: wrapperspb.Bool(false),
 		MaxDynamicDescriptors:           wrapperspb.UInt32(maxClientBuckets),
 		EnableXRatelimitHeaders:         rlcommon.XRateLimitHeadersRFCVersion_DRAFT_VERSION_03,
