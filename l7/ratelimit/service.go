@@ -41,12 +41,13 @@ var domainName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$`)
 // Service builds the service configuration of domain from the limits of
 // its routes, matching the descriptors RouteRateLimits makes Envoy send:
 //
-//   - key: route
-//     value: <Route>
-//     rate_limit: <perRoute>         # descriptor [route]
-//     descriptors:
-//   - key: remote_address          # no value: one counter per client
-//     rate_limit: <perClientIP>    # descriptor [route, remote_address]
+//	descriptors:
+//	- key: route
+//	  value: <Route>
+//	  rate_limit: <perRoute>         # descriptor [route]
+//	  descriptors:
+//	  - key: remote_address          # no value: one counter per client
+//	    rate_limit: <perClientIP>    # descriptor [route, remote_address]
 //
 // Routes without a global limit are left out; the rest are sorted by
 // route, so equal limits give equal bytes. The limits must be valid
