@@ -69,6 +69,49 @@ func (d runtimeDir) write(t *testing.T, cfg ratelimit.ServiceConfig) {
 	}
 }
 
+// swapLikeKubelet replaces every file of the configuration directory the
+// way the kubelet updates a mounted ConfigMap (its AtomicWriter): the files
+// go into a new hidden directory ..<version>, a ..data symlink is switched
+// to it by a rename, and each visible name is a symlink through ..data.
+func (d runtimeDir) swapLikeKubelet(t *testing.T, version int, cfgs ...ratelimit.ServiceConfig) {
+	t.Helper()
+	dir := filepath.Join(d.root, "current", "config")
+	ts := fmt.Sprintf("..2026_12_01_00_00_00.%d", version)
+	if err := os.Mkdir(filepath.Join(dir, ts), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range cfgs {
+		y, err := cfg.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ts, cfg.FileName()), y, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, _ := os.Readlink(filepath.Join(dir, "..data"))
+	if err := os.Symlink(ts, filepath.Join(dir, "..data_tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range cfgs {
+		link := filepath.Join(dir, cfg.FileName())
+		if _, err := os.Lstat(link); err == nil {
+			continue
+		}
+		if err := os.Symlink(filepath.Join("..data", cfg.FileName()), link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if old != "" {
+		if err := os.RemoveAll(filepath.Join(dir, old)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // service is one running replica of the rate limit service.
 type service struct {
 	client rlsv3.RateLimitServiceClient

@@ -217,3 +217,37 @@ func codes(r *rlsv3.RateLimitResponse) string {
 	}
 	return s
 }
+
+// TestRealServiceFollowsAConfigMapUpdate: in Kubernetes the files are a
+// mounted ConfigMap, which the kubelet updates by switching a symlink, with
+// the previous and next versions in hidden directories beside the files.
+// The service must read only the visible files (RUNTIME_IGNOREDOTFILES;
+// otherwise it would load each domain twice and refuse the configuration)
+// and must see the switch.
+func TestRealServiceFollowsAConfigMapUpdate(t *testing.T) {
+	bin := serviceBinary(t)
+	redis, err := redisproc.Start(context.Background(), t.TempDir(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(redis.Stop)
+	dir := newRuntimeDir(t)
+	shop := edgeRoutes[0]
+	dir.swapLikeKubelet(t, 1, serviceConfig(t, "edge", []ratelimit.RouteLimits{shop}))
+	g := gateway{t: t, domain: "edge", svc: startService(t, bin, redis.Addr, dir)}
+	clearOfWindowEnd(time.Minute, 3*time.Second)
+	g.expect(shop, "192.0.2.1", 5, rlsv3.RateLimitResponse_OK)
+	g.expect(shop, "192.0.2.1", 1, rlsv3.RateLimitResponse_OVER_LIMIT)
+
+	added := ratelimit.RouteLimits{Route: "new/0", Global: &ratelimit.Global{PerClientIP: &ratelimit.Quota{Requests: 1, Unit: ratelimit.Hour}}}
+	g.expect(added, "192.0.2.2", 2, rlsv3.RateLimitResponse_OK) // not configured yet: unlimited
+	dir.swapLikeKubelet(t, 2, serviceConfig(t, "edge", []ratelimit.RouteLimits{shop, added}))
+	deadline := time.Now().Add(10 * time.Second)
+	for g.call(added, "192.0.2.3").GetOverallCode() != rlsv3.RateLimitResponse_OVER_LIMIT {
+		if time.Now().After(deadline) {
+			t.Fatal("the service does not apply the switched ConfigMap after 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	g.expect(shop, "192.0.2.1", 1, rlsv3.RateLimitResponse_OVER_LIMIT) // the reload kept the counts (they are in Redis)
+}
