@@ -8,7 +8,9 @@
 //     minute or hour, per client IP and/or per route) enforced by Envoy's
 //     ratelimit HTTP filter calling the envoyproxy/ratelimit service over
 //     gRPC, with the group as the domain;
-//   - the YAML configuration of that service, generated from the same limits.
+//   - the configuration of that service, generated from the same limits: the
+//     YAML file it loads (the delivery used) and the same tree as its xDS
+//     resource.
 //
 // Everything here is pure and deterministic: limits in, protobufs and bytes
 // out. The package does no I/O, keeps no state, and does not touch the DSL,

@@ -52,6 +52,17 @@ func newRuntimeDir(t *testing.T) runtimeDir {
 	return d
 }
 
+// env points the service at d: it watches RUNTIME_ROOT/RUNTIME_SUBDIRECTORY/
+// RUNTIME_APPDIRECTORY itself (RUNTIME_WATCH_ROOT=false) and skips hidden
+// files and directories (RUNTIME_IGNOREDOTFILES, see swapLikeKubelet).
+func (d runtimeDir) env() []string {
+	return []string{
+		"CONFIG_TYPE=FILE",
+		"RUNTIME_ROOT=" + d.root, "RUNTIME_SUBDIRECTORY=current", "RUNTIME_APPDIRECTORY=config",
+		"RUNTIME_WATCH_ROOT=false", "RUNTIME_IGNOREDOTFILES=true",
+	}
+}
+
 // write puts cfg in place atomically (written aside, then renamed in), so
 // the service never loads half a file.
 func (d runtimeDir) write(t *testing.T, cfg ratelimit.ServiceConfig) {
@@ -118,14 +129,15 @@ type service struct {
 	log    *syncBuffer
 }
 
-// startService runs a replica against redisAddr with the configuration in
-// dir, and returns once it reports healthy, which, with
+// startService runs a replica against redisAddr with its configuration
+// from source (the environment that names it: runtimeDir.env or xdsEnv),
+// and returns once it reports healthy, which, with
 // HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED, means a configuration loaded.
-func startService(t *testing.T, bin, redisAddr string, dir runtimeDir) *service {
+func startService(t *testing.T, bin, redisAddr string, source []string) *service {
 	t.Helper()
 	var last error
 	for range 3 { // a free port may be taken before the service binds it
-		s, err := tryStart(t, bin, redisAddr, dir)
+		s, err := tryStart(t, bin, redisAddr, source)
 		if err == nil {
 			return s
 		}
@@ -135,7 +147,7 @@ func startService(t *testing.T, bin, redisAddr string, dir runtimeDir) *service 
 	return nil
 }
 
-func tryStart(t *testing.T, bin, redisAddr string, dir runtimeDir) (*service, error) {
+func tryStart(t *testing.T, bin, redisAddr string, source []string) (*service, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
@@ -143,16 +155,14 @@ func tryStart(t *testing.T, bin, redisAddr string, dir runtimeDir) (*service, er
 	grpcPort, httpPort, debugPort := ports[0], ports[1], ports[2]
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"HOST=127.0.0.1", "PORT=" + strconv.Itoa(httpPort),
 		"GRPC_HOST=127.0.0.1", "GRPC_PORT=" + strconv.Itoa(grpcPort),
 		"DEBUG_HOST=127.0.0.1", "DEBUG_PORT=" + strconv.Itoa(debugPort),
-		"RUNTIME_ROOT=" + dir.root, "RUNTIME_SUBDIRECTORY=current", "RUNTIME_APPDIRECTORY=config",
-		"RUNTIME_WATCH_ROOT=false", "RUNTIME_IGNOREDOTFILES=true",
 		"BACKEND_TYPE=redis", "REDIS_SOCKET_TYPE=tcp", "REDIS_URL=" + redisAddr,
 		"USE_STATSD=false", "LOG_LEVEL=warn",
 		"HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED=true",
-	}
+	}, source...)
 	log := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

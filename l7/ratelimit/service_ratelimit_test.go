@@ -46,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 	f.dir.write(t, serviceConfig(t, "edge", edgeRoutes))
 	f.dir.write(t, serviceConfig(t, "other", edgeRoutes[:1]))
 	for i := range f.replicas {
-		f.replicas[i] = startService(t, bin, redis.Addr, f.dir)
+		f.replicas[i] = startService(t, bin, redis.Addr, f.dir.env())
 	}
 	return f
 }
@@ -234,7 +234,7 @@ func TestRealServiceFollowsAConfigMapUpdate(t *testing.T) {
 	dir := newRuntimeDir(t)
 	shop := edgeRoutes[0]
 	dir.swapLikeKubelet(t, 1, serviceConfig(t, "edge", []ratelimit.RouteLimits{shop}))
-	g := gateway{t: t, domain: "edge", svc: startService(t, bin, redis.Addr, dir)}
+	g := gateway{t: t, domain: "edge", svc: startService(t, bin, redis.Addr, dir.env())}
 	clearOfWindowEnd(time.Minute, 3*time.Second)
 	g.expect(shop, "192.0.2.1", 5, rlsv3.RateLimitResponse_OK)
 	g.expect(shop, "192.0.2.1", 1, rlsv3.RateLimitResponse_OVER_LIMIT)
