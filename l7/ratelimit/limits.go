@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // Unit is the window of a global limit, as the rate limit service counts
@@ -124,18 +125,8 @@ func (l RouteLimits) Validate() error {
 			}
 		}
 	}
-	slices.SortFunc(errs, func(a, b error) int { return cmpString(a.Error(), b.Error()) })
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ValidateGroup checks the limits of every route of one gateway group:
