@@ -7,7 +7,8 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s clean image image-test
+        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s clean image image-test \
+        ratelimit-test
 
 all: build
 
@@ -22,8 +23,9 @@ demo: deps
 	./tools/demo.sh
 
 ## test: every test: unit tests on the host, the lab tests inside the VM,
-## the Kubernetes tests against a real kube-apiserver.
-test: deps vet unit-test image-test lab-test k8s-test
+## the Kubernetes tests against a real kube-apiserver, the rate limit tests
+## against the real rate limit service.
+test: deps vet unit-test image-test lab-test k8s-test ratelimit-test
 
 unit-test:
 	$(GO) test -count=1 ./...
@@ -33,6 +35,11 @@ lab-test:
 
 k8s-test:
 	./tools/k8s-test.sh
+
+## ratelimit-test: the global rate limit path against the real
+## envoyproxy/ratelimit service (built once from the module proxy) and Redis.
+ratelimit-test:
+	./tools/ratelimit-test.sh
 
 ## image: the container image every manifest in deploy/ names
 ## (ghcr.io/tlbproject/tlb:v0.1.0), built in Go without Docker, as a

@@ -1,0 +1,40 @@
+package ratelimit
+
+import (
+	rlsconf "github.com/envoyproxy/go-control-plane/ratelimit/config/ratelimit/v3"
+)
+
+// Proto is c as the xDS resource the rate limit service fetches when run
+// with CONFIG_TYPE=GRPC_XDS_SOTW (type
+// ratelimit.config.ratelimit.v3.RateLimitConfig), named after its domain.
+// It carries the same tree as YAML, so either delivery gives the service
+// the same limits. TLB delivers the YAML file today (docs/ratelimit.md
+// says why); this form is here so that serving it from l7's xDS server
+// later changes only the delivery.
+func (c ServiceConfig) Proto() *rlsconf.RateLimitConfig {
+	return &rlsconf.RateLimitConfig{Name: c.Domain, Domain: c.Domain, Descriptors: protoDescriptors(c.Descriptors)}
+}
+
+func protoDescriptors(ds []ServiceDescriptor) []*rlsconf.RateLimitDescriptor {
+	var out []*rlsconf.RateLimitDescriptor
+	for _, d := range ds {
+		p := &rlsconf.RateLimitDescriptor{Key: d.Key, Value: d.Value, Descriptors: protoDescriptors(d.Descriptors)}
+		if d.RateLimit != nil {
+			p.RateLimit = &rlsconf.RateLimitPolicy{Unit: protoUnit(d.RateLimit.Unit), RequestsPerUnit: d.RateLimit.RequestsPerUnit}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func protoUnit(u Unit) rlsconf.RateLimitUnit {
+	switch u {
+	case Second:
+		return rlsconf.RateLimitUnit_SECOND
+	case Minute:
+		return rlsconf.RateLimitUnit_MINUTE
+	case Hour:
+		return rlsconf.RateLimitUnit_HOUR
+	}
+	return rlsconf.RateLimitUnit_UNKNOWN
+}
