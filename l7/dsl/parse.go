@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -176,6 +177,14 @@ func (d *serviceDoc) toModel(file string) (*model.Service, error) {
 			mr.Sticky = &model.CookieSticky{Cookie: r.Sticky.Cookie, Path: r.Sticky.Path,
 				TTL: parseDuration(r.Sticky.TTL, f+".sticky.ttl", &errs, file)}
 		}
+		if len(r.Interceptors) > 0 {
+			c, err := chain.Decode(string(r.Interceptors))
+			if err != nil {
+				field, msg := splitChainErr(err)
+				errs = append(errs, &FieldError{File: file, Field: f + "." + field, Msg: msg})
+			}
+			mr.Interceptors = c
+		}
 		s.Routes = append(s.Routes, mr)
 	}
 	if len(errs) > 0 {
@@ -230,4 +239,14 @@ func orDefault(group string) string {
 		return "default"
 	}
 	return group
+}
+
+// splitChainErr splits chain.Decode's "interceptors[1].timeout: msg" into
+// the field and the message.
+func splitChainErr(err error) (string, string) {
+	s := err.Error()
+	if f, m, ok := strings.Cut(s, ": "); ok && strings.HasPrefix(f, "interceptors") && !strings.Contains(f, " ") {
+		return f, m
+	}
+	return "interceptors", s
 }

@@ -1,5 +1,7 @@
 package dsl
 
+import "encoding/json"
+
 // The kinds a file may declare.
 const (
 	KindService = "gateway/service/v1"
@@ -46,6 +48,8 @@ type routeDoc struct {
 	IdleTimeout *string     `json:"idleTimeout,omitempty"`
 	Retries     *retriesDoc `json:"retries,omitempty"`
 	Sticky      *stickyDoc  `json:"sticky,omitempty"`
+	// Interceptors is decoded by chain.Decode, which is strict per type.
+	Interceptors json.RawMessage `json:"interceptors,omitempty"`
 }
 
 type headerDoc struct {

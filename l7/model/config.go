@@ -3,6 +3,8 @@ package model
 import (
 	"net/netip"
 	"time"
+
+	"github.com/tlbproject/tlb/l7/authz/chain"
 )
 
 // Operator is the namespace of objects the operator declares (the DSL
@@ -132,6 +134,9 @@ type Route struct {
 	IdleTimeout time.Duration
 	Retries     *RetryPolicy
 	Sticky      *CookieSticky
+	// Interceptors run in order in the authorization service before the
+	// request goes upstream (Envoy's ext_authz); empty: never called.
+	Interceptors chain.Chain
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

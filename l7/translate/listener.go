@@ -30,16 +30,29 @@ const (
 // bound on the node after Envoy starts), each with its own route
 // configuration, so a host is served only where its service declares it.
 func Listeners(r model.Resolved, group string) []*listener.Listener {
+	byName := map[string]model.Service{}
+	for _, s := range servicesOf(r, group) {
+		byName[s.Name] = s
+	}
 	var out []*listener.Listener
 	for _, el := range r.Listeners {
 		if el.Group == group {
-			out = append(out, gatewayListener(el))
+			out = append(out, gatewayListener(el, listenerFilters(el, byName)))
 		}
 	}
 	return out
 }
 
-func gatewayListener(el model.EnvoyListener) *listener.Listener {
+// listenerFilters returns the HTTP filters of a listener: none for TCP and
+// for a listener that only redirects to HTTPS.
+func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) httpFilters {
+	if el.Protocol == model.TCP || el.RedirectHTTPS {
+		return httpFilters{}
+	}
+	return filtersOf(servicesOn(el, byName))
+}
+
+func gatewayListener(el model.EnvoyListener, f httpFilters) *listener.Listener {
 	l := &listener.Listener{
 		Name: el.Name,
 		Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
@@ -50,7 +63,7 @@ func gatewayListener(el model.EnvoyListener) *listener.Listener {
 	}
 	switch el.Protocol {
 	case model.HTTP:
-		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, el.Name)}}}
+		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, el.Name, f)}}}
 	case model.HTTPS:
 		l.ListenerFilters = []*listener.ListenerFilter{{
 			Name:       wellknown.TlsInspector,
@@ -60,7 +73,7 @@ func gatewayListener(el model.EnvoyListener) *listener.Listener {
 			l.FilterChains = append(l.FilterChains, &listener.FilterChain{
 				Name:             c.Certificate,
 				FilterChainMatch: &listener.FilterChainMatch{ServerNames: c.ServerNames},
-				Filters:          []*listener.Filter{hcmFilter(el.Name, el.Name)},
+				Filters:          []*listener.Filter{hcmFilter(el.Name, el.Name, f)},
 				TransportSocket:  downstreamTLS(c.Certificate),
 			})
 		}
@@ -99,14 +112,14 @@ func routerFilter() *hcm.HttpFilter {
 // hcmFilter is the HTTP connection manager of a gateway listener, with the
 // edge defaults: the client address from the socket, underscores in header
 // names refused, paths normalised, bounded streams and timeouts.
-func hcmFilter(statPrefix, routeConfig string) *listener.Filter {
+func hcmFilter(statPrefix, routeConfig string, f httpFilters) *listener.Filter {
 	m := &hcm.HttpConnectionManager{
 		CodecType:  hcm.HttpConnectionManager_AUTO,
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
 			ConfigSource: adsSource(), RouteConfigName: routeConfig,
 		}},
-		HttpFilters:                  []*hcm.HttpFilter{routerFilter()},
+		HttpFilters:                  f.chain(),
 		UseRemoteAddress:             wrapBool(true),
 		NormalizePath:                wrapBool(true),
 		MergeSlashes:                 true,

@@ -41,6 +41,7 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 		loads[c.GetClusterName()] = c
 	}
 	sr := &bootstrap.Bootstrap_StaticResources{}
+	authz := false
 	for _, r := range set[resource.ListenerType] {
 		l := proto.Clone(r).(*listener.Listener)
 		for _, fc := range l.GetFilterChains() {
@@ -55,6 +56,9 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 						return nil, fmt.Errorf("render listener %s: no route configuration %q", l.GetName(), m.GetRds().GetRouteConfigName())
 					}
 					m.RouteSpecifier = &hcm.HttpConnectionManager_RouteConfig{RouteConfig: rc}
+					for _, hf := range m.GetHttpFilters() {
+						authz = authz || hf.GetName() == ExtAuthzFilter
+					}
 					f.ConfigType = &listener.Filter_TypedConfig{TypedConfig: mustAny(&m)}
 				}
 			}
@@ -77,6 +81,9 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 		c.EdsClusterConfig = nil
 		c.LoadAssignment = loads[c.GetName()]
 		sr.Clusters = append(sr.Clusters, c)
+	}
+	if authz {
+		sr.Clusters = append(sr.Clusters, AuthzStaticCluster(DefaultAuthzSocket))
 	}
 	for _, r := range set[resource.SecretType] {
 		s := proto.Clone(r).(*tls.Secret)

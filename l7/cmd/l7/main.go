@@ -3,6 +3,7 @@
 // renders a group's config as Envoy YAML.
 //
 //	l7 serve --group G --config DIR [--xds-addr unix:///run/tlb/xds.sock] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster] [--namespaces a,b]
+//	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
@@ -142,6 +143,8 @@ func runServe(args []string) error {
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	gcPercent := fs.Int("gc-percent", serve.DefaultGCPercent, "garbage collector target (GOGC wins when set)")
+	authzAddr := fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) here: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at) or loopback host:port; default off")
+	authzRedis := fs.String("authz-redis", "", "host:port of the Redis holding the sessions of sessionInterceptor (with --authz-listen)")
 	grpcClients := fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)")
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
@@ -216,6 +219,12 @@ func runServe(args []string) error {
 			})
 		}()
 	}
+	var authzDone <-chan error
+	if *authzAddr != "" {
+		if authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis); err != nil {
+			return err
+		}
+	}
 	go func() { errc <- gs.Serve(lis) }()
 	go func() { errc <- rl.Run(ctx, *debounce, *resync) }()
 	select {
@@ -229,6 +238,10 @@ func runServe(args []string) error {
 	case <-done:
 	case <-time.After(*grace):
 		gs.Stop()
+	}
+	if authzDone != nil {
+		stop() // the authorization service stops with ctx
+		err = errors.Join(err, <-authzDone)
 	}
 	return err
 }

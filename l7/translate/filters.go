@@ -1,0 +1,55 @@
+package translate
+
+import (
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// httpFilters says which HTTP filters a gateway listener's connection
+// manager runs before the router. A filter is there only when a route
+// served on the listener asks for it, and then every route of the
+// listener carries that filter's per-route configuration (a route that
+// did not ask disables it), so what one route asks for never reaches
+// another: seed 000's basicAuth incident.
+type httpFilters struct {
+	// authz: ext_authz to the authorization service.
+	authz bool
+}
+
+// filtersOf returns the filters the routes of svcs need.
+func filtersOf(svcs []model.Service) httpFilters {
+	return httpFilters{authz: hasInterceptors(svcs)}
+}
+
+// servicesOn returns the services of a listener, by name from byName.
+func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model.Service {
+	out := make([]model.Service, 0, len(el.Services))
+	for _, n := range el.Services {
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+// chain is the connection manager's filter list, router last.
+func (f httpFilters) chain() []*hcm.HttpFilter {
+	var out []*hcm.HttpFilter
+	if f.authz {
+		out = append(out, extAuthzFilter())
+	}
+	return append(out, routerFilter())
+}
+
+// perRoute is a route's typed_per_filter_config for the listener's
+// filters; nil when the listener runs none.
+func (f httpFilters) perRoute(r model.Route) map[string]*anypb.Any {
+	if f == (httpFilters{}) {
+		return nil
+	}
+	m := map[string]*anypb.Any{}
+	if f.authz {
+		m[ExtAuthzFilter] = authzPerRoute(r)
+	}
+	return m
+}
