@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -60,6 +61,11 @@ const (
 	// AnnotationSlowStart is the slow-start window of new endpoints (DSL
 	// slowStart), e.g. "30s", or "off".
 	AnnotationSlowStart = "tlb.io/l7-slow-start"
+	// AnnotationInterceptors is the route's interceptors (DSL
+	// routes[0].interceptors) as the JSON array the authorization service
+	// reads, e.g. `[{"type":"sessionInterceptor"},{"type":"csrfInterceptor"}]`,
+	// checked as strictly as the DSL.
+	AnnotationInterceptors = "tlb.io/l7-interceptors"
 )
 
 // intent is what a Service's annotations ask for, parsed and checked.
@@ -74,6 +80,7 @@ type intent struct {
 	tlsSecret   string
 	delegations []model.Delegation
 	health      upstreamHealth
+	chain       chain.Chain
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -103,6 +110,14 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 				break
 			}
 			in.hosts = append(in.hosts, h)
+		}
+	}
+	if v, ok := ann[AnnotationInterceptors]; ok {
+		c, err := chain.Decode(v)
+		if err != nil {
+			bad(AnnotationInterceptors, err.Error()+`; want a JSON array such as [{"type":"sessionInterceptor"}]`)
+		} else {
+			in.chain = c
 		}
 	}
 	if v, ok := ann[AnnotationPathPrefix]; ok {

@@ -1,0 +1,29 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tlbproject/tlb/l7/authz/chain"
+)
+
+// TestInterceptorsAnnotation: tlb.io/l7-interceptors fills the route's
+// chain, in order; a bad value is a problem naming the annotation and the
+// field, and the Service is not served.
+func TestInterceptorsAnnotation(t *testing.T) {
+	ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: `[{"type":"sessionInterceptor","cookie":"sid"},{"type":"csrfInterceptor"}]`}
+	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	c := b.Service.Routes[0].Interceptors
+	if len(c) != 2 || c[0].Type != chain.TypeSession || c[0].Cookie != "sid" || c[1].Type != chain.TypeCSRF {
+		t.Fatalf("chain = %+v", c)
+	}
+
+	ann[AnnotationInterceptors] = `[{"type":"sessionInterceptor","timeout":"soon"}]`
+	_, _, ps = BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	if len(ps) == 0 || ps[0].Annotation != AnnotationInterceptors || !strings.Contains(ps[0].Msg, "interceptors[0].timeout") {
+		t.Fatalf("problems = %+v, want one on %s naming interceptors[0].timeout", ps, AnnotationInterceptors)
+	}
+}
