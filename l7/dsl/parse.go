@@ -24,6 +24,9 @@ type Doc struct {
 	// CertFiles lists, per certificate name, the chain and key paths as
 	// written in the file.
 	CertFiles []CertFiles
+	// JWTFiles names the key file of the service's jwt block; the
+	// Service holds no key until Dir reads it.
+	JWTFiles JWTFiles
 }
 
 // CertFiles names the files of one certificate.
@@ -66,11 +69,11 @@ func Parse(file string, data []byte) (*Doc, error) {
 		if err := yaml.UnmarshalStrict(data, &d); err != nil {
 			return nil, &FieldError{File: file, Msg: cleanYAMLErr(err)}
 		}
-		s, err := d.toModel(file)
+		s, files, err := d.toModel(file)
 		if err != nil {
 			return nil, err
 		}
-		return &Doc{Service: s}, nil
+		return &Doc{Service: s, JWTFiles: files}, nil
 	case KindGateway:
 		var d gatewayDoc
 		if err := yaml.UnmarshalStrict(data, &d); err != nil {
@@ -109,9 +112,11 @@ func parseDuration(v *string, field string, errs *[]error, file string) time.Dur
 	return d
 }
 
-func (d *serviceDoc) toModel(file string) (*model.Service, error) {
+func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	var errs []error
 	s := &model.Service{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file), Namespace: model.Operator, Hosts: d.Hosts}
+	var files JWTFiles
+	s.JWT, files = d.jwtModel(file, &errs)
 	for i, l := range d.Listeners {
 		gw, ln, ok := strings.Cut(l, "/")
 		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
@@ -185,15 +190,18 @@ func (d *serviceDoc) toModel(file string) (*model.Service, error) {
 			}
 			mr.Interceptors = c
 		}
+		if r.Auth != nil {
+			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
+		}
 		s.Routes = append(s.Routes, mr)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, files, errors.Join(errs...)
 	}
-	if err := model.CheckService(*s); err != nil {
-		return nil, err
+	if err := model.CheckService(withStandIns(*s, files)); err != nil {
+		return nil, files, err
 	}
-	return s, nil
+	return s, files, nil
 }
 
 func (d *gatewayDoc) toModel(file string) (*Doc, error) {

@@ -19,6 +19,33 @@ type serviceDoc struct {
 	IdleTimeout *string       `json:"idleTimeout,omitempty"`
 	Upstreams   []upstreamDoc `json:"upstreams"`
 	Routes      []routeDoc    `json:"routes"`
+	JWT         *jwtDoc       `json:"jwt,omitempty"`
+}
+
+type jwtDoc struct {
+	Issuer         string            `json:"issuer,omitempty"`
+	Audiences      []string          `json:"audiences,omitempty"`
+	HMACSecretFile string            `json:"hmacSecretFile,omitempty"`
+	Algorithm      string            `json:"algorithm,omitempty"`
+	PublicKeyFile  string            `json:"publicKeyFile,omitempty"`
+	JWKSFile       string            `json:"jwksFile,omitempty"`
+	RemoteJWKS     *remoteJWKSDoc    `json:"remoteJwks,omitempty"`
+	Cookie         string            `json:"cookie,omitempty"`
+	ClaimMappings  map[string]string `json:"claimMappings,omitempty"`
+	StripAuth      bool              `json:"stripAuthorization,omitempty"`
+	Required       *bool             `json:"required,omitempty"`
+}
+
+type remoteJWKSDoc struct {
+	URL           string  `json:"url"`
+	Upstream      string  `json:"upstream"`
+	CacheDuration *string `json:"cacheDuration,omitempty"`
+}
+
+type authDoc struct {
+	Required *bool    `json:"required,omitempty"`
+	Roles    []string `json:"roles,omitempty"`
+	RolesAll []string `json:"rolesAll,omitempty"`
 }
 
 type delegateDoc struct {
@@ -50,6 +77,7 @@ type routeDoc struct {
 	Sticky      *stickyDoc  `json:"sticky,omitempty"`
 	// Interceptors is decoded by chain.Decode, which is strict per type.
 	Interceptors json.RawMessage `json:"interceptors,omitempty"`
+	Auth         *authDoc        `json:"auth,omitempty"`
 }
 
 type headerDoc struct {

@@ -142,6 +142,7 @@ func checkService(s Service) []Problem {
 			}
 		}
 	}
+	checkJWT(s, bad)
 	return ps
 }
 

@@ -118,6 +118,8 @@ type Service struct {
 	Delegations []Delegation
 	Routes      []Route
 	Upstreams   []Upstream
+	// JWT, when set, lets routes authenticate tokens (see RouteAuth).
+	JWT *JWT
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -137,6 +139,9 @@ type Route struct {
 	// Interceptors run in order in the authorization service before the
 	// request goes upstream (Envoy's ext_authz); empty: never called.
 	Interceptors chain.Chain
+	// Auth, when set, overrides the service's JWT requirement and checks
+	// roles. A service with JWT authenticates every route.
+	Auth *RouteAuth
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

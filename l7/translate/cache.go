@@ -11,7 +11,9 @@ import (
 	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
@@ -44,9 +46,10 @@ type serviceEntry struct {
 }
 
 type listenerEntry struct {
-	el model.EnvoyListener // Services cleared: only f depends on them
-	f  httpFilters
-	l  *listener.Listener
+	el  model.EnvoyListener // Services cleared: only f depends on them
+	f   httpFilters
+	jwt *jwtauthn.JwtAuthentication
+	l   *listener.Listener
 }
 
 type routeEntry struct {
@@ -101,7 +104,7 @@ func (c *Cache) service(s model.Service) *serviceEntry {
 			e.routes = append(e.routes, old.routes[i]) // unchanged route, same proto
 			continue
 		}
-		rt := routeOf(s.Name, i, r, httpFilters{})
+		rt := routeOf(s, i, httpFilters{})
 		c.shared.route(rt)
 		e.routes = append(e.routes, rt)
 	}
@@ -140,8 +143,8 @@ func (c *Cache) builtRoutes(s model.Service, f httpFilters) []*route.Route {
 		return rs
 	}
 	rs := make([]*route.Route, len(s.Routes))
-	for i, r := range s.Routes {
-		rs[i] = routeOf(s.Name, i, r, f)
+	for i := range s.Routes {
+		rs[i] = routeOf(s, i, f)
 		c.shared.route(rs[i])
 	}
 	if e.variants == nil {
@@ -194,8 +197,8 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		if el.Group != group {
 			continue
 		}
-		f := listenerFilters(el, byName)
-		ls = append(ls, c.listener(el, f))
+		f, jwt := listenerFilters(el, byName)
+		ls = append(ls, c.listener(el, f, jwt))
 		switch {
 		case el.Protocol == model.TCP:
 		case el.RedirectHTTPS:
@@ -222,15 +225,15 @@ func (c *Cache) redirect(group, name string) *route.RouteConfiguration {
 	return re.rc
 }
 
-func (c *Cache) listener(el model.EnvoyListener, f httpFilters) *listener.Listener {
+func (c *Cache) listener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAuthentication) *listener.Listener {
 	el.Services = nil
 	key := el.Group + "|" + el.Name
 	c.used["l|"+key] = true
-	if e, ok := c.listeners[key]; ok && e.f == f && reflect.DeepEqual(e.el, el) {
+	if e, ok := c.listeners[key]; ok && e.f == f && proto.Equal(e.jwt, jwt) && reflect.DeepEqual(e.el, el) {
 		return e.l
 	}
 	el.TLS = slices.Clone(el.TLS)
-	e := &listenerEntry{el: el, f: f, l: gatewayListener(el, f)}
+	e := &listenerEntry{el: el, f: f, jwt: jwt, l: gatewayListener(el, f, jwt)}
 	c.listeners[key] = e
 	return e.l
 }
@@ -283,9 +286,24 @@ func cloneService(s model.Service) model.Service {
 			r.Sticky = &v
 		}
 		r.Interceptors = cloneChain(r.Interceptors)
+		if r.Auth != nil {
+			a := *r.Auth
+			a.Roles, a.RolesAll = slices.Clone(a.Roles), slices.Clone(a.RolesAll)
+			r.Auth = &a
+		}
 		rs[i] = r
 	}
 	s.Routes = rs
+	if s.JWT != nil {
+		j := *s.JWT
+		j.Audiences = slices.Clone(j.Audiences)
+		j.ClaimHeaders = maps.Clone(j.ClaimHeaders)
+		if j.Remote != nil {
+			r := *j.Remote
+			j.Remote = &r
+		}
+		s.JWT = &j
+	}
 	us := make([]model.Upstream, len(s.Upstreams))
 	for i, u := range s.Upstreams {
 		u.Endpoints = slices.Clone(u.Endpoints)

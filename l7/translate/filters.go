@@ -1,6 +1,7 @@
 package translate
 
 import (
+	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -16,11 +17,16 @@ import (
 type httpFilters struct {
 	// authz: ext_authz to the authorization service.
 	authz bool
+	// jwt: jwt_authn, and header_mutation before it to remove the
+	// headers claims are copied to.
+	jwt bool
+	// rbac: roles from the verified token's claims.
+	rbac bool
 }
 
 // filtersOf returns the filters the routes of svcs need.
 func filtersOf(svcs []model.Service) httpFilters {
-	return httpFilters{authz: hasInterceptors(svcs)}
+	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs)}
 }
 
 // servicesOn returns the services of a listener, by name from byName.
@@ -32,9 +38,17 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 	return out
 }
 
-// chain is the connection manager's filter list, router last.
-func (f httpFilters) chain() []*hcm.HttpFilter {
+// chain is the connection manager's filter list, router last: identity
+// first (claim headers cleared, token verified, roles checked), then the
+// interceptors, which see the verified claims' headers.
+func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
+	if f.jwt {
+		out = append(out, headerMutationFilter(), jwtFilter(jwt))
+	}
+	if f.rbac {
+		out = append(out, rbacFilter())
+	}
 	if f.authz {
 		out = append(out, extAuthzFilter())
 	}
@@ -43,11 +57,20 @@ func (f httpFilters) chain() []*hcm.HttpFilter {
 
 // perRoute is a route's typed_per_filter_config for the listener's
 // filters; nil when the listener runs none.
-func (f httpFilters) perRoute(r model.Route) map[string]*anypb.Any {
+func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.Any {
 	if f == (httpFilters{}) {
 		return nil
 	}
 	m := map[string]*anypb.Any{}
+	if f.jwt {
+		m[JWTFilter] = jwtPerRoute(s, r)
+		if hm := claimHeadersPerRoute(s); hm != nil {
+			m[HeaderMutationFilter] = hm
+		}
+	}
+	if f.rbac {
+		m[RBACFilter] = rbacPerRoute(r)
+	}
 	if f.authz {
 		m[ExtAuthzFilter] = authzPerRoute(r)
 	}

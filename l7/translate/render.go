@@ -99,9 +99,18 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 	}, nil
 }
 
-// Redact returns a copy of m with every private key replaced by Redacted.
+// Redact returns a copy of m with every private key replaced by Redacted
+// and every JWT HMAC secret by a stand-in key.
 func Redact(m proto.Message) proto.Message {
 	c := proto.Clone(m)
+	if l, ok := c.(*listener.Listener); ok {
+		redactListener(l)
+	}
+	if b, ok := c.(*bootstrap.Bootstrap); ok {
+		for _, l := range b.GetStaticResources().GetListeners() {
+			redactListener(l)
+		}
+	}
 	if s, ok := c.(*tls.Secret); ok {
 		if tc := s.GetTlsCertificate(); tc != nil && tc.GetPrivateKey() != nil && tc.GetPrivateKey().GetFilename() == "" {
 			tc.PrivateKey = &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: Redacted}}

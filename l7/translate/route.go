@@ -39,7 +39,7 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 		svcs := servicesOn(el, byName)
 		f := filtersOf(svcs)
 		out = append(out, assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
-			return routeOf(s.Name, i, s.Routes[i], f)
+			return routeOf(s, i, f)
 		})))
 	}
 	return out
@@ -65,7 +65,7 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 				if built != nil {
 					b = built(s, i)
 				} else {
-					b = routeOf(s.Name, i, rt, httpFilters{})
+					b = routeOf(s, i, httpFilters{})
 				}
 				out = append(out, hostRoute{host: h, svc: s.Name, idx: i, route: rt, built: b})
 			}
@@ -130,7 +130,8 @@ func RouteName(service string, i int, r model.Route) string {
 
 // routeOf builds a service's i-th route for a listener running the
 // filters f (the zero set for proxyless gRPC clients).
-func routeOf(svc string, i int, r model.Route, f httpFilters) *route.Route {
+func routeOf(s model.Service, i int, f httpFilters) *route.Route {
+	svc, r := s.Name, s.Routes[i]
 	m := &route.RouteMatch{}
 	if r.Regex != "" {
 		m.PathSpecifier = &route.RouteMatch_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: r.Regex}}
@@ -198,6 +199,6 @@ func routeOf(svc string, i int, r model.Route, f httpFilters) *route.Route {
 		Name:                 RouteName(svc, i, r),
 		Match:                m,
 		Action:               &route.Route_Route{Route: a},
-		TypedPerFilterConfig: f.perRoute(r),
+		TypedPerFilterConfig: f.perRoute(s, r),
 	}
 }
