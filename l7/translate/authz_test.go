@@ -247,3 +247,49 @@ func TestChangingAChainKeepsTheListener(t *testing.T) {
 		}
 	}
 }
+
+// TestBasicAuthScopedToItsRoutes is seed 000's incident as a test:
+// basicAuth on the technical routes of one service reaches exactly those
+// routes. Every other route of the same listener disables ext_authz (so
+// Envoy never asks), the other listener has no ext_authz filter at all,
+// and the same config without basicAuth has no ext_authz anywhere.
+func TestBasicAuthScopedToItsRoutes(t *testing.T) {
+	tech := `kind: gateway/service/v1
+name: tech
+group: g
+hosts: [app.example.com]
+listeners: [gw/guarded]
+upstreams: [{name: u, endpoints: ["198.51.100.4:80"]}]
+routes:
+  - name: metrics
+    prefix: /metrics
+    target: u
+    interceptors: [{type: basicAuth, usersFile: /etc/tlb/basic-auth/ops/htpasswd, realm: ops}]
+  - {name: page, prefix: /page, target: u}
+`
+	plainApp := strings.Replace(filtersApp, "    interceptors:\n      - {type: sessionInterceptor, cookie: sid}\n      - {type: csrfInterceptor}\n", "", 1)
+	hcms, rcs := gatewaySet(t, resolveDocs(t, filtersGateway, plainApp, filtersPlain, tech))
+	g := routesByName(rcs["http-203.0.113.1-80"])
+	m := authzOf(t, g["tech/metrics"]).GetCheckSettings().GetContextExtensions()[chain.Key]
+	c, err := chain.Decode(m)
+	if err != nil || len(c) != 1 || c[0].Type != chain.TypeBasicAuth || c[0].Realm != "ops" {
+		t.Fatalf("tech/metrics chain %q (%v)", m, err)
+	}
+	for name, rt := range g {
+		if name == "tech/metrics" {
+			continue
+		}
+		if pr := authzOf(t, rt); pr == nil || !pr.GetDisabled() || pr.GetCheckSettings() != nil {
+			t.Errorf("%s: ext_authz %v, want disabled: basicAuth must not reach it", name, pr)
+		}
+	}
+	if got := filterNames(hcms["http-203.0.113.2-80"]); !slices.Equal(got, []string{"envoy.filters.http.router"}) {
+		t.Errorf("other listener filters = %v", got)
+	}
+	hcms, _ = gatewaySet(t, resolveDocs(t, filtersGateway, plainApp, filtersPlain))
+	for n, m := range hcms {
+		if slices.Contains(filterNames(m), translate.ExtAuthzFilter) {
+			t.Errorf("%s has ext_authz with no interceptor anywhere", n)
+		}
+	}
+}
