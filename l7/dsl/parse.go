@@ -117,6 +117,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	s := &model.Service{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file), Namespace: model.Operator, Hosts: d.Hosts}
 	var files JWTFiles
 	s.JWT, files = d.jwtModel(file, &errs)
+	s.CORS = d.CORS.toModel("cors", file, &errs)
 	for i, l := range d.Listeners {
 		gw, ln, ok := strings.Cut(l, "/")
 		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
@@ -190,6 +191,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 			}
 			mr.Interceptors = c
 		}
+		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
 		if r.Auth != nil {
 			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
 		}
@@ -257,4 +259,19 @@ func splitChainErr(err error) (string, string) {
 		return f, m
 	}
 	return "interceptors", s
+}
+
+func (c *corsDoc) toModel(field, file string, errs *[]error) *model.CORSPolicy {
+	if c == nil {
+		return nil
+	}
+	p := &model.CORSPolicy{Origins: c.AllowOrigins, Methods: c.AllowMethods, Headers: c.AllowHeaders,
+		ExposeHeaders: c.ExposeHeaders, Credentials: c.AllowCredentials}
+	if c.MaxAge != nil {
+		p.MaxAge = parseDuration(c.MaxAge, field+".maxAge", errs, file)
+		if p.MaxAge < 0 {
+			*errs = append(*errs, &FieldError{File: file, Field: field + ".maxAge", Msg: "cannot be off; leave it out to send none"})
+		}
+	}
+	return p
 }

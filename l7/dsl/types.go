@@ -20,6 +20,16 @@ type serviceDoc struct {
 	Upstreams   []upstreamDoc `json:"upstreams"`
 	Routes      []routeDoc    `json:"routes"`
 	JWT         *jwtDoc       `json:"jwt,omitempty"`
+	CORS        *corsDoc      `json:"cors,omitempty"`
+}
+
+type corsDoc struct {
+	AllowOrigins     []string `json:"allowOrigins"`
+	AllowMethods     []string `json:"allowMethods,omitempty"`
+	AllowHeaders     []string `json:"allowHeaders,omitempty"`
+	ExposeHeaders    []string `json:"exposeHeaders,omitempty"`
+	AllowCredentials bool     `json:"allowCredentials,omitempty"`
+	MaxAge           *string  `json:"maxAge,omitempty"`
 }
 
 type jwtDoc struct {
@@ -78,6 +88,7 @@ type routeDoc struct {
 	// Interceptors is decoded by chain.Decode, which is strict per type.
 	Interceptors json.RawMessage `json:"interceptors,omitempty"`
 	Auth         *authDoc        `json:"auth,omitempty"`
+	CORS         *corsDoc        `json:"cors,omitempty"`
 }
 
 type headerDoc struct {

@@ -143,6 +143,10 @@ func checkService(s Service) []Problem {
 		}
 	}
 	checkJWT(s, bad)
+	checkCORS(s.CORS, "cors", bad)
+	for i, r := range s.Routes {
+		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
+	}
 	return ps
 }
 

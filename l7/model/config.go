@@ -120,6 +120,8 @@ type Service struct {
 	Upstreams   []Upstream
 	// JWT, when set, lets routes authenticate tokens (see RouteAuth).
 	JWT *JWT
+	// CORS is the cross-origin policy of every route without its own.
+	CORS *CORSPolicy
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -142,6 +144,8 @@ type Route struct {
 	// Auth, when set, overrides the service's JWT requirement and checks
 	// roles. A service with JWT authenticates every route.
 	Auth *RouteAuth
+	// CORS replaces the service's cross-origin policy on this route.
+	CORS *CORSPolicy
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

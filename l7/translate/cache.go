@@ -286,6 +286,7 @@ func cloneService(s model.Service) model.Service {
 			r.Sticky = &v
 		}
 		r.Interceptors = cloneChain(r.Interceptors)
+		r.CORS = cloneCORS(r.CORS)
 		if r.Auth != nil {
 			a := *r.Auth
 			a.Roles, a.RolesAll = slices.Clone(a.Roles), slices.Clone(a.RolesAll)
@@ -294,6 +295,7 @@ func cloneService(s model.Service) model.Service {
 		rs[i] = r
 	}
 	s.Routes = rs
+	s.CORS = cloneCORS(s.CORS)
 	if s.JWT != nil {
 		j := *s.JWT
 		j.Audiences = slices.Clone(j.Audiences)
@@ -330,4 +332,14 @@ func cloneChain(c chain.Chain) chain.Chain {
 		out[i].AllowedOrigins = slices.Clone(out[i].AllowedOrigins)
 	}
 	return out
+}
+
+func cloneCORS(c *model.CORSPolicy) *model.CORSPolicy {
+	if c == nil {
+		return nil
+	}
+	v := *c
+	v.Origins, v.Methods = slices.Clone(v.Origins), slices.Clone(v.Methods)
+	v.Headers, v.ExposeHeaders = slices.Clone(v.Headers), slices.Clone(v.ExposeHeaders)
+	return &v
 }

@@ -22,11 +22,13 @@ type httpFilters struct {
 	jwt bool
 	// rbac: roles from the verified token's claims.
 	rbac bool
+	// cors: cross-origin policies and preflights.
+	cors bool
 }
 
 // filtersOf returns the filters the routes of svcs need.
 func filtersOf(svcs []model.Service) httpFilters {
-	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs)}
+	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs)}
 }
 
 // servicesOn returns the services of a listener, by name from byName.
@@ -38,11 +40,15 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 	return out
 }
 
-// chain is the connection manager's filter list, router last: identity
-// first (claim headers cleared, token verified, roles checked), then the
-// interceptors, which see the verified claims' headers.
+// chain is the connection manager's filter list, router last: CORS
+// first (preflights carry no credentials), then identity (claim headers
+// cleared, token verified, roles checked), then the interceptors, which
+// see the verified claims' headers.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
+	if f.cors {
+		out = append(out, corsFilter())
+	}
 	if f.jwt {
 		out = append(out, headerMutationFilter(), jwtFilter(jwt))
 	}
@@ -62,6 +68,11 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 		return nil
 	}
 	m := map[string]*anypb.Any{}
+	if f.cors {
+		if c := corsPerRoute(s, r); c != nil {
+			m[CORSFilter] = c
+		}
+	}
 	if f.jwt {
 		m[JWTFilter] = jwtPerRoute(s, r)
 		if hm := claimHeadersPerRoute(s); hm != nil {
@@ -73,6 +84,9 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 	}
 	if f.authz {
 		m[ExtAuthzFilter] = authzPerRoute(r)
+	}
+	if len(m) == 0 {
+		return nil
 	}
 	return m
 }
