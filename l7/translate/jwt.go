@@ -199,21 +199,23 @@ func rbacPerRoute(r model.Route) *anypb.Any {
 // array holding it.
 func hasRole(role string) *rbacconfig.Principal {
 	exact := &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_Exact{Exact: role}}
-	return &rbacconfig.Principal{Identifier: &rbacconfig.Principal_Metadata{Metadata: &matcher.MetadataMatcher{
-		Filter: JWTFilter,
-		Path: []*matcher.MetadataMatcher_PathSegment{
-			{Segment: &matcher.MetadataMatcher_PathSegment_Key{Key: JWTPayloadKey}},
-			{Segment: &matcher.MetadataMatcher_PathSegment_Key{Key: RolesClaim}},
-		},
-		Value: &matcher.ValueMatcher{MatchPattern: &matcher.ValueMatcher_OrMatch{OrMatch: &matcher.OrMatcher{
-			ValueMatchers: []*matcher.ValueMatcher{
-				{MatchPattern: &matcher.ValueMatcher_StringMatch{StringMatch: exact}},
-				{MatchPattern: &matcher.ValueMatcher_ListMatch{ListMatch: &matcher.ListMatcher{
-					MatchPattern: &matcher.ListMatcher_OneOf{OneOf: &matcher.ValueMatcher{
-						MatchPattern: &matcher.ValueMatcher_StringMatch{StringMatch: exact}}}}}},
+	return &rbacconfig.Principal{Identifier: &rbacconfig.Principal_SourcedMetadata{SourcedMetadata: &rbacconfig.SourcedMetadata{
+		MetadataSource: rbacconfig.MetadataSource_DYNAMIC,
+		MetadataMatcher: &matcher.MetadataMatcher{
+			Filter: JWTFilter,
+			Path: []*matcher.MetadataMatcher_PathSegment{
+				{Segment: &matcher.MetadataMatcher_PathSegment_Key{Key: JWTPayloadKey}},
+				{Segment: &matcher.MetadataMatcher_PathSegment_Key{Key: RolesClaim}},
 			},
-		}}},
-	}}}
+			Value: &matcher.ValueMatcher{MatchPattern: &matcher.ValueMatcher_OrMatch{OrMatch: &matcher.OrMatcher{
+				ValueMatchers: []*matcher.ValueMatcher{
+					{MatchPattern: &matcher.ValueMatcher_StringMatch{StringMatch: exact}},
+					{MatchPattern: &matcher.ValueMatcher_ListMatch{ListMatch: &matcher.ListMatcher{
+						MatchPattern: &matcher.ListMatcher_OneOf{OneOf: &matcher.ValueMatcher{
+							MatchPattern: &matcher.ValueMatcher_StringMatch{StringMatch: exact}}}}}},
+				},
+			}}},
+		}}}}
 }
 
 // badRolesClaim is true for the RBAC filter's own refusal when the token's

@@ -123,7 +123,7 @@ func TestJWTAndRolesOnlyWhereAsked(t *testing.T) {
 	}
 	admin := perRoute[rbac.RBACPerRoute](t, g["api/admin"], translate.RBACFilter)
 	ids := admin.GetRbac().GetRules().GetPolicies()["roles"].GetPrincipals()[0].GetAndIds().GetIds()
-	if len(ids) != 2 || len(ids[0].GetOrIds().GetIds()) != 2 || ids[1].GetMetadata().GetFilter() != translate.JWTFilter {
+	if len(ids) != 2 || len(ids[0].GetOrIds().GetIds()) != 2 || ids[1].GetSourcedMetadata().GetMetadataMatcher().GetFilter() != translate.JWTFilter {
 		t.Errorf("admin RBAC = %v, want (admin or ops) and staff", admin)
 	}
 	for _, n := range []string{"api/open", "plain/all"} {
