@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/cel-go/cel"
+	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
 )
 
 // TestBadRolesClaimExpression evaluates the local reply mapper's CEL
@@ -53,6 +54,43 @@ func TestBadRolesClaimExpression(t *testing.T) {
 			continue
 		}
 		if got, ok := out.Value().(bool); !ok || got != tc.want {
+			t.Errorf("%s: %v, want %v", name, out, tc.want)
+		}
+	}
+}
+
+// TestRolesConditionAsEmitted runs the RBAC policy's condition, taken back
+// from the parsed expression the translator emits, with cel-go: it holds
+// only for a verified token whose roles claim is a string or an array of
+// strings, so ["admin", 1] is refused even on a route wanting admin.
+func TestRolesConditionAsEmitted(t *testing.T) {
+	env, err := cel.NewEnv(cel.Variable("metadata", cel.DynType))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prg, err := env.Program(cel.ParsedExprToAst(&exprpb.ParsedExpr{Expr: wellFormedCondition}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := func(roles any) map[string]any {
+		return map[string]any{"filter_metadata": map[string]any{JWTFilter: map[string]any{JWTPayloadKey: map[string]any{RolesClaim: roles}}}}
+	}
+	for name, tc := range map[string]struct {
+		metadata map[string]any
+		want     bool
+	}{
+		"string":           {md("admin"), true},
+		"array of strings": {md([]any{"admin", "ops"}), true},
+		"mixed array":      {md([]any{"admin", 1.0}), false},
+		"number":           {md(1.0), false},
+		"no token":         {map[string]any{"filter_metadata": map[string]any{}}, false},
+	} {
+		out, _, err := prg.Eval(map[string]any{"metadata": tc.metadata})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got, _ := out.Value().(bool); got != tc.want {
 			t.Errorf("%s: %v, want %v", name, out, tc.want)
 		}
 	}
