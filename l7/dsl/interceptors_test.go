@@ -122,3 +122,43 @@ func TestBadInterceptorsRejectServiceAlone(t *testing.T) {
 		t.Fatalf("services = %+v, want only the other one (the bad file is left out, as existing files are)", cfg.Services)
 	}
 }
+
+// TestParseSeedInterceptorBlock: the seed's second example, verbatim but
+// for the upstream: the service's interceptor block gives its external
+// interceptor the endpoint; a route naming its own keeps it.
+func TestParseSeedInterceptorBlock(t *testing.T) {
+	src := `kind: gateway/service/v1
+name: todolist
+interceptor:
+  address: todolist:8081
+upstreams: [{name: todolist, endpoints: ["198.51.100.10:8082"]}]
+routes:
+  - pattern: ^/api/public/v1/task/create$
+    target: todolist
+    interceptors:
+      - type: sessionInterceptor
+      - type: csrfInterceptor
+      - type: external
+        id: todolist
+        parameters:
+          method: authorize_create
+  - prefix: /other
+    target: todolist
+    interceptors:
+      - {type: external, id: other, transport: rest, url: "http://other.internal/check"}
+`
+	doc, err := dsl.Parse("todolist.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := doc.Service.Routes[0].Interceptors[2]
+	if ext.Transport != chain.TransportGRPC || ext.Address != "todolist:8081" || ext.Parameters["method"] != "authorize_create" {
+		t.Errorf("external = %+v", ext)
+	}
+	if own := doc.Service.Routes[1].Interceptors[0]; own.Transport != chain.TransportREST || own.Address != "" {
+		t.Errorf("a route's own endpoint was overridden: %+v", own)
+	}
+	if _, err := dsl.Parse("t.yaml", []byte(strings.Replace(src, "address: todolist:8081", "adress: x", 1))); err == nil || !strings.Contains(err.Error(), "adress") {
+		t.Errorf("unknown field in the interceptor block: %v", err)
+	}
+}

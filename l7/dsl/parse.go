@@ -184,7 +184,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 				TTL: parseDuration(r.Sticky.TTL, f+".sticky.ttl", &errs, file)}
 		}
 		if len(r.Interceptors) > 0 {
-			c, err := chain.Decode(string(r.Interceptors))
+			c, err := chain.Decode(string(withDefaultEndpoint(r.Interceptors, d.Interceptor)))
 			if err != nil {
 				field, msg := splitChainErr(err)
 				errs = append(errs, &FieldError{File: file, Field: f + "." + field, Msg: msg})

@@ -21,6 +21,15 @@ type serviceDoc struct {
 	Routes      []routeDoc    `json:"routes"`
 	JWT         *jwtDoc       `json:"jwt,omitempty"`
 	CORS        *corsDoc      `json:"cors,omitempty"`
+	// Interceptor is the seed's service-level default of its external
+	// interceptors' endpoint.
+	Interceptor *interceptorDoc `json:"interceptor,omitempty"`
+}
+
+type interceptorDoc struct {
+	Transport string `json:"transport,omitempty"`
+	Address   string `json:"address,omitempty"`
+	URL       string `json:"url,omitempty"`
 }
 
 type corsDoc struct {
