@@ -66,6 +66,10 @@ const (
 	// reads, e.g. `[{"type":"sessionInterceptor"},{"type":"csrfInterceptor"}]`,
 	// checked as strictly as the DSL.
 	AnnotationInterceptors = "tlb.io/l7-interceptors"
+	// AnnotationCORS is the service's cross-origin policy (DSL cors) as
+	// JSON with the DSL's keys, e.g. `{"allowOrigins":["https://app.example.com"],
+	// "allowMethods":["GET"],"allowCredentials":true,"maxAge":"10m"}`.
+	AnnotationCORS = "tlb.io/l7-cors"
 )
 
 // intent is what a Service's annotations ask for, parsed and checked.
@@ -81,6 +85,7 @@ type intent struct {
 	delegations []model.Delegation
 	health      upstreamHealth
 	chain       chain.Chain
+	cors        *model.CORSPolicy
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -118,6 +123,14 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 			bad(AnnotationInterceptors, err.Error()+`; want a JSON array such as [{"type":"sessionInterceptor"}]`)
 		} else {
 			in.chain = c
+		}
+	}
+	if v, ok := ann[AnnotationCORS]; ok {
+		c, err := parseCORS(v)
+		if err != nil {
+			bad(AnnotationCORS, err.Error())
+		} else {
+			in.cors = c
 		}
 	}
 	if v, ok := ann[AnnotationPathPrefix]; ok {

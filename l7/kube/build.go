@@ -98,6 +98,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		Hosts:       in.hosts,
 		Delegations: in.delegations,
 		Upstreams:   []model.Upstream{up},
+		CORS:        in.cors,
 		Routes: []model.Route{{
 			Prefix:       in.prefix,
 			Targets:      []model.WeightedTarget{{Upstream: up.Name, Weight: 1}},

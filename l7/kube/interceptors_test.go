@@ -3,6 +3,7 @@ package kube
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
 )
@@ -25,5 +26,26 @@ func TestInterceptorsAnnotation(t *testing.T) {
 	_, _, ps = BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 	if len(ps) == 0 || ps[0].Annotation != AnnotationInterceptors || !strings.Contains(ps[0].Msg, "interceptors[0].timeout") {
 		t.Fatalf("problems = %+v, want one on %s naming interceptors[0].timeout", ps, AnnotationInterceptors)
+	}
+}
+
+// TestCORSAnnotation: tlb.io/l7-cors gives the Service the DSL's policy;
+// unknown keys and bad values are problems, the Service is not served.
+func TestCORSAnnotation(t *testing.T) {
+	ann := map[string]string{AnnotationL7: "true", AnnotationCORS: `{"allowOrigins":["https://app.example.com"],"allowMethods":["GET","POST"],"allowCredentials":true,"maxAge":"10m"}`}
+	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	c := b.Service.CORS
+	if c == nil || c.Origins[0] != "https://app.example.com" || len(c.Methods) != 2 || !c.Credentials || c.MaxAge != 10*time.Minute {
+		t.Fatalf("cors = %+v", c)
+	}
+	for _, bad := range []string{`{"allowOrigin":["*"]}`, `{"allowOrigins":["*"],"allowCredentials":true}`, `{"allowOrigins":["*"],"maxAge":"soon"}`, `nope`} {
+		ann[AnnotationCORS] = bad
+		_, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+		if len(ps) == 0 {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }
