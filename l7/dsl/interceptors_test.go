@@ -158,7 +158,7 @@ routes:
 	if own := doc.Service.Routes[1].Interceptors[0]; own.Transport != chain.TransportREST || own.Address != "" {
 		t.Errorf("a route's own endpoint was overridden: %+v", own)
 	}
-	if _, err := dsl.Parse("t.yaml", []byte(strings.Replace(src, "address: todolist:8081", "adress: x", 1))); err == nil || !strings.Contains(err.Error(), "adress") {
+	if _, err := dsl.Parse("t.yaml", []byte(strings.Replace(src, "address: todolist:8081", "endpoint: x", 1))); err == nil || !strings.Contains(err.Error(), "endpoint") {
 		t.Errorf("unknown field in the interceptor block: %v", err)
 	}
 }

@@ -26,7 +26,7 @@ func parseCORS(v string) (*model.CORSPolicy, error) {
 	dec.DisallowUnknownFields()
 	var a corsAnnotation
 	if err := dec.Decode(&a); err != nil {
-		return nil, fmt.Errorf("%q: %v; want JSON such as {\"allowOrigins\":[\"https://app.example.com\"],\"allowMethods\":[\"GET\"]}", v, err)
+		return nil, fmt.Errorf("%q: %w; want JSON such as {\"allowOrigins\":[\"https://app.example.com\"],\"allowMethods\":[\"GET\"]}", v, err)
 	}
 	p := &model.CORSPolicy{Origins: a.AllowOrigins, Methods: a.AllowMethods, Headers: a.AllowHeaders,
 		ExposeHeaders: a.ExposeHeaders, Credentials: a.AllowCredentials}
