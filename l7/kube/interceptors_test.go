@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
+	"github.com/tlbproject/tlb/l7/model"
 )
 
 // TestInterceptorsAnnotation: tlb.io/l7-interceptors fills the route's
@@ -48,4 +49,20 @@ func TestCORSAnnotation(t *testing.T) {
 			t.Errorf("%s accepted", bad)
 		}
 	}
+}
+
+// FuzzAnnotationsJSON: the JSON annotations never panic, and what they
+// accept passes the model's checks or is reported as a problem.
+func FuzzAnnotationsJSON(f *testing.F) {
+	f.Add(`[{"type":"sessionInterceptor"}]`, `{"allowOrigins":["*"]}`)
+	f.Add(`[{"type":"external","id":"x","transport":"grpc","address":"a:1"}]`, `{"allowOrigins":["https://a.example.com"],"maxAge":"1m"}`)
+	f.Fuzz(func(t *testing.T, interceptors, cors string) {
+		ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: interceptors, AnnotationCORS: cors}
+		b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+		if len(ps) == 0 {
+			if err := model.CheckService(b.Service); err != nil {
+				t.Fatalf("built an invalid service without a problem: %v", err)
+			}
+		}
+	})
 }
