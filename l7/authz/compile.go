@@ -60,6 +60,8 @@ func (s *Service) build(in chain.Interceptor) (intercept.Interceptor, error) {
 		return builtin.NewCSRF(in), nil
 	case chain.TypeCSP:
 		return builtin.NewCSP(in), nil
+	case chain.TypeBasicAuth:
+		return builtin.NewBasicAuth(in, s.deps.Users, s.deps.Now), nil
 	case chain.TypeExternal:
 		if in.Transport == chain.TransportREST {
 			return external.NewREST(in, s.deps.HTTP)

@@ -19,6 +19,9 @@ type Deps struct {
 	HTTP external.Doer
 	// Dial opens connections to gRPC interceptors (required).
 	Dial external.Dialer
+	// Users reads the htpasswd files of basicAuth; nil reads them from
+	// disk (builtin.HtpasswdFiles, rechecked every second).
+	Users builtin.Users
 	// Log receives configuration errors.
 	Log *slog.Logger
 	// Now is the clock that times interceptors.
@@ -45,6 +48,9 @@ func New(d Deps) (*Service, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Users == nil {
+		d.Users = &builtin.HtpasswdFiles{Recheck: time.Second, Now: d.Now}
 	}
 	m, err := newMetrics(d.Registerer)
 	if err != nil {

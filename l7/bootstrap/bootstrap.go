@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tlbproject/tlb/l7/drain"
+	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
 )
 
@@ -36,6 +37,10 @@ type Gateway struct {
 	Generation string
 	// XDSSocket is the unix socket l7 serves ADS on.
 	XDSSocket string
+	// AuthzSocket is the unix socket l7 serves the authorization service
+	// on (l7 serve --authz-listen unix://PATH); empty leaves the cluster
+	// out, and a route with interceptors then fails closed (503).
+	AuthzSocket string
 	// AdminSocket is the unix socket of Envoy's admin API.
 	AdminSocket string
 	// Stats is the address of the read-only listener that exposes only
@@ -64,6 +69,10 @@ func Build(g Gateway) (*bootstrapv3.Bootstrap, error) {
 	case g.MaxHeapBytes == 0 || g.MaxConnections == 0:
 		return nil, fmt.Errorf("bootstrap: the heap and connection limits are required")
 	}
+	clusters := []*cluster.Cluster{xdsCluster(g.XDSSocket), adminCluster(g.AdminSocket)}
+	if g.AuthzSocket != "" {
+		clusters = append(clusters, translate.AuthzStaticCluster(g.AuthzSocket))
+	}
 	return &bootstrapv3.Bootstrap{
 		Node: &core.Node{Cluster: g.Group, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
 			xds.MetaKind:   structpb.NewStringValue("gateway"),
@@ -82,7 +91,7 @@ func Build(g Gateway) (*bootstrapv3.Bootstrap, error) {
 			LdsConfig: ads(),
 		},
 		StaticResources: &bootstrapv3.Bootstrap_StaticResources{
-			Clusters:  []*cluster.Cluster{xdsCluster(g.XDSSocket), adminCluster(g.AdminSocket)},
+			Clusters:  clusters,
 			Listeners: []*listener.Listener{statsListener(g.Stats)},
 		},
 		OverloadManager: overloadManager(g.MaxHeapBytes, g.MaxConnections),

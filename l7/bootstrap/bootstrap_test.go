@@ -19,7 +19,7 @@ import (
 
 func gateway() bootstrap.Gateway {
 	return bootstrap.Gateway{Group: "edge", Generation: xds.Generation(), XDSSocket: "/run/tlb/xds.sock",
-		AdminSocket: "/run/tlb/envoy-admin.sock", Stats: netip.MustParseAddrPort("192.0.2.7:9902"),
+		AuthzSocket: translate.DefaultAuthzSocket, AdminSocket: "/run/tlb/envoy-admin.sock", Stats: netip.MustParseAddrPort("192.0.2.7:9902"),
 		MaxHeapBytes: 1 << 30, MaxConnections: 50000}
 }
 
@@ -124,5 +124,34 @@ func TestBootstrapNeedsEverything(t *testing.T) {
 	g.Stats = netip.AddrPort{}
 	if _, err := bootstrap.Build(g); err == nil {
 		t.Error("a bootstrap without the stats address was built")
+	}
+}
+
+// TestAuthzClusterOnTheSocket: the cluster ext_authz names reaches l7's
+// authorization service on its unix socket over HTTP/2, and is left out
+// when no socket is given.
+func TestAuthzClusterOnTheSocket(t *testing.T) {
+	b, err := bootstrap.Build(gateway())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range b.GetStaticResources().GetClusters() {
+		if c.GetName() != translate.AuthzCluster {
+			continue
+		}
+		found = true
+		ep := c.GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress()
+		if ep.GetPipe().GetPath() != translate.DefaultAuthzSocket || c.GetTypedExtensionProtocolOptions()["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"] == nil {
+			t.Errorf("authz cluster = %v", c)
+		}
+	}
+	if !found {
+		t.Fatal("no authz cluster")
+	}
+	g := gateway()
+	g.AuthzSocket = ""
+	if b, _ = bootstrap.Build(g); len(b.GetStaticResources().GetClusters()) != 2 {
+		t.Errorf("clusters without an authz socket: %d, want ADS and admin only", len(b.GetStaticResources().GetClusters()))
 	}
 }

@@ -81,7 +81,16 @@ func (d *Dir) Load() (cfg model.Config, fileErrs []error, err error) {
 			fileErrs = append(fileErrs, err)
 			continue
 		}
-		add(&cfg, st.doc, certs)
+		doc := st.doc
+		if doc.Service != nil && doc.Service.JWT != nil {
+			svc, err := d.loadJWTKeys(name, *doc.Service, doc.JWTFiles)
+			if err != nil {
+				fileErrs = append(fileErrs, err)
+				continue
+			}
+			doc = &Doc{Service: &svc}
+		}
+		add(&cfg, doc, certs)
 	}
 	for name := range d.parsed {
 		if !present[name] {

@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -23,6 +24,9 @@ type Doc struct {
 	// CertFiles lists, per certificate name, the chain and key paths as
 	// written in the file.
 	CertFiles []CertFiles
+	// JWTFiles names the key file of the service's jwt block; the
+	// Service holds no key until Dir reads it.
+	JWTFiles JWTFiles
 }
 
 // CertFiles names the files of one certificate.
@@ -65,11 +69,11 @@ func Parse(file string, data []byte) (*Doc, error) {
 		if err := yaml.UnmarshalStrict(data, &d); err != nil {
 			return nil, &FieldError{File: file, Msg: cleanYAMLErr(err)}
 		}
-		s, err := d.toModel(file)
+		s, files, err := d.toModel(file)
 		if err != nil {
 			return nil, err
 		}
-		return &Doc{Service: s}, nil
+		return &Doc{Service: s, JWTFiles: files}, nil
 	case KindGateway:
 		var d gatewayDoc
 		if err := yaml.UnmarshalStrict(data, &d); err != nil {
@@ -108,9 +112,12 @@ func parseDuration(v *string, field string, errs *[]error, file string) time.Dur
 	return d
 }
 
-func (d *serviceDoc) toModel(file string) (*model.Service, error) {
+func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	var errs []error
 	s := &model.Service{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file), Namespace: model.Operator, Hosts: d.Hosts}
+	var files JWTFiles
+	s.JWT, files = d.jwtModel(file, &errs)
+	s.CORS = d.CORS.toModel("cors", file, &errs)
 	for i, l := range d.Listeners {
 		gw, ln, ok := strings.Cut(l, "/")
 		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
@@ -176,15 +183,27 @@ func (d *serviceDoc) toModel(file string) (*model.Service, error) {
 			mr.Sticky = &model.CookieSticky{Cookie: r.Sticky.Cookie, Path: r.Sticky.Path,
 				TTL: parseDuration(r.Sticky.TTL, f+".sticky.ttl", &errs, file)}
 		}
+		if len(r.Interceptors) > 0 {
+			c, err := chain.Decode(string(withDefaultEndpoint(r.Interceptors, d.Interceptor)))
+			if err != nil {
+				field, msg := splitChainErr(err)
+				errs = append(errs, &FieldError{File: file, Field: f + "." + field, Msg: msg})
+			}
+			mr.Interceptors = c
+		}
+		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
+		if r.Auth != nil {
+			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
+		}
 		s.Routes = append(s.Routes, mr)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, files, errors.Join(errs...)
 	}
-	if err := model.CheckService(*s); err != nil {
-		return nil, err
+	if err := model.CheckService(withStandIns(*s, files)); err != nil {
+		return nil, files, err
 	}
-	return s, nil
+	return s, files, nil
 }
 
 func (d *gatewayDoc) toModel(file string) (*Doc, error) {
@@ -230,4 +249,29 @@ func orDefault(group string) string {
 		return "default"
 	}
 	return group
+}
+
+// splitChainErr splits chain.Decode's "interceptors[1].timeout: msg" into
+// the field and the message.
+func splitChainErr(err error) (string, string) {
+	s := err.Error()
+	if f, m, ok := strings.Cut(s, ": "); ok && strings.HasPrefix(f, "interceptors") && !strings.Contains(f, " ") {
+		return f, m
+	}
+	return "interceptors", s
+}
+
+func (c *corsDoc) toModel(field, file string, errs *[]error) *model.CORSPolicy {
+	if c == nil {
+		return nil
+	}
+	p := &model.CORSPolicy{Origins: c.AllowOrigins, Methods: c.AllowMethods, Headers: c.AllowHeaders,
+		ExposeHeaders: c.ExposeHeaders, Credentials: c.AllowCredentials}
+	if c.MaxAge != nil {
+		p.MaxAge = parseDuration(c.MaxAge, field+".maxAge", errs, file)
+		if p.MaxAge < 0 {
+			*errs = append(*errs, &FieldError{File: file, Field: field + ".maxAge", Msg: "cannot be off; leave it out to send none"})
+		}
+	}
+	return p
 }

@@ -136,7 +136,7 @@ func TestBadFileRejectedAlone(t *testing.T) {
 // FuzzParse: Parse never panics, and anything it accepts passes the
 // model's own checks.
 func FuzzParse(f *testing.F) {
-	for _, n := range []string{"shop.yaml", "todolist.yaml", "gateway-public.yaml", "greeter.yaml", "payments.yaml"} {
+	for _, n := range []string{"shop.yaml", "todolist.yaml", "gateway-public.yaml", "greeter.yaml", "payments.yaml", "reports.yaml"} {
 		b, err := os.ReadFile("../testdata/config/" + n)
 		if err != nil {
 			f.Fatal(err)
@@ -158,7 +158,17 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		if doc.Service != nil {
-			if err := model.CheckService(*doc.Service); err != nil {
+			s := *doc.Service
+			if doc.JWTFiles != (dsl.JWTFiles{}) {
+				// Its key is read by Dir, not Parse: until then the model
+				// rightly refuses it (a JWT without a key). Check the rest.
+				s.JWT = nil
+				s.Routes = append([]model.Route(nil), s.Routes...)
+				for i := range s.Routes {
+					s.Routes[i].Auth = nil
+				}
+			}
+			if err := model.CheckService(s); err != nil {
 				t.Fatalf("accepted a service the model refuses: %v", err)
 			}
 		}

@@ -1,5 +1,7 @@
 package dsl
 
+import "encoding/json"
+
 // The kinds a file may declare.
 const (
 	KindService = "gateway/service/v1"
@@ -17,6 +19,52 @@ type serviceDoc struct {
 	IdleTimeout *string       `json:"idleTimeout,omitempty"`
 	Upstreams   []upstreamDoc `json:"upstreams"`
 	Routes      []routeDoc    `json:"routes"`
+	JWT         *jwtDoc       `json:"jwt,omitempty"`
+	CORS        *corsDoc      `json:"cors,omitempty"`
+	// Interceptor is the seed's service-level default of its external
+	// interceptors' endpoint.
+	Interceptor *interceptorDoc `json:"interceptor,omitempty"`
+}
+
+type interceptorDoc struct {
+	Transport string `json:"transport,omitempty"`
+	Address   string `json:"address,omitempty"`
+	URL       string `json:"url,omitempty"`
+}
+
+type corsDoc struct {
+	AllowOrigins     []string `json:"allowOrigins"`
+	AllowMethods     []string `json:"allowMethods,omitempty"`
+	AllowHeaders     []string `json:"allowHeaders,omitempty"`
+	ExposeHeaders    []string `json:"exposeHeaders,omitempty"`
+	AllowCredentials bool     `json:"allowCredentials,omitempty"`
+	MaxAge           *string  `json:"maxAge,omitempty"`
+}
+
+type jwtDoc struct {
+	Issuer         string            `json:"issuer,omitempty"`
+	Audiences      []string          `json:"audiences,omitempty"`
+	HMACSecretFile string            `json:"hmacSecretFile,omitempty"`
+	Algorithm      string            `json:"algorithm,omitempty"`
+	PublicKeyFile  string            `json:"publicKeyFile,omitempty"`
+	JWKSFile       string            `json:"jwksFile,omitempty"`
+	RemoteJWKS     *remoteJWKSDoc    `json:"remoteJwks,omitempty"`
+	Cookie         string            `json:"cookie,omitempty"`
+	ClaimMappings  map[string]string `json:"claimMappings,omitempty"`
+	StripAuth      bool              `json:"stripAuthorization,omitempty"`
+	Required       *bool             `json:"required,omitempty"`
+}
+
+type remoteJWKSDoc struct {
+	URL           string  `json:"url"`
+	Upstream      string  `json:"upstream"`
+	CacheDuration *string `json:"cacheDuration,omitempty"`
+}
+
+type authDoc struct {
+	Required *bool    `json:"required,omitempty"`
+	Roles    []string `json:"roles,omitempty"`
+	RolesAll []string `json:"rolesAll,omitempty"`
 }
 
 type delegateDoc struct {
@@ -46,6 +94,10 @@ type routeDoc struct {
 	IdleTimeout *string     `json:"idleTimeout,omitempty"`
 	Retries     *retriesDoc `json:"retries,omitempty"`
 	Sticky      *stickyDoc  `json:"sticky,omitempty"`
+	// Interceptors is decoded by chain.Decode, which is strict per type.
+	Interceptors json.RawMessage `json:"interceptors,omitempty"`
+	Auth         *authDoc        `json:"auth,omitempty"`
+	CORS         *corsDoc        `json:"cors,omitempty"`
 }
 
 type headerDoc struct {

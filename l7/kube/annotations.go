@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -60,6 +61,15 @@ const (
 	// AnnotationSlowStart is the slow-start window of new endpoints (DSL
 	// slowStart), e.g. "30s", or "off".
 	AnnotationSlowStart = "tlb.io/l7-slow-start"
+	// AnnotationInterceptors is the route's interceptors (DSL
+	// routes[0].interceptors) as the JSON array the authorization service
+	// reads, e.g. `[{"type":"sessionInterceptor"},{"type":"csrfInterceptor"}]`,
+	// checked as strictly as the DSL.
+	AnnotationInterceptors = "tlb.io/l7-interceptors"
+	// AnnotationCORS is the service's cross-origin policy (DSL cors) as
+	// JSON with the DSL's keys, e.g. `{"allowOrigins":["https://app.example.com"],
+	// "allowMethods":["GET"],"allowCredentials":true,"maxAge":"10m"}`.
+	AnnotationCORS = "tlb.io/l7-cors"
 )
 
 // intent is what a Service's annotations ask for, parsed and checked.
@@ -74,6 +84,8 @@ type intent struct {
 	tlsSecret   string
 	delegations []model.Delegation
 	health      upstreamHealth
+	chain       chain.Chain
+	cors        *model.CORSPolicy
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -103,6 +115,22 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 				break
 			}
 			in.hosts = append(in.hosts, h)
+		}
+	}
+	if v, ok := ann[AnnotationInterceptors]; ok {
+		c, err := chain.Decode(v)
+		if err != nil {
+			bad(AnnotationInterceptors, err.Error()+`; want a JSON array such as [{"type":"sessionInterceptor"}]`)
+		} else {
+			in.chain = c
+		}
+	}
+	if v, ok := ann[AnnotationCORS]; ok {
+		c, err := parseCORS(v)
+		if err != nil {
+			bad(AnnotationCORS, err.Error())
+		} else {
+			in.cors = c
 		}
 	}
 	if v, ok := ann[AnnotationPathPrefix]; ok {

@@ -98,11 +98,13 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		Hosts:       in.hosts,
 		Delegations: in.delegations,
 		Upstreams:   []model.Upstream{up},
+		CORS:        in.cors,
 		Routes: []model.Route{{
-			Prefix:      in.prefix,
-			Targets:     []model.WeightedTarget{{Upstream: up.Name, Weight: 1}},
-			Timeout:     in.timeout,
-			IdleTimeout: in.idleTimeout,
+			Prefix:       in.prefix,
+			Targets:      []model.WeightedTarget{{Upstream: up.Name, Weight: 1}},
+			Timeout:      in.timeout,
+			IdleTimeout:  in.idleTimeout,
+			Interceptors: in.chain,
 		}},
 	}}
 	ps = append(ps, modelProblems(svc.Namespace, svc.Name, model.CheckService(b.Service))...)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/tlbproject/tlb/l7/authz/chain"
 )
 
 // checkService returns the field errors of one service taken alone.
@@ -133,6 +135,17 @@ func checkService(s Service) []Problem {
 		if r.Sticky != nil && checkHeaderName(r.Sticky.Cookie) != nil {
 			bad(f+".sticky.cookie", "not a valid cookie name %q", r.Sticky.Cookie)
 		}
+		if len(r.Interceptors) > 0 {
+			if _, err := chain.Encode(r.Interceptors); err != nil {
+				field, msg := splitField(err.Error())
+				bad(f+"."+field, "%s", msg)
+			}
+		}
+	}
+	checkJWT(s, bad)
+	checkCORS(s.CORS, "cors", bad)
+	for i, r := range s.Routes {
+		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
 	}
 	return ps
 }
@@ -253,4 +266,12 @@ func joinProblems(ps []Problem) error {
 		errs[i] = p
 	}
 	return errors.Join(errs...)
+}
+
+// splitField splits "field: message" (the form of chain's errors).
+func splitField(s string) (string, string) {
+	if f, m, ok := strings.Cut(s, ": "); ok && !strings.ContainsAny(f, " \"") {
+		return f, m
+	}
+	return "interceptors", s
 }

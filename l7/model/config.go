@@ -3,6 +3,8 @@ package model
 import (
 	"net/netip"
 	"time"
+
+	"github.com/tlbproject/tlb/l7/authz/chain"
 )
 
 // Operator is the namespace of objects the operator declares (the DSL
@@ -116,6 +118,10 @@ type Service struct {
 	Delegations []Delegation
 	Routes      []Route
 	Upstreams   []Upstream
+	// JWT, when set, lets routes authenticate tokens (see RouteAuth).
+	JWT *JWT
+	// CORS is the cross-origin policy of every route without its own.
+	CORS *CORSPolicy
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -132,6 +138,14 @@ type Route struct {
 	IdleTimeout time.Duration
 	Retries     *RetryPolicy
 	Sticky      *CookieSticky
+	// Interceptors run in order in the authorization service before the
+	// request goes upstream (Envoy's ext_authz); empty: never called.
+	Interceptors chain.Chain
+	// Auth, when set, overrides the service's JWT requirement and checks
+	// roles. A service with JWT authenticates every route.
+	Auth *RouteAuth
+	// CORS replaces the service's cross-origin policy on this route.
+	CORS *CORSPolicy
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

@@ -10,7 +10,9 @@ import (
 	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -35,12 +37,17 @@ type serviceEntry struct {
 	svc      model.Service
 	clusters []*cluster.Cluster
 	loads    []*endpoint.ClusterLoadAssignment
-	routes   []*route.Route
+	routes   []*route.Route // for no HTTP filters
+	// variants are the routes for listeners running filters, built on
+	// first use.
+	variants map[httpFilters][]*route.Route
 }
 
 type listenerEntry struct {
-	el model.EnvoyListener // Services cleared: they do not shape the Listener
-	l  *listener.Listener
+	el  model.EnvoyListener // Services cleared: only f depends on them
+	f   httpFilters
+	jwt *jwtauthn.JwtAuthentication
+	l   *listener.Listener
 }
 
 type routeEntry struct {
@@ -95,7 +102,7 @@ func (c *Cache) service(s model.Service) *serviceEntry {
 			e.routes = append(e.routes, old.routes[i]) // unchanged route, same proto
 			continue
 		}
-		rt := routeOf(s.Name, i, r)
+		rt := routeOf(s, i, httpFilters{})
 		c.shared.route(rt)
 		e.routes = append(e.routes, rt)
 	}
@@ -120,19 +127,35 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 	}
 }
 
-// builtRoutes returns the route protos of s: those Shared just built or
-// checked, else built now.
-func (c *Cache) builtRoutes(s model.Service) []*route.Route {
-	if e, ok := c.services[s.Group+"/"+s.Name]; ok && c.used["s|"+s.Group+"/"+s.Name] {
+// builtRoutes returns the route protos of s for a listener running f:
+// those Shared just built or checked, else built now.
+func (c *Cache) builtRoutes(s model.Service, f httpFilters) []*route.Route {
+	e, ok := c.services[s.Group+"/"+s.Name]
+	if !ok || !c.used["s|"+s.Group+"/"+s.Name] {
+		e = c.service(s)
+	}
+	if f == (httpFilters{}) {
 		return e.routes
 	}
-	return c.service(s).routes
+	if rs, ok := e.variants[f]; ok {
+		return rs
+	}
+	rs := make([]*route.Route, len(s.Routes))
+	for i := range s.Routes {
+		rs[i] = routeOf(s, i, f)
+		c.shared.route(rs[i])
+	}
+	if e.variants == nil {
+		e.variants = map[httpFilters][]*route.Route{}
+	}
+	e.variants[f] = rs
+	return rs
 }
 
 // routeConfig returns the RouteConfiguration name of svcs, reusing the
 // last one when its routes and hosts are the same.
-func (c *Cache) routeConfig(group, name string, svcs []model.Service) *route.RouteConfiguration {
-	hrs := hostRoutes(svcs, func(s model.Service, i int) *route.Route { return c.builtRoutes(s)[i] })
+func (c *Cache) routeConfig(group, name string, svcs []model.Service, f httpFilters) *route.RouteConfiguration {
+	hrs := hostRoutes(svcs, func(s model.Service, i int) *route.Route { return c.builtRoutes(s, f)[i] })
 	sig := make([]*route.Route, len(hrs))
 	hosts := make([]string, len(hrs))
 	for i, hr := range hrs {
@@ -159,7 +182,7 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 	svcs := servicesOf(r, group)
 	if kind == GRPC {
 		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
-		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs)})
+		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs, httpFilters{})})
 		return out
 	}
 	byName := make(map[string]model.Service, len(svcs))
@@ -172,17 +195,14 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		if el.Group != group {
 			continue
 		}
-		ls = append(ls, c.listener(el))
+		f, jwt := listenerFilters(el, byName)
+		ls = append(ls, c.listener(el, f, jwt))
 		switch {
 		case el.Protocol == model.TCP:
 		case el.RedirectHTTPS:
 			rcs = append(rcs, c.redirect(group, el.Name))
 		default:
-			on := make([]model.Service, 0, len(el.Services))
-			for _, n := range el.Services {
-				on = append(on, byName[n])
-			}
-			rcs = append(rcs, c.routeConfig(group, el.Name, on))
+			rcs = append(rcs, c.routeConfig(group, el.Name, servicesOn(el, byName), f))
 		}
 	}
 	out[resource.ListenerType] = asResources(ls)
@@ -203,15 +223,15 @@ func (c *Cache) redirect(group, name string) *route.RouteConfiguration {
 	return re.rc
 }
 
-func (c *Cache) listener(el model.EnvoyListener) *listener.Listener {
+func (c *Cache) listener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAuthentication) *listener.Listener {
 	el.Services = nil
 	key := el.Group + "|" + el.Name
 	c.used["l|"+key] = true
-	if e, ok := c.listeners[key]; ok && reflect.DeepEqual(e.el, el) {
+	if e, ok := c.listeners[key]; ok && e.f == f && proto.Equal(e.jwt, jwt) && reflect.DeepEqual(e.el, el) {
 		return e.l
 	}
 	el.TLS = slices.Clone(el.TLS)
-	e := &listenerEntry{el: el, l: gatewayListener(el)}
+	e := &listenerEntry{el: el, f: f, jwt: jwt, l: gatewayListener(el, f, jwt)}
 	c.listeners[key] = e
 	return e.l
 }
@@ -239,43 +259,4 @@ func (c *Cache) grpcListeners(group string, svcs []model.Service) []*listener.Li
 		ls = append(ls, l)
 	}
 	return ls
-}
-
-// cloneService deep-copies the slices of a service so the cache's copy is
-// not changed when the caller reuses its own.
-func cloneService(s model.Service) model.Service {
-	s.Hosts = slices.Clone(s.Hosts)
-	s.Listeners = slices.Clone(s.Listeners)
-	s.Delegations = slices.Clone(s.Delegations)
-	rs := make([]model.Route, len(s.Routes))
-	for i, r := range s.Routes {
-		r.Headers = slices.Clone(r.Headers)
-		r.Targets = slices.Clone(r.Targets)
-		if r.Rewrite != nil {
-			v := *r.Rewrite
-			r.Rewrite = &v
-		}
-		if r.Retries != nil {
-			v := *r.Retries
-			r.Retries = &v
-		}
-		if r.Sticky != nil {
-			v := *r.Sticky
-			r.Sticky = &v
-		}
-		rs[i] = r
-	}
-	s.Routes = rs
-	us := make([]model.Upstream, len(s.Upstreams))
-	for i, u := range s.Upstreams {
-		u.Endpoints = slices.Clone(u.Endpoints)
-		if u.HealthCheck != nil {
-			hc := *u.HealthCheck
-			hc.ExpectedStatuses = slices.Clone(hc.ExpectedStatuses)
-			u.HealthCheck = &hc
-		}
-		us[i] = u
-	}
-	s.Upstreams = us
-	return s
 }

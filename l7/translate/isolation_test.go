@@ -100,9 +100,9 @@ func TestHostsOnlyOnTheirListeners(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"http-203.0.113.10-80":   "*",                                   // the redirect to HTTPS, nothing else
-		"https-203.0.113.10-443": "*.shop.example.com,shop.example.com", // shop only
-		"http-203.0.113.12-80":   "*,pay.example.com",                   // payments and todolist
+		"http-203.0.113.10-80":   "*",                                     // the redirect to HTTPS, nothing else
+		"https-203.0.113.10-443": "*.shop.example.com,shop.example.com",   // shop only
+		"http-203.0.113.12-80":   "*,pay.example.com,reports.example.com", // payments, todolist and reports
 	}
 	for name, w := range want {
 		got := slices.Sorted(slices.Values(hosts[name]))

@@ -5,6 +5,7 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	tlsinspector "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
@@ -30,16 +31,36 @@ const (
 // bound on the node after Envoy starts), each with its own route
 // configuration, so a host is served only where its service declares it.
 func Listeners(r model.Resolved, group string) []*listener.Listener {
+	byName := map[string]model.Service{}
+	for _, s := range servicesOf(r, group) {
+		byName[s.Name] = s
+	}
 	var out []*listener.Listener
 	for _, el := range r.Listeners {
 		if el.Group == group {
-			out = append(out, gatewayListener(el))
+			f, jwt := listenerFilters(el, byName)
+			out = append(out, gatewayListener(el, f, jwt))
 		}
 	}
 	return out
 }
 
-func gatewayListener(el model.EnvoyListener) *listener.Listener {
+// listenerFilters returns the HTTP filters of a listener, and its
+// jwt_authn configuration when it has the filter: none for TCP and for a
+// listener that only redirects to HTTPS.
+func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (httpFilters, *jwtauthn.JwtAuthentication) {
+	if el.Protocol == model.TCP || el.RedirectHTTPS {
+		return httpFilters{}, nil
+	}
+	svcs := servicesOn(el, byName)
+	f := filtersOf(svcs)
+	if !f.jwt {
+		return f, nil
+	}
+	return f, jwtAuthentication(svcs)
+}
+
+func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAuthentication) *listener.Listener {
 	l := &listener.Listener{
 		Name: el.Name,
 		Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
@@ -50,7 +71,7 @@ func gatewayListener(el model.EnvoyListener) *listener.Listener {
 	}
 	switch el.Protocol {
 	case model.HTTP:
-		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, el.Name)}}}
+		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, el.Name, f, jwt)}}}
 	case model.HTTPS:
 		l.ListenerFilters = []*listener.ListenerFilter{{
 			Name:       wellknown.TlsInspector,
@@ -60,7 +81,7 @@ func gatewayListener(el model.EnvoyListener) *listener.Listener {
 			l.FilterChains = append(l.FilterChains, &listener.FilterChain{
 				Name:             c.Certificate,
 				FilterChainMatch: &listener.FilterChainMatch{ServerNames: c.ServerNames},
-				Filters:          []*listener.Filter{hcmFilter(el.Name, el.Name)},
+				Filters:          []*listener.Filter{hcmFilter(el.Name, el.Name, f, jwt)},
 				TransportSocket:  downstreamTLS(c.Certificate),
 			})
 		}
@@ -99,14 +120,14 @@ func routerFilter() *hcm.HttpFilter {
 // hcmFilter is the HTTP connection manager of a gateway listener, with the
 // edge defaults: the client address from the socket, underscores in header
 // names refused, paths normalised, bounded streams and timeouts.
-func hcmFilter(statPrefix, routeConfig string) *listener.Filter {
+func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtAuthentication) *listener.Filter {
 	m := &hcm.HttpConnectionManager{
 		CodecType:  hcm.HttpConnectionManager_AUTO,
 		StatPrefix: statPrefix,
 		RouteSpecifier: &hcm.HttpConnectionManager_Rds{Rds: &hcm.Rds{
 			ConfigSource: adsSource(), RouteConfigName: routeConfig,
 		}},
-		HttpFilters:                  []*hcm.HttpFilter{routerFilter()},
+		HttpFilters:                  f.chain(jwt),
 		UseRemoteAddress:             wrapBool(true),
 		NormalizePath:                wrapBool(true),
 		MergeSlashes:                 true,
@@ -122,6 +143,9 @@ func hcmFilter(statPrefix, routeConfig string) *listener.Filter {
 			InitialStreamWindowSize:     u32(64 * 1024),
 			InitialConnectionWindowSize: u32(1024 * 1024),
 		},
+	}
+	if f.rbac {
+		m.LocalReplyConfig = rolesLocalReply()
 	}
 	return &listener.Filter{
 		Name:       wellknown.HTTPConnectionManager,

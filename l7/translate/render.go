@@ -41,6 +41,7 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 		loads[c.GetClusterName()] = c
 	}
 	sr := &bootstrap.Bootstrap_StaticResources{}
+	authz := false
 	for _, r := range set[resource.ListenerType] {
 		l := proto.Clone(r).(*listener.Listener)
 		for _, fc := range l.GetFilterChains() {
@@ -55,6 +56,9 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 						return nil, fmt.Errorf("render listener %s: no route configuration %q", l.GetName(), m.GetRds().GetRouteConfigName())
 					}
 					m.RouteSpecifier = &hcm.HttpConnectionManager_RouteConfig{RouteConfig: rc}
+					for _, hf := range m.GetHttpFilters() {
+						authz = authz || hf.GetName() == ExtAuthzFilter
+					}
 					f.ConfigType = &listener.Filter_TypedConfig{TypedConfig: mustAny(&m)}
 				}
 			}
@@ -78,6 +82,9 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 		c.LoadAssignment = loads[c.GetName()]
 		sr.Clusters = append(sr.Clusters, c)
 	}
+	if authz {
+		sr.Clusters = append(sr.Clusters, AuthzStaticCluster(DefaultAuthzSocket))
+	}
 	for _, r := range set[resource.SecretType] {
 		s := proto.Clone(r).(*tls.Secret)
 		if tc := s.GetTlsCertificate(); tc != nil {
@@ -92,9 +99,18 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 	}, nil
 }
 
-// Redact returns a copy of m with every private key replaced by Redacted.
+// Redact returns a copy of m with every private key replaced by Redacted
+// and every JWT HMAC secret by a stand-in key.
 func Redact(m proto.Message) proto.Message {
 	c := proto.Clone(m)
+	if l, ok := c.(*listener.Listener); ok {
+		redactListener(l)
+	}
+	if b, ok := c.(*bootstrap.Bootstrap); ok {
+		for _, l := range b.GetStaticResources().GetListeners() {
+			redactListener(l)
+		}
+	}
 	if s, ok := c.(*tls.Secret); ok {
 		if tc := s.GetTlsCertificate(); tc != nil && tc.GetPrivateKey() != nil && tc.GetPrivateKey().GetFilename() == "" {
 			tc.PrivateKey = &core.DataSource{Specifier: &core.DataSource_InlineString{InlineString: Redacted}}

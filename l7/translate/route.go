@@ -36,11 +36,11 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 			out = append(out, redirectRoutes(el.Name))
 			continue
 		}
-		svcs := make([]model.Service, 0, len(el.Services))
-		for _, n := range el.Services {
-			svcs = append(svcs, byName[n])
-		}
-		out = append(out, assembleRoutes(el.Name, hostRoutes(svcs, nil)))
+		svcs := servicesOn(el, byName)
+		f := filtersOf(svcs)
+		out = append(out, assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
+			return routeOf(s, i, f)
+		})))
 	}
 	return out
 }
@@ -65,7 +65,7 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 				if built != nil {
 					b = built(s, i)
 				} else {
-					b = routeOf(s.Name, i, rt)
+					b = routeOf(s, i, httpFilters{})
 				}
 				out = append(out, hostRoute{host: h, svc: s.Name, idx: i, route: rt, built: b})
 			}
@@ -128,7 +128,10 @@ func RouteName(service string, i int, r model.Route) string {
 	return fmt.Sprintf("%s/%d", service, i)
 }
 
-func routeOf(svc string, i int, r model.Route) *route.Route {
+// routeOf builds a service's i-th route for a listener running the
+// filters f (the zero set for proxyless gRPC clients).
+func routeOf(s model.Service, i int, f httpFilters) *route.Route {
+	svc, r := s.Name, s.Routes[i]
 	m := &route.RouteMatch{}
 	if r.Regex != "" {
 		m.PathSpecifier = &route.RouteMatch_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: r.Regex}}
@@ -193,8 +196,9 @@ func routeOf(svc string, i int, r model.Route) *route.Route {
 		a.HashPolicy = []*route.RouteAction_HashPolicy{{PolicySpecifier: &route.RouteAction_HashPolicy_Cookie_{Cookie: c}}}
 	}
 	return &route.Route{
-		Name:   RouteName(svc, i, r),
-		Match:  m,
-		Action: &route.Route_Route{Route: a},
+		Name:                 RouteName(svc, i, r),
+		Match:                m,
+		Action:               &route.Route_Route{Route: a},
+		TypedPerFilterConfig: f.perRoute(s, r),
 	}
 }

@@ -108,8 +108,11 @@ func adsSource() *core.ConfigSource {
 	}
 }
 
+// mustAny packs m with deterministic map order, so equal configurations
+// give equal bytes (and equal content hashes, versions and golden files).
 func mustAny(m proto.Message) *anypb.Any {
-	a, err := anypb.New(m)
+	a := &anypb.Any{}
+	err := anypb.MarshalFrom(a, m, proto.MarshalOptions{Deterministic: true})
 	if err != nil {
 		// anypb.New fails only for a nil or unregistered message, which
 		// would be a bug in this package.

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
 )
@@ -60,7 +61,8 @@ func buildVersion() string {
 }
 
 // referenceConfig exercises every listener protocol, TLS, a redirect, and
-// every route and upstream feature the translator knows.
+// every route and upstream feature the translator knows, including the
+// gateway functions (interceptors, JWT, roles, CORS).
 func referenceConfig() model.Config {
 	vip := netip.MustParseAddr("192.0.2.1")
 	ep := []model.Endpoint{{Addr: netip.MustParseAddrPort("192.0.2.10:8080"), Weight: 1}}
@@ -74,13 +76,17 @@ func referenceConfig() model.Config {
 		}}},
 		Services: []model.Service{{
 			Name: "ref", Group: "reference", Hosts: []string{"ref.example"},
+			JWT: &model.JWT{JWKS: `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"cmVm"}]}`, Cookie: "t",
+				ClaimHeaders: map[string]string{"sub": "x-sub"}, Required: true},
 			Listeners: []model.ListenerRef{{Gateway: "ref", Listener: "alt"}, {Gateway: "ref", Listener: "secure"}},
 			Upstreams: []model.Upstream{
 				{Name: "main", Endpoints: ep, HealthCheck: &model.HealthCheck{Protocol: model.HealthHTTP, Path: "/healthz"}},
 				{Name: "h2", HTTP2: true, Endpoints: ep, HealthCheck: &model.HealthCheck{Protocol: model.HealthGRPC}},
 			},
 			Routes: []model.Route{
-				{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "main", Weight: 1}}, Retries: &model.RetryPolicy{Attempts: 1}},
+				{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "main", Weight: 1}}, Retries: &model.RetryPolicy{Attempts: 1},
+					Interceptors: chain.Chain{{Type: chain.TypeSession}}, Auth: &model.RouteAuth{Roles: []string{"a"}, RolesAll: []string{"b"}},
+					CORS: &model.CORSPolicy{Origins: []string{"*"}, Methods: []string{"GET"}}},
 				{Regex: "^/a/.*$", Headers: []model.HeaderMatch{{Name: "x-a", Exact: "1"}, {Name: "x-b", Present: true}},
 					Targets: []model.WeightedTarget{{Upstream: "main", Weight: 1}, {Upstream: "h2", Weight: 3}},
 					Rewrite: &model.Rewrite{Regex: "^/a/", Substitution: "/"}, IdleTimeout: -1,

@@ -1,8 +1,9 @@
 // Package builtin holds the interceptors the authorization service runs
-// itself: sessionInterceptor, csrfInterceptor and cspInterceptor. Each is
-// built from its chain.Interceptor settings and implements
-// intercept.Interceptor. Only the session interceptor does I/O, through the
-// SessionStore it is given.
+// itself: sessionInterceptor, csrfInterceptor, cspInterceptor and
+// basicAuth. Each is built from its chain.Interceptor settings and
+// implements intercept.Interceptor. Only the session interceptor and
+// basicAuth do I/O, through the SessionStore and Users they are given
+// (HtpasswdFiles reads the htpasswd files).
 //
 // # Sessions
 //
@@ -36,6 +37,20 @@
 // why an explicit foreign origin wins over it. The service keeps no token
 // state: the application (or a login flow) sets the cookie, its pages echo
 // it in the header.
+//
+// # Basic auth
+//
+// basicAuth checks "Authorization: Basic" against an htpasswd file of
+// bcrypt hashes (htpasswd -B), named by an absolute path on the l7 side (a
+// mounted Secret). Envoy's own basic_auth filter accepts only SHA-1
+// hashes, fast and unsalted; this one refuses every hash but bcrypt,
+// refusing the whole file (the route fails closed, 503) rather than
+// skipping a line. No or wrong credentials answer 401 with a Basic
+// challenge; an unknown user costs one bcrypt comparison too, so timing
+// does not tell users apart. A verified user/password pair is remembered
+// for a minute under an HMAC with a per-process random key, so bcrypt runs
+// once per client and minute. The allowed request goes upstream without
+// Authorization.
 //
 // # CSP
 //

@@ -15,6 +15,8 @@ const (
 	TypeCSRF     = "csrfInterceptor"
 	TypeCSP      = "cspInterceptor"
 	TypeExternal = "external"
+	// TypeBasicAuth checks HTTP Basic credentials against bcrypt hashes.
+	TypeBasicAuth = "basicAuth"
 )
 
 // The transports of an external interceptor.
@@ -75,6 +77,13 @@ type Interceptor struct {
 	// ReportOnly sends Content-Security-Policy-Report-Only instead
 	// (cspInterceptor).
 	ReportOnly bool `json:"reportOnly,omitempty"`
+
+	// UsersFile is the absolute path, on the l7 side, of an htpasswd file
+	// of bcrypt hashes (basicAuth), e.g. a mounted Secret's key.
+	UsersFile string `json:"usersFile,omitempty"`
+	// Realm is the realm of the Basic challenge (basicAuth; default
+	// "restricted").
+	Realm string `json:"realm,omitempty"`
 
 	// ID names the service's interceptor (external).
 	ID string `json:"id,omitempty"`

@@ -21,6 +21,8 @@ func allowed(typ string) ([]string, bool) {
 		return append(common, "policy", "reportOnly"), true
 	case TypeExternal:
 		return append(common, "id", "transport", "address", "url", "pathPattern", "parameters"), true
+	case TypeBasicAuth:
+		return append(common, "usersFile", "realm"), true
 	}
 	return nil, false
 }
@@ -34,6 +36,7 @@ func targets(in *Interceptor) map[string]any {
 		"tokenHeader": &in.TokenHeader, "tokenCookie": &in.TokenCookie,
 		"allowedOrigins": &in.AllowedOrigins,
 		"policy":         &in.Policy, "reportOnly": &in.ReportOnly,
+		"usersFile": &in.UsersFile, "realm": &in.Realm,
 		"id": &in.ID, "transport": &in.Transport, "address": &in.Address, "url": &in.URL,
 		"pathPattern": &in.PathPattern, "parameters": &in.Parameters,
 	}
@@ -76,8 +79,8 @@ func decodeOne(raw json.RawMessage) (Interceptor, error) {
 	}
 	own, ok := allowed(in.Type)
 	if !ok {
-		return in, fmt.Errorf("type: unknown interceptor type %q (want %s, %s, %s or %s)",
-			in.Type, TypeSession, TypeCSRF, TypeCSP, TypeExternal)
+		return in, fmt.Errorf("type: unknown interceptor type %q (want %s, %s, %s, %s or %s)",
+			in.Type, TypeSession, TypeCSRF, TypeCSP, TypeBasicAuth, TypeExternal)
 	}
 	ok2 := map[string]bool{}
 	for _, f := range own {
@@ -126,6 +129,10 @@ func defaults(in *Interceptor) {
 		}
 		if in.OnMissing == "" {
 			in.OnMissing = OnMissingUnauthorized
+		}
+	case TypeBasicAuth:
+		if in.Realm == "" {
+			in.Realm = "restricted"
 		}
 	case TypeCSRF:
 		if in.TokenHeader == "" {

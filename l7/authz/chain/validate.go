@@ -35,6 +35,13 @@ func validate(in *Interceptor) error {
 		}
 	case TypeExternal:
 		return validateExternal(in)
+	case TypeBasicAuth:
+		if !strings.HasPrefix(in.UsersFile, "/") || !printable(in.UsersFile) {
+			return fmt.Errorf("usersFile: %q is not an absolute path", in.UsersFile)
+		}
+		if !printable(in.Realm) || strings.ContainsAny(in.Realm, "\"\\") {
+			return fmt.Errorf("realm: %q may not hold quotes, backslashes or control characters", in.Realm)
+		}
 	}
 	return nil
 }

@@ -22,6 +22,7 @@ func runBootstrap(args []string) error {
 	out := fs.String("out", "", "file to write (required); - for standard output")
 	stats := fs.String("stats-address", "127.0.0.1:9902", "IP:port of the read-only stats and readiness listener")
 	xdsSocket := fs.String("xds-socket", "/run/tlb/xds.sock", "unix socket of l7's ADS")
+	authzSocket := fs.String("authz-socket", translate.DefaultAuthzSocket, "unix socket of l7's authorization service (l7 serve --authz-listen); empty: none")
 	adminSocket := fs.String("admin-socket", "/run/tlb/envoy-admin.sock", "unix socket of Envoy's admin API")
 	maxHeap := fs.Uint64("max-heap-bytes", 1536<<20, "Envoy heap the overload manager protects")
 	maxConns := fs.Uint64("max-connections", 50000, "downstream connection limit")
@@ -34,7 +35,7 @@ func runBootstrap(args []string) error {
 		return fmt.Errorf("bootstrap: --stats-address %q: %w", *stats, err)
 	}
 	b, err := bootstrap.Build(bootstrap.Gateway{Group: *group, Generation: xds.Generation(), XDSSocket: *xdsSocket,
-		AdminSocket: *adminSocket, Stats: addr, MaxHeapBytes: *maxHeap, MaxConnections: *maxConns})
+		AuthzSocket: *authzSocket, AdminSocket: *adminSocket, Stats: addr, MaxHeapBytes: *maxHeap, MaxConnections: *maxConns})
 	if err != nil {
 		return err
 	}

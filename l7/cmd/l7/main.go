@@ -3,6 +3,7 @@
 // renders a group's config as Envoy YAML.
 //
 //	l7 serve --group G --config DIR [--xds-addr unix:///run/tlb/xds.sock] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster] [--namespaces a,b]
+//	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
@@ -79,34 +80,6 @@ func usage() {
 	os.Exit(2)
 }
 
-func runRender(args []string) error {
-	fs := flag.NewFlagSet("render", flag.ExitOnError)
-	dir := fs.String("config", "", "DSL directory")
-	group := fs.String("group", "", "gateway group to render")
-	kind := fs.String("kind", string(translate.Gateway), "client kind: gateway or grpc")
-	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate) or xds (resources as served)")
-	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
-	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
-	_ = fs.Parse(args)
-	if *dir == "" || *group == "" {
-		return errors.New("render: --config and --group are required")
-	}
-	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, model.Options{CatchAllNamespaces: splitList(*catchAll)})
-	for _, p := range problems {
-		fmt.Fprintln(os.Stderr, "rejected:", p)
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stdout.Write(out); err != nil {
-		return err
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("render: %d problem(s): what they name is not served", len(problems))
-	}
-	return nil
-}
-
 // defaultCertDir is where deploy/ mounts the TLS Secrets of DSL gateways.
 const defaultCertDir = "/etc/tlb/certs"
 
@@ -142,6 +115,8 @@ func runServe(args []string) error {
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	gcPercent := fs.Int("gc-percent", serve.DefaultGCPercent, "garbage collector target (GOGC wins when set)")
+	authzAddr := fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) here: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at) or loopback host:port; default off")
+	authzRedis := fs.String("authz-redis", "", "host:port of the Redis holding the sessions of sessionInterceptor (with --authz-listen)")
 	grpcClients := fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)")
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
@@ -216,6 +191,12 @@ func runServe(args []string) error {
 			})
 		}()
 	}
+	var authzDone <-chan error
+	if *authzAddr != "" {
+		if authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis); err != nil {
+			return err
+		}
+	}
 	go func() { errc <- gs.Serve(lis) }()
 	go func() { errc <- rl.Run(ctx, *debounce, *resync) }()
 	select {
@@ -229,6 +210,10 @@ func runServe(args []string) error {
 	case <-done:
 	case <-time.After(*grace):
 		gs.Stop()
+	}
+	if authzDone != nil {
+		stop() // the authorization service stops with ctx
+		err = errors.Join(err, <-authzDone)
 	}
 	return err
 }

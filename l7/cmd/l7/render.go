@@ -1,0 +1,44 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/translate"
+)
+
+// runRender handles "l7 render": it prints what would be served to a
+// group and exits non-zero when a file or object is rejected.
+func runRender(args []string) error {
+	fs := flag.NewFlagSet("render", flag.ExitOnError)
+	dir := fs.String("config", "", "DSL directory")
+	group := fs.String("group", "", "gateway group to render")
+	kind := fs.String("kind", string(translate.Gateway), "client kind: gateway or grpc")
+	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate) or xds (resources as served)")
+	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
+	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
+	_ = fs.Parse(args)
+	if *dir == "" || *group == "" {
+		return errors.New("render: --config and --group are required")
+	}
+	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, model.Options{CatchAllNamespaces: splitList(*catchAll)})
+	for _, p := range problems {
+		fmt.Fprintln(os.Stderr, "rejected:", p)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stdout.Write(out); err != nil {
+		return err
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("render: %d problem(s): what they name is not served", len(problems))
+	}
+	return nil
+}

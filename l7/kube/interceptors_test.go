@@ -1,0 +1,68 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlbproject/tlb/l7/authz/chain"
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// TestInterceptorsAnnotation: tlb.io/l7-interceptors fills the route's
+// chain, in order; a bad value is a problem naming the annotation and the
+// field, and the Service is not served.
+func TestInterceptorsAnnotation(t *testing.T) {
+	ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: `[{"type":"sessionInterceptor","cookie":"sid"},{"type":"csrfInterceptor"}]`}
+	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	c := b.Service.Routes[0].Interceptors
+	if len(c) != 2 || c[0].Type != chain.TypeSession || c[0].Cookie != "sid" || c[1].Type != chain.TypeCSRF {
+		t.Fatalf("chain = %+v", c)
+	}
+
+	ann[AnnotationInterceptors] = `[{"type":"sessionInterceptor","timeout":"soon"}]`
+	_, _, ps = BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	if len(ps) == 0 || ps[0].Annotation != AnnotationInterceptors || !strings.Contains(ps[0].Msg, "interceptors[0].timeout") {
+		t.Fatalf("problems = %+v, want one on %s naming interceptors[0].timeout", ps, AnnotationInterceptors)
+	}
+}
+
+// TestCORSAnnotation: tlb.io/l7-cors gives the Service the DSL's policy;
+// unknown keys and bad values are problems, the Service is not served.
+func TestCORSAnnotation(t *testing.T) {
+	ann := map[string]string{AnnotationL7: "true", AnnotationCORS: `{"allowOrigins":["https://app.example.com"],"allowMethods":["GET","POST"],"allowCredentials":true,"maxAge":"10m"}`}
+	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	if len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	c := b.Service.CORS
+	if c == nil || c.Origins[0] != "https://app.example.com" || len(c.Methods) != 2 || !c.Credentials || c.MaxAge != 10*time.Minute {
+		t.Fatalf("cors = %+v", c)
+	}
+	for _, bad := range []string{`{"allowOrigin":["*"]}`, `{"allowOrigins":["*"],"allowCredentials":true}`, `{"allowOrigins":["*"],"maxAge":"soon"}`, `nope`} {
+		ann[AnnotationCORS] = bad
+		_, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+		if len(ps) == 0 {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// FuzzAnnotationsJSON: the JSON annotations never panic, and what they
+// accept passes the model's checks or is reported as a problem.
+func FuzzAnnotationsJSON(f *testing.F) {
+	f.Add(`[{"type":"sessionInterceptor"}]`, `{"allowOrigins":["*"]}`)
+	f.Add(`[{"type":"external","id":"x","transport":"grpc","address":"a:1"}]`, `{"allowOrigins":["https://a.example.com"],"maxAge":"1m"}`)
+	f.Fuzz(func(t *testing.T, interceptors, cors string) {
+		ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: interceptors, AnnotationCORS: cors}
+		b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+		if len(ps) == 0 {
+			if err := model.CheckService(b.Service); err != nil {
+				t.Fatalf("built an invalid service without a problem: %v", err)
+			}
+		}
+	})
+}

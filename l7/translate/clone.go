@@ -1,0 +1,90 @@
+package translate
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/tlbproject/tlb/l7/authz/chain"
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// cloneService deep-copies the slices of a service so the cache's copy is
+// not changed when the caller reuses its own.
+func cloneService(s model.Service) model.Service {
+	s.Hosts = slices.Clone(s.Hosts)
+	s.Listeners = slices.Clone(s.Listeners)
+	s.Delegations = slices.Clone(s.Delegations)
+	rs := make([]model.Route, len(s.Routes))
+	for i, r := range s.Routes {
+		r.Headers = slices.Clone(r.Headers)
+		r.Targets = slices.Clone(r.Targets)
+		if r.Rewrite != nil {
+			v := *r.Rewrite
+			r.Rewrite = &v
+		}
+		if r.Retries != nil {
+			v := *r.Retries
+			r.Retries = &v
+		}
+		if r.Sticky != nil {
+			v := *r.Sticky
+			r.Sticky = &v
+		}
+		r.Interceptors = cloneChain(r.Interceptors)
+		r.CORS = cloneCORS(r.CORS)
+		if r.Auth != nil {
+			a := *r.Auth
+			a.Roles, a.RolesAll = slices.Clone(a.Roles), slices.Clone(a.RolesAll)
+			r.Auth = &a
+		}
+		rs[i] = r
+	}
+	s.Routes = rs
+	s.CORS = cloneCORS(s.CORS)
+	if s.JWT != nil {
+		j := *s.JWT
+		j.Audiences = slices.Clone(j.Audiences)
+		j.ClaimHeaders = maps.Clone(j.ClaimHeaders)
+		if j.Remote != nil {
+			r := *j.Remote
+			j.Remote = &r
+		}
+		s.JWT = &j
+	}
+	us := make([]model.Upstream, len(s.Upstreams))
+	for i, u := range s.Upstreams {
+		u.Endpoints = slices.Clone(u.Endpoints)
+		if u.HealthCheck != nil {
+			hc := *u.HealthCheck
+			hc.ExpectedStatuses = slices.Clone(hc.ExpectedStatuses)
+			u.HealthCheck = &hc
+		}
+		us[i] = u
+	}
+	s.Upstreams = us
+	return s
+}
+
+// cloneChain deep-copies a route's interceptors (their maps and slices).
+func cloneChain(c chain.Chain) chain.Chain {
+	if c == nil {
+		return nil
+	}
+	out := slices.Clone(c)
+	for i := range out {
+		out[i].Headers = maps.Clone(out[i].Headers)
+		out[i].Parameters = maps.Clone(out[i].Parameters)
+		out[i].AllowedOrigins = slices.Clone(out[i].AllowedOrigins)
+	}
+	return out
+}
+
+func cloneCORS(c *model.CORSPolicy) *model.CORSPolicy {
+	if c == nil {
+		return nil
+	}
+	v := *c
+	v.Origins, v.Methods = slices.Clone(v.Origins), slices.Clone(v.Methods)
+	v.Headers, v.ExposeHeaders = slices.Clone(v.Headers), slices.Clone(v.ExposeHeaders)
+	return &v
+}

@@ -1,0 +1,122 @@
+package translate
+
+import (
+	accesslog "github.com/envoyproxy/go-control-plane/envoy/config/accesslog/v3"
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	rbacconfig "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
+	celfilter "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/filters/cel/v3"
+	rbac "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"github.com/google/cel-go/cel"
+	exprpb "google.golang.org/genproto/googleapis/api/expr/v1alpha1"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// rbacPerRoute enforces the route's roles: (any of Roles) AND (all of
+// RolesAll) in the roles claim of the verified token's payload. A route
+// without roles disables the filter (an RBACPerRoute without rbac).
+func rbacPerRoute(r model.Route) *anypb.Any {
+	if !r.Auth.NeedsRoles() {
+		return mustAny(&rbac.RBACPerRoute{})
+	}
+	var ids []*rbacconfig.Principal
+	if len(r.Auth.Roles) > 0 {
+		var any []*rbacconfig.Principal
+		for _, role := range r.Auth.Roles {
+			any = append(any, hasRole(role))
+		}
+		ids = append(ids, &rbacconfig.Principal{Identifier: &rbacconfig.Principal_OrIds{OrIds: &rbacconfig.Principal_Set{Ids: any}}})
+	}
+	for _, role := range r.Auth.RolesAll {
+		ids = append(ids, hasRole(role))
+	}
+	policy := &rbacconfig.Policy{
+		Condition:   wellFormedCondition,
+		Permissions: []*rbacconfig.Permission{{Rule: &rbacconfig.Permission_Any{Any: true}}},
+		Principals:  []*rbacconfig.Principal{{Identifier: &rbacconfig.Principal_AndIds{AndIds: &rbacconfig.Principal_Set{Ids: ids}}}},
+	}
+	return mustAny(&rbac.RBACPerRoute{Rbac: &rbac.RBAC{Rules: &rbacconfig.RBAC{
+		Action:   rbacconfig.RBAC_ALLOW,
+		Policies: map[string]*rbacconfig.Policy{"roles": policy},
+	}}})
+}
+
+// hasRole matches a payload whose roles claim is the string role or an
+// array holding it.
+func hasRole(role string) *rbacconfig.Principal {
+	exact := &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_Exact{Exact: role}}
+	return &rbacconfig.Principal{Identifier: &rbacconfig.Principal_SourcedMetadata{SourcedMetadata: &rbacconfig.SourcedMetadata{
+		MetadataSource: rbacconfig.MetadataSource_DYNAMIC,
+		MetadataMatcher: &matcher.MetadataMatcher{
+			Filter: JWTFilter,
+			Path: []*matcher.MetadataMatcher_PathSegment{
+				{Segment: &matcher.MetadataMatcher_PathSegment_Key{Key: JWTPayloadKey}},
+				{Segment: &matcher.MetadataMatcher_PathSegment_Key{Key: RolesClaim}},
+			},
+			Value: &matcher.ValueMatcher{MatchPattern: &matcher.ValueMatcher_OrMatch{OrMatch: &matcher.OrMatcher{
+				ValueMatchers: []*matcher.ValueMatcher{
+					{MatchPattern: &matcher.ValueMatcher_StringMatch{StringMatch: exact}},
+					{MatchPattern: &matcher.ValueMatcher_ListMatch{ListMatch: &matcher.ListMatcher{
+						MatchPattern: &matcher.ListMatcher_OneOf{OneOf: &matcher.ValueMatcher{
+							MatchPattern: &matcher.ValueMatcher_StringMatch{StringMatch: exact}}}}}},
+				},
+			}}},
+		}}}}
+}
+
+// rolesAttr is the verified token's roles claim in CEL, as Envoy's
+// attributes give dynamic metadata.
+const rolesAttr = "metadata.filter_metadata['" + JWTFilter + "']['" + JWTPayloadKey + "']['" + RolesClaim + "']"
+
+// wellFormedRoles is true when there is a verified token whose roles
+// claim is a string or an array of strings.
+const wellFormedRoles = "'" + JWTFilter + "' in metadata.filter_metadata" +
+	" && '" + JWTPayloadKey + "' in metadata.filter_metadata['" + JWTFilter + "']" +
+	" && '" + RolesClaim + "' in metadata.filter_metadata['" + JWTFilter + "']['" + JWTPayloadKey + "']" +
+	" && (type(" + rolesAttr + ") == string" +
+	" || (type(" + rolesAttr + ") == list && " + rolesAttr + ".all(r, type(r) == string)))"
+
+// badRolesClaim is true for the RBAC filter's own refusal when the token's
+// roles claim is missing or is neither a string nor an array of strings
+// (or there is no verified token at all): that is a 401, not a 403.
+const badRolesClaim = "response.code == 403 && response.code_details.startsWith('rbac_access_denied') && !(" + wellFormedRoles + ")"
+
+// wellFormedCondition is wellFormedRoles as the parsed expression RBAC's
+// policy condition takes: a roles claim that is an array holding a
+// non-string denies even when one element names a wanted role.
+var wellFormedCondition = func() *exprpb.Expr {
+	env, err := cel.NewEnv()
+	if err != nil {
+		panic("translate: CEL environment: " + err.Error())
+	}
+	ast, iss := env.Parse(wellFormedRoles)
+	if iss.Err() != nil {
+		panic("translate: parse the roles condition: " + iss.Err().Error())
+	}
+	parsed, err := cel.AstToParsedExpr(ast)
+	if err != nil {
+		panic("translate: the roles condition: " + err.Error())
+	}
+	return parsed.GetExpr()
+}()
+
+// rolesLocalReply turns the RBAC filter's 403 into 401 with a Bearer
+// challenge when the roles claim is missing or malformed; a valid claim
+// without the roles stays 403.
+func rolesLocalReply() *hcm.LocalReplyConfig {
+	return &hcm.LocalReplyConfig{Mappers: []*hcm.ResponseMapper{{
+		Filter: &accesslog.AccessLogFilter{FilterSpecifier: &accesslog.AccessLogFilter_ExtensionFilter{
+			ExtensionFilter: &accesslog.ExtensionFilter{
+				Name:       "envoy.access_loggers.extension_filters.cel",
+				ConfigType: &accesslog.ExtensionFilter_TypedConfig{TypedConfig: mustAny(&celfilter.ExpressionFilter{Expression: badRolesClaim})},
+			}}},
+		StatusCode: u32(401),
+		HeadersToAdd: []*core.HeaderValueOption{{
+			Header:       &core.HeaderValue{Key: "www-authenticate", Value: `Bearer error="invalid_token", error_description="roles claim missing or malformed"`},
+			AppendAction: core.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}},
+	}}}
+}
