@@ -47,6 +47,8 @@ if '$out/tests/$name.test' -test.v -test.count=1 -test.timeout=40m ${LAB_RUN:+-t
   pass=\$((pass+1))
 else
   fail=\$((fail+1)); failed="\$failed $p"
+  # A test binary killed from outside is most often the VM's OOM killer.
+  dmesg | grep -iE 'out of memory|killed process' | tail -5
 fi
 RUN
   done
@@ -68,7 +70,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration
 go build -modfile=tools/go.mod -o "$bin/kustomize" sigs.k8s.io/kustomize/kustomize/v5
 
 go build -o "$bin/labrun" ./integration/cmd/labrun
-"$bin/labrun" -mem "${LAB_MEM:-6144}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
+"$bin/labrun" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
   -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
   -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
   -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" -- sh "$runner"

@@ -48,6 +48,12 @@ const (
 // (DSR), and every pod is Ready through its own probes.
 func TestDeployOnRealNodes(t *testing.T) {
 	begin := time.Now()
+	vmMemory(t, "VM memory before the nodes start")
+	// Registered first, so it runs last: what the nodes leave behind for
+	// the tests after this one in the same VM.
+	t.Cleanup(func() {
+		vmMemory(t, "VM memory after the nodes stopped")
+	})
 	bins, err := k8snode.BinariesFromEnv()
 	if err != nil {
 		t.Fatal(err)
@@ -435,6 +441,12 @@ func podTable(kc kubernetes.Interface) string {
 		}
 	}
 	return b.String()
+}
+
+// vmMemory logs the VM's memory and its largest processes.
+func vmMemory(t *testing.T, what string) {
+	out, _ := exec.Command("sh", "-c", "free -m; ps -eo rss,comm --sort=-rss | head -8").CombinedOutput()
+	t.Logf("%s:\n%s", what, out)
 }
 
 // readyz is the body of GET /readyz on addr inside node n.
