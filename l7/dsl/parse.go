@@ -11,6 +11,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // MaxFileSize bounds a DSL file; larger files are refused unread.
@@ -192,6 +193,8 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 			mr.Interceptors = c
 		}
 		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
+		mr.RateLimit = r.RateLimit.toModel()
+		errs = append(errs, rateLimitErrors(s.Name, i, mr, f, file)...)
 		if r.Auth != nil {
 			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
 		}
@@ -259,6 +262,55 @@ func splitChainErr(err error) (string, string) {
 		return f, m
 	}
 	return "interceptors", s
+}
+
+func (d *rateLimitDoc) toModel() *ratelimit.RouteLimits {
+	if d == nil {
+		return nil
+	}
+	l := &ratelimit.RouteLimits{}
+	if d.Local != nil {
+		l.Local = &ratelimit.Local{RequestsPerSecond: d.Local.RequestsPerSecond, Burst: d.Local.Burst}
+	}
+	if d.Global != nil {
+		q := func(q *quotaDoc) *ratelimit.Quota {
+			if q == nil {
+				return nil
+			}
+			return &ratelimit.Quota{Requests: q.Requests, Unit: ratelimit.Unit(q.Unit)}
+		}
+		l.Global = &ratelimit.Global{PerClientIP: q(d.Global.PerClientIP), PerRoute: q(d.Global.PerRoute)}
+	}
+	return l
+}
+
+// rateLimitErrors are the errors l7/ratelimit finds in the limits of the
+// service's i-th route r, at field f (the route) of file: each limit field
+// under f.rateLimit, the route identifier (model.RouteID) on f.name.
+func rateLimitErrors(service string, i int, r model.Route, f, file string) []error {
+	if r.RateLimit == nil {
+		return nil
+	}
+	s := model.Service{Name: service, Routes: make([]model.Route, i+1)}
+	s.Routes[i] = r
+	err := model.RouteLimits(s, i).Validate()
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		var fe *ratelimit.FieldError
+		if !errors.As(e, &fe) {
+			continue
+		}
+		if fe.Field == "route" {
+			out = append(out, &FieldError{File: file, Field: f + ".name", Msg: "rate limit route identifier " + fe.Msg})
+			continue
+		}
+		out = append(out, &FieldError{File: file, Field: f + ".rateLimit." + fe.Field, Msg: fe.Msg})
+	}
+	return out
 }
 
 func (c *corsDoc) toModel(field, file string, errs *[]error) *model.CORSPolicy {

@@ -98,6 +98,28 @@ type routeDoc struct {
 	Interceptors json.RawMessage `json:"interceptors,omitempty"`
 	Auth         *authDoc        `json:"auth,omitempty"`
 	CORS         *corsDoc        `json:"cors,omitempty"`
+	RateLimit    *rateLimitDoc   `json:"rateLimit,omitempty"`
+}
+
+// rateLimitDoc is a route's rate limits, validated by l7/ratelimit.
+type rateLimitDoc struct {
+	Local  *localLimitDoc  `json:"local,omitempty"`
+	Global *globalLimitDoc `json:"global,omitempty"`
+}
+
+type localLimitDoc struct {
+	RequestsPerSecond float64 `json:"requestsPerSecond"`
+	Burst             uint32  `json:"burst"`
+}
+
+type globalLimitDoc struct {
+	PerClientIP *quotaDoc `json:"perClientIP,omitempty"`
+	PerRoute    *quotaDoc `json:"perRoute,omitempty"`
+}
+
+type quotaDoc struct {
+	Requests uint32 `json:"requests"`
+	Unit     string `json:"unit"`
 }
 
 type headerDoc struct {

@@ -15,6 +15,9 @@ func checkService(s Service) []Problem {
 	bad := func(field, format string, a ...any) {
 		ps = append(ps, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: field, Msg: fmt.Sprintf(format, a...), Rejected: true})
 	}
+	warn := func(field, format string, a ...any) {
+		ps = append(ps, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: field, Msg: fmt.Sprintf(format, a...)})
+	}
 	if err := checkName(s.Name); err != nil {
 		bad("name", "%v", err)
 	}
@@ -146,6 +149,7 @@ func checkService(s Service) []Problem {
 	checkCORS(s.CORS, "cors", bad)
 	for i, r := range s.Routes {
 		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
+		checkRateLimit(s, i, fmt.Sprintf("routes[%d]", i), bad, warn)
 	}
 	return ps
 }
@@ -249,7 +253,26 @@ func checkHeaderName(h string) error {
 
 // CheckService returns the field errors of one service taken alone, joined,
 // or nil. Sources call it to reject a bad object early.
-func CheckService(s Service) error { return joinProblems(checkService(s)) }
+// Problems that keep the service (a warning) are left out.
+func CheckService(s Service) error {
+	var rejected []Problem
+	for _, p := range checkService(s) {
+		if p.Rejected {
+			rejected = append(rejected, p)
+		}
+	}
+	return joinProblems(rejected)
+}
+
+// anyRejected reports whether one of ps leaves its object out.
+func anyRejected(ps []Problem) bool {
+	for _, p := range ps {
+		if p.Rejected {
+			return true
+		}
+	}
+	return false
+}
 
 // CheckGateway returns the field errors of one gateway taken alone, joined,
 // or nil; certs holds the certificate names it may refer to.

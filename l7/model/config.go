@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // Operator is the namespace of objects the operator declares (the DSL
@@ -146,6 +147,9 @@ type Route struct {
 	Auth *RouteAuth
 	// CORS replaces the service's cross-origin policy on this route.
 	CORS *CORSPolicy
+	// RateLimit is the route's rate limits; nil for none. Its Route field
+	// is not read: the route's identifier is RouteID (see RouteLimits).
+	RateLimit *ratelimit.RouteLimits
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

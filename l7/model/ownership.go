@@ -144,8 +144,9 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 		if claimsHosts(s) && len(catchAll(s, opts.CatchAllNamespaces)) == 0 {
 			claimants = append(claimants, s)
 		}
-		if ps := checkService(s); len(ps) > 0 {
-			*problems = append(*problems, ps...)
+		ps := checkService(s)
+		*problems = append(*problems, ps...)
+		if anyRejected(ps) {
 			continue
 		}
 		if o, dup := names[s.Name]; dup {

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // httpFilters says which HTTP filters a gateway listener's connection
@@ -24,11 +25,15 @@ type httpFilters struct {
 	rbac bool
 	// cors: cross-origin policies and preflights.
 	cors bool
+	// localRL: local_ratelimit, a token bucket per client IP on the
+	// routes that ask (inert on the others).
+	localRL bool
 }
 
 // filtersOf returns the filters the routes of svcs need.
 func filtersOf(svcs []model.Service) httpFilters {
-	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs)}
+	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs),
+		localRL: hasLocalRateLimit(svcs)}
 }
 
 // servicesOn returns the services of a listener, by name from byName.
@@ -43,7 +48,8 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 // chain is the connection manager's filter list, router last: CORS
 // first (preflights carry no credentials), then identity (claim headers
 // cleared, token verified, roles checked), then the interceptors, which
-// see the verified claims' headers.
+// see the verified claims' headers, then the rate limits, which count
+// only the requests that got through.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
 	if f.cors {
@@ -57,6 +63,9 @@ func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	}
 	if f.authz {
 		out = append(out, extAuthzFilter())
+	}
+	if f.localRL {
+		out = append(out, ratelimit.LocalFilter())
 	}
 	return append(out, routerFilter())
 }
@@ -84,6 +93,11 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 	}
 	if f.authz {
 		m[ExtAuthzFilter] = authzPerRoute(r)
+	}
+	if f.localRL {
+		if l := localRateLimitPerRoute(r); l != nil {
+			m[LocalRateLimitFilter] = l
+		}
 	}
 	if len(m) == 0 {
 		return nil

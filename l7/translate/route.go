@@ -2,7 +2,6 @@ package translate
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -121,12 +120,7 @@ func specificity(r model.Route) int {
 }
 
 // RouteName is the name of a service's i-th route.
-func RouteName(service string, i int, r model.Route) string {
-	if r.Name != "" {
-		return service + "/" + r.Name
-	}
-	return fmt.Sprintf("%s/%d", service, i)
-}
+func RouteName(service string, i int, r model.Route) string { return model.RouteID(service, i, r) }
 
 // routeOf builds a service's i-th route for a listener running the
 // filters f (the zero set for proxyless gRPC clients).
