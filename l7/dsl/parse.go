@@ -119,6 +119,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	var files JWTFiles
 	s.JWT, files = d.jwtModel(file, &errs)
 	s.CORS = d.CORS.toModel("cors", file, &errs)
+	s.RateLimit = d.RateLimit.toModel()
 	for i, l := range d.Listeners {
 		gw, ln, ok := strings.Cut(l, "/")
 		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
@@ -194,7 +195,6 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		}
 		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
 		mr.RateLimit = r.RateLimit.toModel()
-		errs = append(errs, rateLimitErrors(s.Name, i, mr, f, file)...)
 		if r.Auth != nil {
 			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
 		}
@@ -264,6 +264,8 @@ func splitChainErr(err error) (string, string) {
 	return "interceptors", s
 }
 
+// toModel converts the limits as written; model.CheckService validates
+// them with l7/ratelimit.
 func (d *rateLimitDoc) toModel() *ratelimit.RouteLimits {
 	if d == nil {
 		return nil
@@ -282,35 +284,6 @@ func (d *rateLimitDoc) toModel() *ratelimit.RouteLimits {
 		l.Global = &ratelimit.Global{PerClientIP: q(d.Global.PerClientIP), PerRoute: q(d.Global.PerRoute)}
 	}
 	return l
-}
-
-// rateLimitErrors are the errors l7/ratelimit finds in the limits of the
-// service's i-th route r, at field f (the route) of file: each limit field
-// under f.rateLimit, the route identifier (model.RouteID) on f.name.
-func rateLimitErrors(service string, i int, r model.Route, f, file string) []error {
-	if r.RateLimit == nil {
-		return nil
-	}
-	s := model.Service{Name: service, Routes: make([]model.Route, i+1)}
-	s.Routes[i] = r
-	err := model.RouteLimits(s, i).Validate()
-	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return nil
-	}
-	var out []error
-	for _, e := range j.Unwrap() {
-		var fe *ratelimit.FieldError
-		if !errors.As(e, &fe) {
-			continue
-		}
-		if fe.Field == "route" {
-			out = append(out, &FieldError{File: file, Field: f + ".name", Msg: "rate limit route identifier " + fe.Msg})
-			continue
-		}
-		out = append(out, &FieldError{File: file, Field: f + ".rateLimit." + fe.Field, Msg: fe.Msg})
-	}
-	return out
 }
 
 func (c *corsDoc) toModel(field, file string, errs *[]error) *model.CORSPolicy {

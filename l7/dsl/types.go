@@ -21,6 +21,7 @@ type serviceDoc struct {
 	Routes      []routeDoc    `json:"routes"`
 	JWT         *jwtDoc       `json:"jwt,omitempty"`
 	CORS        *corsDoc      `json:"cors,omitempty"`
+	RateLimit   *rateLimitDoc `json:"rateLimit,omitempty"`
 	// Interceptor is the seed's service-level default of its external
 	// interceptors' endpoint.
 	Interceptor *interceptorDoc `json:"interceptor,omitempty"`

@@ -149,8 +149,8 @@ func checkService(s Service) []Problem {
 	checkCORS(s.CORS, "cors", bad)
 	for i, r := range s.Routes {
 		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
-		checkRateLimit(s, i, fmt.Sprintf("routes[%d]", i), bad, warn)
 	}
+	checkRateLimits(s, bad, warn)
 	return ps
 }
 

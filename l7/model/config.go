@@ -123,6 +123,9 @@ type Service struct {
 	JWT *JWT
 	// CORS is the cross-origin policy of every route without its own.
 	CORS *CORSPolicy
+	// RateLimit is the rate limits of every route without its own; its
+	// Route field is not read.
+	RateLimit *ratelimit.RouteLimits
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -147,8 +150,9 @@ type Route struct {
 	Auth *RouteAuth
 	// CORS replaces the service's cross-origin policy on this route.
 	CORS *CORSPolicy
-	// RateLimit is the route's rate limits; nil for none. Its Route field
-	// is not read: the route's identifier is RouteID (see RouteLimits).
+	// RateLimit replaces the service's rate limits on this route; nil for
+	// the service's. Its Route field is not read: the route's identifier
+	// is RouteID (see RouteLimits).
 	RateLimit *ratelimit.RouteLimits
 }
 

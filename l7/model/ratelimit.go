@@ -19,45 +19,72 @@ func RouteID(service string, i int, r Route) string {
 	return fmt.Sprintf("%s/%d", service, i)
 }
 
-// checkRateLimit adds the field errors of a route's limits at field f, as
-// l7/ratelimit validates them; the route identifier is reported on the
-// route's name. A global limit is kept but reported: no rate limit service
-// is configured for any group yet, so the translator leaves it out.
-func checkRateLimit(s Service, i int, f string, bad func(field, format string, a ...any), warn func(field, format string, a ...any)) {
-	if s.Routes[i].RateLimit == nil {
-		return
+// EffectiveRateLimit returns a route's limits: its own, else its
+// service's; nil for none.
+func EffectiveRateLimit(s Service, r Route) *ratelimit.RouteLimits {
+	if r.RateLimit != nil {
+		return r.RateLimit
 	}
-	l := RouteLimits(s, i)
-	err := l.Validate()
-	var fes []*ratelimit.FieldError
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			var fe *ratelimit.FieldError
-			if errors.As(e, &fe) {
-				fes = append(fes, fe)
-			}
+	return s.RateLimit
+}
+
+// RouteLimits returns the effective limits of a service's i-th route with
+// its identifier, RouteID; the zero value when the route has none.
+func RouteLimits(s Service, i int) ratelimit.RouteLimits {
+	r := s.Routes[i]
+	l := EffectiveRateLimit(s, r)
+	if l == nil {
+		return ratelimit.RouteLimits{}
+	}
+	out := *l
+	out.Route = RouteID(s.Name, i, r)
+	return out
+}
+
+// checkRateLimits adds the field errors of the service's limits and its
+// routes', as l7/ratelimit validates them (the one validator); a route
+// identifier l7/ratelimit refuses is reported on the route's name. A
+// global limit is kept but reported (warn): no rate limit service is
+// configured for any group yet, so the translator leaves it out.
+func checkRateLimits(s Service, bad, warn func(field, format string, a ...any)) {
+	check := func(l *ratelimit.RouteLimits, f string) {
+		if l == nil {
+			return
+		}
+		c := *l
+		c.Route = "r" // the identifier is checked per route below
+		for _, fe := range fieldErrors(c.Validate()) {
+			bad(f+"."+fe.Field, "%s", fe.Msg)
+		}
+		if l.Global != nil {
+			warn(f+".global", "no rate limit service is configured: the global limit is not enforced")
 		}
 	}
-	for _, fe := range fes {
-		if fe.Field == "route" {
-			bad(f+".name", "rate limit route identifier %s", fe.Msg)
+	check(s.RateLimit, "rateLimit")
+	for i, r := range s.Routes {
+		check(r.RateLimit, fmt.Sprintf("routes[%d].rateLimit", i))
+		if EffectiveRateLimit(s, r) == nil {
 			continue
 		}
-		bad(f+".rateLimit."+fe.Field, "%s", fe.Msg)
-	}
-	if l.Global != nil {
-		warn(f+".rateLimit.global", "no rate limit service is configured: the global limit is not enforced")
+		id := ratelimit.RouteLimits{Route: RouteID(s.Name, i, r)}
+		for _, fe := range fieldErrors(id.Validate()) {
+			bad(fmt.Sprintf("routes[%d].name", i), "rate limit route identifier %s", fe.Msg)
+		}
 	}
 }
 
-// RouteLimits returns the limits of a service's i-th route with its
-// identifier, RouteID; the zero value when the route has none.
-func RouteLimits(s Service, i int) ratelimit.RouteLimits {
-	r := s.Routes[i]
-	if r.RateLimit == nil {
-		return ratelimit.RouteLimits{}
+// fieldErrors unpacks the *ratelimit.FieldError of a Validate error.
+func fieldErrors(err error) []*ratelimit.FieldError {
+	var out []*ratelimit.FieldError
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return nil
 	}
-	l := *r.RateLimit
-	l.Route = RouteID(s.Name, i, r)
-	return l
+	for _, e := range j.Unwrap() {
+		var fe *ratelimit.FieldError
+		if errors.As(e, &fe) {
+			out = append(out, fe)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // cloneService deep-copies the slices of a service so the cache's copy is
@@ -32,6 +33,7 @@ func cloneService(s model.Service) model.Service {
 		}
 		r.Interceptors = cloneChain(r.Interceptors)
 		r.CORS = cloneCORS(r.CORS)
+		r.RateLimit = cloneRateLimit(r.RateLimit)
 		if r.Auth != nil {
 			a := *r.Auth
 			a.Roles, a.RolesAll = slices.Clone(a.Roles), slices.Clone(a.RolesAll)
@@ -41,6 +43,7 @@ func cloneService(s model.Service) model.Service {
 	}
 	s.Routes = rs
 	s.CORS = cloneCORS(s.CORS)
+	s.RateLimit = cloneRateLimit(s.RateLimit)
 	if s.JWT != nil {
 		j := *s.JWT
 		j.Audiences = slices.Clone(j.Audiences)
@@ -87,4 +90,29 @@ func cloneCORS(c *model.CORSPolicy) *model.CORSPolicy {
 	v.Origins, v.Methods = slices.Clone(v.Origins), slices.Clone(v.Methods)
 	v.Headers, v.ExposeHeaders = slices.Clone(v.Headers), slices.Clone(v.ExposeHeaders)
 	return &v
+}
+
+// cloneRateLimit deep-copies rate limits; nil stays nil.
+func cloneRateLimit(l *ratelimit.RouteLimits) *ratelimit.RouteLimits {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	if l.Local != nil {
+		v := *l.Local
+		c.Local = &v
+	}
+	if g := l.Global; g != nil {
+		v := *g
+		if g.PerClientIP != nil {
+			q := *g.PerClientIP
+			v.PerClientIP = &q
+		}
+		if g.PerRoute != nil {
+			q := *g.PerRoute
+			v.PerRoute = &q
+		}
+		c.Global = &v
+	}
+	return &c
 }

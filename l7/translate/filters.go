@@ -95,7 +95,7 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 		m[ExtAuthzFilter] = authzPerRoute(r)
 	}
 	if f.localRL {
-		if l := localRateLimitPerRoute(r); l != nil {
+		if l := localRateLimitPerRoute(s, r); l != nil {
 			m[LocalRateLimitFilter] = l
 		}
 	}

@@ -17,7 +17,7 @@ const LocalRateLimitFilter = ratelimit.LocalFilterName
 func hasLocalRateLimit(svcs []model.Service) bool {
 	for _, s := range svcs {
 		for _, r := range s.Routes {
-			if r.RateLimit != nil && r.RateLimit.Local != nil {
+			if l := model.EffectiveRateLimit(s, r); l != nil && l.Local != nil {
 				return true
 			}
 		}
@@ -25,11 +25,12 @@ func hasLocalRateLimit(svcs []model.Service) bool {
 	return false
 }
 
-// localRateLimitPerRoute is the route's token bucket per client IP, nil
+// localRateLimitPerRoute is the route's (or its service's) token bucket per client IP, nil
 // when it has no local limit (the inert filter then passes it by).
-func localRateLimitPerRoute(r model.Route) *anypb.Any {
-	if r.RateLimit == nil || r.RateLimit.Local == nil {
+func localRateLimitPerRoute(s model.Service, r model.Route) *anypb.Any {
+	l := model.EffectiveRateLimit(s, r)
+	if l == nil || l.Local == nil {
 		return nil
 	}
-	return mustAny(ratelimit.LocalPerRoute(*r.RateLimit.Local))
+	return mustAny(ratelimit.LocalPerRoute(*l.Local))
 }

@@ -102,6 +102,31 @@ func TestRateLimitGlobalKeptNotServed(t *testing.T) {
 	}
 }
 
+// TestRateLimitServiceDefault: a service's limits apply to each route
+// without its own; a route's own replace them, and rateLimit: {} opts out.
+func TestRateLimitServiceDefault(t *testing.T) {
+	app := `kind: gateway/service/v1
+name: app
+group: g
+hosts: [app.example.com]
+listeners: [gw/guarded]
+rateLimit: {local: {requestsPerSecond: 100, burst: 200}}
+upstreams: [{name: u, endpoints: ["198.51.100.1:80"]}]
+routes:
+  - {name: api, prefix: /api, target: u, rateLimit: {local: {requestsPerSecond: 1, burst: 2}}}
+  - {name: health, prefix: /health, target: u, rateLimit: {}}
+  - {name: rest, prefix: /, target: u}
+`
+	_, rcs := gatewaySet(t, resolveDocs(t, filtersGateway, app, filtersPlain))
+	g := routesByName(rcs["http-203.0.113.1-80"])
+	for name, want := range map[string]uint32{"app/api": 2, "app/health": 0, "app/rest": 200, "plain/all": 0} {
+		l := perRoute[localrl.LocalRateLimit](t, g[name], translate.LocalRateLimitFilter)
+		if got := l.GetTokenBucket().GetMaxTokens(); got != want {
+			t.Errorf("%s burst = %d, want %d (%v)", name, got, want, l)
+		}
+	}
+}
+
 func TestRateLimitErrors(t *testing.T) {
 	head := "kind: gateway/service/v1\nname: app\nupstreams: [{name: u, endpoints: []}]\nroutes: [{prefix: /, target: u, rateLimit: "
 	for name, tc := range map[string]struct{ src, want string }{
@@ -125,5 +150,31 @@ func TestRateLimitErrors(t *testing.T) {
 	_, err := dsl.Parse("app.yaml", []byte(strings.Replace(head, "{prefix", "{name: \"a b\", prefix", 1)+"{local: {requestsPerSecond: 1, burst: 1}}}]\n"))
 	if err == nil || !strings.Contains(err.Error(), "routes[0].name") {
 		t.Errorf("route name that is no rate limit identifier: error %v", err)
+	}
+	svc := "kind: gateway/service/v1\nname: app\nrateLimit: {local: {requestsPerSecond: 1}}\nupstreams: [{name: u, endpoints: []}]\nroutes: [{prefix: /, target: u}]\n"
+	if _, err := dsl.Parse("app.yaml", []byte(svc)); err == nil || !strings.HasPrefix(err.Error(), "app.yaml: ") || !strings.Contains(err.Error(), ": rateLimit.local.burst") {
+		t.Errorf("service-level error %v, want app.yaml and rateLimit.local.burst", err)
+	}
+}
+
+// TestRateLimitCacheSeesInPlaceChange: a limit changed in place by its
+// source (the same pointer) is seen by the Cache, which keeps its own copy.
+func TestRateLimitCacheSeesInPlaceChange(t *testing.T) {
+	r := resolveDocs(t, filtersGateway, rateLimitApp, filtersPlain)
+	c := translate.NewCache()
+	c.ForKind(r, "g", translate.Gateway, c.Shared(r, "g"))
+	for i := range r.Config.Services {
+		if r.Config.Services[i].Name == "app" {
+			r.Config.Services[i].Routes[0].RateLimit.Local.Burst = 9
+		}
+	}
+	got := c.ForKind(r, "g", translate.Gateway, c.Shared(r, "g"))
+	want := translate.Group(r, "g", translate.Gateway)
+	for typ := range want {
+		for i := range want[typ] {
+			if !proto.Equal(got[typ][i], want[typ][i]) {
+				t.Fatalf("%s[%d]: the cache missed the changed limit", typ, i)
+			}
+		}
 	}
 }
