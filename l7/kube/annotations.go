@@ -8,6 +8,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // The Service annotations the L7 source reads. Each maps to the model
@@ -70,6 +71,9 @@ const (
 	// JSON with the DSL's keys, e.g. `{"allowOrigins":["https://app.example.com"],
 	// "allowMethods":["GET"],"allowCredentials":true,"maxAge":"10m"}`.
 	AnnotationCORS = "tlb.io/l7-cors"
+	// AnnotationRateLimit is the service's rate limits (DSL rateLimit) as
+	// JSON with the DSL's keys, e.g. `{"local":{"requestsPerSecond":10,"burst":20}}`.
+	AnnotationRateLimit = "tlb.io/l7-rate-limit"
 )
 
 // intent is what a Service's annotations ask for, parsed and checked.
@@ -86,6 +90,7 @@ type intent struct {
 	health      upstreamHealth
 	chain       chain.Chain
 	cors        *model.CORSPolicy
+	rateLimit   *ratelimit.RouteLimits
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -131,6 +136,14 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 			bad(AnnotationCORS, err.Error())
 		} else {
 			in.cors = c
+		}
+	}
+	if v, ok := ann[AnnotationRateLimit]; ok {
+		l, err := parseRateLimit(v)
+		if err != nil {
+			bad(AnnotationRateLimit, err.Error())
+		} else {
+			in.rateLimit = l
 		}
 	}
 	if v, ok := ann[AnnotationPathPrefix]; ok {

@@ -99,6 +99,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		Delegations: in.delegations,
 		Upstreams:   []model.Upstream{up},
 		CORS:        in.cors,
+		RateLimit:   in.rateLimit,
 		Routes: []model.Route{{
 			Prefix:       in.prefix,
 			Targets:      []model.WeightedTarget{{Upstream: up.Name, Weight: 1}},
