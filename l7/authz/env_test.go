@@ -50,13 +50,9 @@ func (grpcDialer) Dial(target string) (grpc.ClientConnInterface, error) {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	rp := redisproc.StartForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	rp, err := redisproc.Start(ctx, t.TempDir(), 10*time.Second)
-	if err != nil {
-		t.Fatalf("these tests need a real Redis: %v", err)
-	}
-	t.Cleanup(rp.Stop)
 	rc := redis.NewClient(&redis.Options{Addr: rp.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rc.Close() })
 	e := &env{redis: rc, sessions: sessionstore.NewRedis(rc, ""), reg: prometheus.NewRegistry(), stopRedis: rp.Stop}

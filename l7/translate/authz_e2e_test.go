@@ -27,13 +27,9 @@ func (noDial) Dial(string) (grpc.ClientConnInterface, error) { return nil, net.E
 // private redis-server, and returns a client and the session store.
 func startAuthz(t *testing.T) (authv3.AuthorizationClient, *sessionstore.Redis) {
 	t.Helper()
+	rp := redisproc.StartForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	rp, err := redisproc.Start(ctx, t.TempDir(), 10*time.Second)
-	if err != nil {
-		t.Fatalf("this test needs a real Redis: %v", err)
-	}
-	t.Cleanup(rp.Stop)
 	rc := redis.NewClient(&redis.Options{Addr: rp.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = rc.Close() })
 	store := sessionstore.NewRedis(rc, "")

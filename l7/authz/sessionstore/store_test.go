@@ -19,13 +19,7 @@ type loader interface {
 
 func realRedis(t *testing.T) *redis.Client {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	rp, err := redisproc.Start(ctx, t.TempDir(), 10*time.Second)
-	if err != nil {
-		t.Fatalf("this test needs a real Redis: %v", err)
-	}
-	t.Cleanup(rp.Stop)
+	rp := redisproc.StartForTest(t)
 	rc := redis.NewClient(&redis.Options{Addr: rp.Addr, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rc.Close() })
 	return rc
