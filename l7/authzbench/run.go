@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlbproject/tlb/internal/benchchild"
 	"github.com/tlbproject/tlb/l7/authz/chain"
 )
 
@@ -40,14 +41,19 @@ const (
 // Measure starts the service child (self with childArgs) and runs both
 // loads against it.
 func Measure(ctx context.Context, self string, childArgs []string, o Options) (Figures, error) {
-	r, err := startChild(ctx, self, childArgs)
+	c, err := benchchild.Start(ctx, self, childArgs)
 	if err != nil {
 		return Figures{}, err
 	}
-	defer func() { _ = r.stop() }()
+	defer func() { _ = c.Stop() }()
+	addrs, err := c.ReadLine("addrs")
+	if err != nil || len(addrs) != 3 {
+		return Figures{}, fmt.Errorf("the service child did not start (said %q): %w", addrs, err)
+	}
+	authzAddr, extAddr := addrs[1], addrs[2]
 	builtins := chain.Chain{{Type: chain.TypeSession}, {Type: chain.TypeCSRF}}
 	withExt := slices.Concat(builtins, chain.Chain{{Type: chain.TypeExternal, ID: "bench",
-		Transport: chain.TransportGRPC, Address: r.extAddr, Parameters: map[string]string{"method": "authorize_create"}}})
+		Transport: chain.TransportGRPC, Address: extAddr, Parameters: map[string]string{"method": "authorize_create"}}})
 	var f Figures
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		f.LoadAvg = strings.TrimSpace(string(b))
@@ -60,14 +66,14 @@ func Measure(ctx context.Context, self string, childArgs []string, o Options) (F
 		if err != nil {
 			return f, err
 		}
-		cpu0, err := r.cpu()
+		cpu0, err := c.CPU()
 		if err != nil {
 			return f, err
 		}
-		if *run.out, err = load(ctx, r.authzAddr, value, o.Streams, o.Conns, o.Sessions, o.Warmup, o.Duration); err != nil {
+		if *run.out, err = load(ctx, authzAddr, value, o.Streams, o.Conns, o.Sessions, o.Warmup, o.Duration); err != nil {
 			return f, err
 		}
-		cpu1, err := r.cpu()
+		cpu1, err := c.CPU()
 		if err != nil {
 			return f, err
 		}
@@ -96,7 +102,10 @@ func Report(w io.Writer, o Options, f Figures) {
 	}
 	p("this run: the client (this process), the service child, its redis-server and the external interceptor share the machine (%d CPUs, load average before the run %s);\n", runtime.NumCPU(), f.LoadAvg)
 	p("svc_cpu_us is the service child's CPU time (user+sys, without Redis; with the external run, the external interceptor's too) per check,\n")
-	p("svc_checks/core what one core of it would answer; failed are checks answered 503 (an interceptor over its 200 ms timeout); p99 is nearest-rank over every measured call\n\n")
+	p("svc_checks/core what one core of it would answer; failed are checks answered 503 (an interceptor over its 200 ms timeout); p99 is nearest-rank over every measured call\n")
+	p("with %d calls always in flight the mean latency is %d / rate (Little's law), so a p99 under %.0f ms needs more than %.0f checks/s;\n",
+		o.Streams, o.Streams, GoalP99Ms, float64(o.Streams)/(GoalP99Ms/1000))
+	p("the empty chain's rate is the ceiling of gRPC alone with the client on the same cores\n\n")
 	p("BENCH authz_checks_per_s %.0f checks/s (goal >= %d)\n", f.Builtin.PerSecond, GoalChecksPerS)
 	p("BENCH authz_p99_ms %.2f ms (goal < %.0f)\n", f.Builtin.P99Ms, GoalP99Ms)
 	p("BENCH authz_external_checks_per_s %.0f checks/s\n", f.External.PerSecond)

@@ -1,16 +1,14 @@
 package xdsbench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/tlbproject/tlb/internal/benchchild"
 )
 
 // DefaultStreams is the number of gateway streams of the reference (eBay:
@@ -30,43 +28,6 @@ type Figures struct {
 	// Identical is true when a replica started after the rounds, over the
 	// config they led to, serves the same resources, versions and bytes.
 	Identical bool
-}
-
-// child is a running server child.
-type child struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines *bufio.Scanner
-}
-
-func startChild(ctx context.Context, self string, args []string) (*child, error) {
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start server child: %w", err)
-	}
-	return &child{cmd: cmd, stdin: stdin, lines: bufio.NewScanner(stdout)}, nil
-}
-
-func (c *child) stop() { _ = c.stdin.Close(); _ = c.cmd.Wait() }
-
-// readLine returns the fields of the next line that starts with prefix.
-func (c *child) readLine(prefix string) ([]string, error) {
-	for c.lines.Scan() {
-		fs := strings.Fields(c.lines.Text())
-		if len(fs) > 0 && fs[0] == prefix {
-			return fs, nil
-		}
-	}
-	return nil, fmt.Errorf("server child ended before %q: %w", prefix, c.lines.Err())
 }
 
 // heldDigest connects one more gateway to addr, waits for its full set
@@ -92,12 +53,12 @@ func heldDigest(ctx context.Context, addr string, services int) (string, int, er
 // connects streams gateways and runs rounds.
 func Measure(ctx context.Context, self string, childArgs []string, services, streams, rounds int) (Figures, error) {
 	f := Figures{Services: services, Streams: streams, Rounds: rounds}
-	c, err := startChild(ctx, self, childArgs)
+	c, err := benchchild.Start(ctx, self, childArgs)
 	if err != nil {
 		return f, err
 	}
-	defer c.stop()
-	stdin, readLine := c.stdin, c.readLine
+	defer func() { _ = c.Stop() }()
+	stdin, readLine := c.Stdin(), c.ReadLine
 	ready, err := readLine("ready")
 	if err != nil {
 		return f, err
@@ -170,12 +131,12 @@ func Measure(ctx context.Context, self string, childArgs []string, services, str
 	if err != nil {
 		return f, fmt.Errorf("digest of the running server: %w", err)
 	}
-	c2, err := startChild(ctx, self, append(slices.Clone(childArgs), "-apply-rounds", strconv.Itoa(rounds)))
+	c2, err := benchchild.Start(ctx, self, append(slices.Clone(childArgs), "-apply-rounds", strconv.Itoa(rounds)))
 	if err != nil {
 		return f, err
 	}
-	defer c2.stop()
-	r2, err := c2.readLine("ready")
+	defer func() { _ = c2.Stop() }()
+	r2, err := c2.ReadLine("ready")
 	if err != nil {
 		return f, err
 	}
