@@ -28,6 +28,9 @@ type httpFilters struct {
 	// localRL: local_ratelimit, a token bucket per client IP on the
 	// routes that ask (inert on the others).
 	localRL bool
+	// globalRL: the ratelimit filter with this domain (the group), calling
+	// the rate limit service for the routes with global limits; "" none.
+	globalRL string
 }
 
 // filtersOf returns the filters the routes of svcs need.
@@ -66,6 +69,9 @@ func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	}
 	if f.localRL {
 		out = append(out, ratelimit.LocalFilter())
+	}
+	if f.globalRL != "" {
+		out = append(out, ratelimit.GlobalFilter(f.globalRL))
 	}
 	return append(out, routerFilter())
 }
