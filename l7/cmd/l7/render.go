@@ -23,11 +23,16 @@ func runRender(args []string) error {
 	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate) or xds (resources as served)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
+	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("render: --config and --group are required")
 	}
-	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, model.Options{CatchAllNamespaces: splitList(*catchAll)})
+	opts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*catchAll)}, *rlAddr)
+	if err != nil {
+		return err
+	}
+	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, opts)
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "rejected:", p)
 	}
