@@ -3,7 +3,7 @@
 // renders a group's config as Envoy YAML.
 //
 //	l7 serve --group G --config DIR [--xds-addr unix:///run/tlb/xds.sock] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster] [--namespaces a,b]
-//	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT]
+//	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT [--authz-redis-password-file F]]
 //	         [--ratelimit-address HOST:PORT] [--ratelimit-xds-listen 127.0.0.1:PORT]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds] [--ratelimit-address HOST:PORT]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
@@ -118,6 +118,7 @@ func runServe(args []string) error {
 	gcPercent := fs.Int("gc-percent", serve.DefaultGCPercent, "garbage collector target (GOGC wins when set)")
 	authzAddr := fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) here: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at) or loopback host:port; default off")
 	authzRedis := fs.String("authz-redis", "", "host:port of the Redis holding the sessions of sessionInterceptor (with --authz-listen)")
+	authzRedisPassword := fs.String("authz-redis-password-file", "", "file holding the password of --authz-redis (Redis AUTH; a mounted Secret key); default none")
 	grpcClients := fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)")
 	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
 	rlXDS := fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage)
@@ -207,7 +208,7 @@ func runServe(args []string) error {
 	}
 	var authzDone <-chan error
 	if *authzAddr != "" {
-		if authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis); err != nil {
+		if authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis, *authzRedisPassword); err != nil {
 			return err
 		}
 	}
