@@ -52,7 +52,9 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 // first (preflights carry no credentials), then identity (claim headers
 // cleared, token verified, roles checked), then the interceptors, which
 // see the verified claims' headers, then the rate limits, which count
-// only the requests that got through.
+// only the requests that got through: the local bucket first (per
+// gateway, no network call), then the global limit, so a flood one
+// gateway already refuses costs the rate limit service and Redis nothing.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
 	if f.cors {

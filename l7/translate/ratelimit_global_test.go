@@ -200,3 +200,31 @@ func TestParseRateLimitService(t *testing.T) {
 		}
 	}
 }
+
+// TestGlobalRateLimitStaticBootstrap: l7 render's bootstrap keeps the rate
+// limit service's cluster as built (DNS, its own endpoint), while the
+// services' EDS clusters become static.
+func TestGlobalRateLimitStaticBootstrap(t *testing.T) {
+	r := resolveWith(t, model.Options{RateLimitService: rlService}, filtersGateway, globalApp, filtersPlain)
+	b, err := translate.StaticBootstrap(translate.Group(r, "g", translate.Gateway))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range b.GetStaticResources().GetClusters() {
+		switch c.GetName() {
+		case translate.RateLimitCluster:
+			found = true
+			if !proto.Equal(c, ratelimit.Cluster("ratelimit.tlb-system.svc", 8081)) {
+				t.Errorf("bootstrap ratelimit cluster = %v", c)
+			}
+		default:
+			if c.GetType() != cluster.Cluster_STATIC {
+				t.Errorf("cluster %s is %v, want STATIC", c.GetName(), c.GetType())
+			}
+		}
+	}
+	if !found {
+		t.Error("no ratelimit cluster in the bootstrap")
+	}
+}
