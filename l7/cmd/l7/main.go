@@ -159,7 +159,7 @@ func runServe(args []string) error {
 		sources = append(sources, "kubernetes")
 	}
 	expiry := serve.NewCertificateExpiry(o.Registry, time.Now)
-	var pub serve.Publisher = expiry.Publishing(srv)
+	pub := expiry.Publishing(srv)
 	var rlDone <-chan error
 	if *rlXDS != "" {
 		if pub, rlDone, err = startRateLimitConfigs(ctx, log, *rlXDS, *group, resolveOpts, pub); err != nil {

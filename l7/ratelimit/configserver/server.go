@@ -80,7 +80,7 @@ func (s *Server) Set(ctx context.Context, cfgs ...ratelimit.ServiceConfig) (bool
 		if err != nil {
 			return false, fmt.Errorf("rate limit configuration of %s: %w", c.Domain, err)
 		}
-		fmt.Fprintf(h, "%d:", len(b))
+		_, _ = fmt.Fprintf(h, "%d:", len(b))
 		h.Write(b)
 		res = append(res, p)
 	}
