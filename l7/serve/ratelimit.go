@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 
@@ -90,4 +91,14 @@ func ServeRateLimitConfigs(ctx context.Context, log *slog.Logger, lis net.Listen
 	go func() { done <- gs.Serve(lis) }()
 	go func() { <-ctx.Done(); gs.Stop() }()
 	return &RateLimitPublisher{Next: next, Group: group, Resolve: opts, Configs: cs, Log: log}, done
+}
+
+// rateLimitYAML is the rate limit service's configuration of group, as
+// the file (ratelimit.ServiceConfig.YAML) the service can load.
+func rateLimitYAML(r model.Resolved, group string) ([]byte, error) {
+	cfg, err := GroupRateLimits(r, group)
+	if err != nil {
+		return nil, fmt.Errorf("render group %q: rate limit configuration: %w", group, err)
+	}
+	return cfg.YAML()
 }

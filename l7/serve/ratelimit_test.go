@@ -5,12 +5,19 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/ratelimit"
 	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
 )
 
@@ -101,5 +108,33 @@ func TestRateLimitPublisherKeepsLastGood(t *testing.T) {
 	bad.Publish(context.Background(), cfg)
 	if len(rec.got) != 1 {
 		t.Fatalf("limits published despite invalid gateway resources: %+v", rec.got)
+	}
+}
+
+// TestRenderRateLimit: l7 render --format ratelimit prints the file form
+// of the configuration l7 serves over xDS: the same tree.
+func TestRenderRateLimit(t *testing.T) {
+	dir := t.TempDir()
+	gw := "kind: gateway/gateway/v1\nname: gw\ngroup: edge\nlisteners: [{name: web, vip: 203.0.113.1, port: 80, protocol: HTTP}]\n"
+	for name, src := range map[string]string{"gw.yaml": gw, "shop.yaml": limitedShop} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := model.Options{RateLimitService: &model.RateLimitService{Host: "ratelimit", Port: 8081}}
+	out, errs, err := serve.Render(dsl.NewDir(dir, time.Now), "edge", translate.Gateway, serve.FormatRateLimit, opts)
+	if err != nil || len(errs) > 0 {
+		t.Fatalf("render: %v %v", err, errs)
+	}
+	var got ratelimit.ServiceConfig
+	if err := yaml.UnmarshalStrict(out, &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want, err := serve.GroupRateLimits(model.Resolve(parseConfig(t, gw, limitedShop), opts), "edge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(want.Descriptors) != 2 {
+		t.Errorf("rendered %+v\nwant %+v", got, want)
 	}
 }

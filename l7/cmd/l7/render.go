@@ -20,7 +20,7 @@ func runRender(args []string) error {
 	dir := fs.String("config", "", "DSL directory")
 	group := fs.String("group", "", "gateway group to render")
 	kind := fs.String("kind", string(translate.Gateway), "client kind: gateway or grpc")
-	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate) or xds (resources as served)")
+	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate), xds (resources as served) or ratelimit (the rate limit service's configuration of the group, its file form)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
 	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
