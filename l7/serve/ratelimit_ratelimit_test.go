@@ -76,7 +76,8 @@ routes:
 // ServeRateLimitConfigs, fed by the DSL directory through the Reloader as
 // in l7 serve, and answers the descriptors the translated routes make
 // Envoy send: OK, then OVER_LIMIT; after a DSL change, the new limits; a
-// bad file changes nothing else.
+// bad file changes nothing else; with l7 stopped the limits stay, and an
+// l7 restarted on the same address gives the service its limits again.
 func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	bin, err := rlsproc.Binary()
 	if err != nil {
@@ -104,8 +105,15 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, done := serve.ServeRateLimitConfigs(ctx, log, lis, "edge", opts, gateways)
-	t.Cleanup(func() { cancel(); <-done })
+	srvCtx, stopServer := context.WithCancel(ctx)
+	pub, done := serve.ServeRateLimitConfigs(srvCtx, log, lis, "edge", opts, gateways)
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			stopServer()
+			<-done
+		}
+	})
 	rl := &serve.Reloader{Dir: dsl.NewDir(dir, time.Now), Server: pub, Log: log}
 	reload := func() {
 		t.Helper()
@@ -116,7 +124,9 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	}
 	reload()
 
-	svc, err := rlsproc.Start(ctx, bin, redis.Addr, rlsproc.XDSEnv(lis.Addr().String(), "ratelimit-0"), 20*time.Second)
+	svc, err := rlsproc.Start(ctx, bin, redis.Addr, append(rlsproc.XDSEnv(lis.Addr().String(), "ratelimit-0"),
+		// Retry a lost xDS server quickly, as deploy/ does (default 10s).
+		"XDS_CLIENT_BACKOFF_INITIAL_INTERVAL=200ms", "XDS_CLIENT_BACKOFF_MAX_INTERVAL=1s"), 20*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,6 +199,38 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	// home is now limited for every client together: 2 per hour.
 	expect("shop/home", "198.51.100.7", 2, rlsv3.RateLimitResponse_OK)
 	expect("shop/home", "198.51.100.8", 1, rlsv3.RateLimitResponse_OVER_LIMIT)
+
+	// l7 stops: the service keeps the limits it has.
+	stopServer()
+	<-done
+	stopped = true
+	expect("shop/cart", "192.0.2.200", 1, rlsv3.RateLimitResponse_OK)
+	expect("shop/cart", "192.0.2.200", 1, rlsv3.RateLimitResponse_OVER_LIMIT)
+
+	// l7 comes back on the same address with other limits: the service
+	// reconnects and applies them.
+	lis2, err := net.Listen("tcp", lis.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("shop.yaml", rlShop) // cart: 3 per client again, home unlimited
+	pub2, done2 := serve.ServeRateLimitConfigs(ctx, log, lis2, "edge", opts, xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge", Resolve: opts}))
+	t.Cleanup(func() { cancel(); <-done2 })
+	rl.Server = pub2
+	start := time.Now()
+	reload()
+	deadline = time.Now().Add(20 * time.Second)
+	for n := 0; ; n++ {
+		ip := net.IPv4(198, 18, byte(n/256), byte(n)).String()
+		if call("shop/cart", ip) == rlsv3.RateLimitResponse_OK && call("shop/cart", ip) == rlsv3.RateLimitResponse_OK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the service does not take the limits of a restarted l7 after 20s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the service took the restarted l7's limits after %s", time.Since(start).Round(time.Millisecond))
 }
 
 // envoyRequest translates dir with opts for the gateways of group edge
