@@ -222,7 +222,8 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	deadline = time.Now().Add(20 * time.Second)
 	for n := 0; ; n++ {
 		ip := net.IPv4(198, 18, byte(n/256), byte(n)).String()
-		if call("shop/cart", ip) == rlsv3.RateLimitResponse_OK && call("shop/cart", ip) == rlsv3.RateLimitResponse_OK {
+		first, second := call("shop/cart", ip), call("shop/cart", ip) // 1 per hour would refuse the second
+		if first == rlsv3.RateLimitResponse_OK && second == rlsv3.RateLimitResponse_OK {
 			break
 		}
 		if time.Now().After(deadline) {
