@@ -34,6 +34,9 @@ type EnvoyListener struct {
 	// Services are the names of the services served on it, sorted (HTTP and
 	// HTTPS only).
 	Services []string
+	// RateLimitService is Options.RateLimitService: the global limits of
+	// the routes served here go to it; nil for none.
+	RateLimitService *RateLimitService
 }
 
 // ListenerName names the Envoy listener of a VIP:port, e.g.

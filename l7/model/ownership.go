@@ -144,7 +144,7 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 		if claimsHosts(s) && len(catchAll(s, opts.CatchAllNamespaces)) == 0 {
 			claimants = append(claimants, s)
 		}
-		ps := checkService(s)
+		ps := withRateLimitService(checkService(s), opts)
 		*problems = append(*problems, ps...)
 		if anyRejected(ps) {
 			continue

@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 
 	"github.com/tlbproject/tlb/l7/ratelimit"
 )
@@ -44,8 +46,9 @@ func RouteLimits(s Service, i int) ratelimit.RouteLimits {
 // checkRateLimits adds the field errors of the service's limits and its
 // routes', as l7/ratelimit validates them (the one validator); a route
 // identifier l7/ratelimit refuses is reported on the route's name. A
-// global limit is kept but reported (warn): no rate limit service is
-// configured for any group yet, so the translator leaves it out.
+// global limit is kept but reported (warn, noRateLimitService); Resolve
+// drops that warning when the operator configured a rate limit service
+// (Options.RateLimitService), and the translator serves the limit.
 func checkRateLimits(s Service, bad, warn func(field, format string, a ...any)) {
 	check := func(l *ratelimit.RouteLimits, f string) {
 		if l == nil {
@@ -57,7 +60,7 @@ func checkRateLimits(s Service, bad, warn func(field, format string, a ...any)) 
 			bad(f+"."+fe.Field, "%s", fe.Msg)
 		}
 		if l.Global != nil {
-			warn(f+".global", "no rate limit service is configured: the global limit is not enforced")
+			warn(f+".global", "%s", noRateLimitService)
 		}
 	}
 	check(s.RateLimit, "rateLimit")
@@ -85,6 +88,55 @@ func fieldErrors(err error) []*ratelimit.FieldError {
 		if errors.As(e, &fe) {
 			out = append(out, fe)
 		}
+	}
+	return out
+}
+
+// noRateLimitService is the warning on a global limit of a service that
+// no rate limit service enforces.
+const noRateLimitService = "no rate limit service is configured: the global limit is not enforced"
+
+// RateLimitService is where the gateways of a group reach the rate limit
+// service (envoyproxy/ratelimit): a host name Envoy resolves (a
+// Kubernetes Service) or an IP, and its gRPC port.
+type RateLimitService struct {
+	Host string
+	Port uint32
+}
+
+// String returns host:port.
+func (s RateLimitService) String() string {
+	return net.JoinHostPort(s.Host, strconv.FormatUint(uint64(s.Port), 10))
+}
+
+// ParseRateLimitService parses the operator's HOST:PORT.
+func ParseRateLimitService(addr string) (*RateLimitService, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("rate limit service %q: want HOST:PORT: %w", addr, err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return nil, fmt.Errorf("rate limit service %q: port %q is not 1-65535", addr, port)
+	}
+	if net.ParseIP(host) == nil && (host == "" || host[0] == '*' || checkHost(host) != nil) {
+		return nil, fmt.Errorf("rate limit service %q: host %q is neither a DNS name nor an IP", addr, host)
+	}
+	return &RateLimitService{Host: host, Port: uint32(p)}, nil
+}
+
+// withRateLimitService drops the noRateLimitService warnings of ps when
+// opts names a rate limit service: the global limits are served.
+func withRateLimitService(ps []Problem, opts Options) []Problem {
+	if opts.RateLimitService == nil {
+		return ps
+	}
+	out := ps[:0:0]
+	for _, p := range ps {
+		if !p.Rejected && p.Msg == noRateLimitService {
+			continue
+		}
+		out = append(out, p)
 	}
 	return out
 }

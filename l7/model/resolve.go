@@ -22,6 +22,10 @@ type Options struct {
 	// CatchAllNamespaces may serve the catch-all host "*" (the DSL always
 	// may). Everyone else must name their hosts.
 	CatchAllNamespaces []string
+	// RateLimitService is where the group's gateways reach the rate limit
+	// service that enforces global limits; nil: none, global limits are
+	// kept but reported and not served.
+	RateLimitService *RateLimitService
 }
 
 // Resolve checks cfg as a whole and returns what can be served. An object
@@ -54,6 +58,9 @@ func Resolve(cfg Config, opts Options) Resolved {
 	}
 	r.Config.Gateways = resolveGateways(cfg.Gateways, certs, clusters, &r.Problems)
 	r.Listeners = attach(r.Config.Gateways, r.Config.Services, &r.Problems)
+	for i := range r.Listeners {
+		r.Listeners[i].RateLimitService = opts.RateLimitService
+	}
 	return r
 }
 

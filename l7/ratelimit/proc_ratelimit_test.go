@@ -3,16 +3,10 @@
 package ratelimit_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,21 +15,16 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/ratelimit/rlsproc"
 )
-
-// binEnv names the envoyproxy/ratelimit binary the tests run.
-const binEnv = "TLB_RATELIMIT_BIN"
 
 // serviceBinary fails the test, rather than skipping it, when the binary
 // is not given: these tests are the proof of the global limit.
 func serviceBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv(binEnv)
-	if bin == "" {
-		t.Fatalf("%s is not set: build the service with tools/ratelimit/build.sh and set %s to the path it prints (make ratelimit-test does both)", binEnv, binEnv)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s=%s: %v", binEnv, bin, err)
+	bin, err := rlsproc.Binary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -126,7 +115,6 @@ func (d runtimeDir) swapLikeKubelet(t *testing.T, version int, cfgs ...ratelimit
 // service is one running replica of the rate limit service.
 type service struct {
 	client rlsv3.RateLimitServiceClient
-	log    *syncBuffer
 }
 
 // startService runs a replica against redisAddr with its configuration
@@ -135,108 +123,21 @@ type service struct {
 // HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED, means a configuration loaded.
 func startService(t *testing.T, bin, redisAddr string, source []string) *service {
 	t.Helper()
-	var last error
-	for range 3 { // a free port may be taken before the service binds it
-		s, err := tryStart(t, bin, redisAddr, source)
-		if err == nil {
-			return s
-		}
-		last = err
-	}
-	t.Fatalf("starting the rate limit service: %v", last)
-	return nil
-}
-
-func tryStart(t *testing.T, bin, redisAddr string, source []string) (*service, error) {
-	ports, err := freePorts(3)
+	p, err := rlsproc.Start(context.Background(), bin, redisAddr, source, 20*time.Second)
 	if err != nil {
-		return nil, err
+		t.Fatalf("starting the rate limit service: %v", err)
 	}
-	grpcPort, httpPort, debugPort := ports[0], ports[1], ports[2]
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append([]string{
-		"HOST=127.0.0.1", "PORT=" + strconv.Itoa(httpPort),
-		"GRPC_HOST=127.0.0.1", "GRPC_PORT=" + strconv.Itoa(grpcPort),
-		"DEBUG_HOST=127.0.0.1", "DEBUG_PORT=" + strconv.Itoa(debugPort),
-		"BACKEND_TYPE=redis", "REDIS_SOCKET_TYPE=tcp", "REDIS_URL=" + redisAddr,
-		"USE_STATSD=false", "LOG_LEVEL=warn",
-		"HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED=true",
-	}, source...)
-	log := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		cancel()
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	stop := func() { cancel(); <-done }
-
-	health := fmt.Sprintf("http://127.0.0.1:%d/healthcheck", httpPort)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case <-done:
-			cancel()
-			return nil, fmt.Errorf("the service exited before it was healthy:\n%s", log.String())
-		default:
-		}
-		if resp, err := http.Get(health); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return nil, fmt.Errorf("the service was not healthy after 20s:\n%s", log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	conn, err := grpc.NewClient(net.JoinHostPort("127.0.0.1", strconv.Itoa(grpcPort)),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		stop()
-		return nil, err
+		p.Stop()
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = conn.Close()
-		stop()
+		p.Stop()
 		if t.Failed() {
-			t.Logf("rate limit service log:\n%s", log.String())
+			t.Logf("rate limit service log:\n%s", p.Log())
 		}
 	})
-	return &service{client: rlsv3.NewRateLimitServiceClient(conn), log: log}, nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("finding a free port: %w", err)
-		}
-		defer func() { _ = l.Close() }()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// syncBuffer collects a child's output from its copying goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return &service{client: rlsv3.NewRateLimitServiceClient(conn)}
 }

@@ -8,9 +8,8 @@ import (
 // with CONFIG_TYPE=GRPC_XDS_SOTW (type
 // ratelimit.config.ratelimit.v3.RateLimitConfig), named after its domain.
 // It carries the same tree as YAML, so either delivery gives the service
-// the same limits. TLB delivers the YAML file today (docs/ratelimit.md
-// says why); this form is here so that serving it from l7's xDS server
-// later changes only the delivery.
+// the same limits. l7 serves it (l7/ratelimit/configserver, wired by
+// l7 serve --ratelimit-xds-listen); docs/ratelimit.md says why.
 func (c ServiceConfig) Proto() *rlsconf.RateLimitConfig {
 	return &rlsconf.RateLimitConfig{Name: c.Domain, Domain: c.Domain, Descriptors: protoDescriptors(c.Descriptors)}
 }

@@ -17,6 +17,9 @@ const (
 	FormatBootstrap = "bootstrap"
 	// FormatXDS is the resources as served over xDS, one list per type.
 	FormatXDS = "xds"
+	// FormatRateLimit is the rate limit service's configuration of the
+	// group (its global limits), as the file the service can load.
+	FormatRateLimit = "ratelimit"
 )
 
 // Render loads the directory d and returns the full config of one group as Envoy YAML,
@@ -56,6 +59,12 @@ func Render(d *dsl.Dir, group string, kind translate.Kind, format string, opts m
 		}
 	}
 	switch format {
+	case FormatRateLimit:
+		y, err := rateLimitYAML(r, group)
+		if err != nil {
+			return nil, errs, err
+		}
+		out.Write(y)
 	case FormatXDS:
 		y, err := translate.ResourcesYAML(set)
 		if err != nil {
@@ -77,7 +86,7 @@ func Render(d *dsl.Dir, group string, kind translate.Kind, format string, opts m
 		out.WriteString("# Keys are read from files (the mounted Secret), never printed.\n")
 		out.Write(y)
 	default:
-		return nil, errs, fmt.Errorf("render: unknown format %q (want %s or %s)", format, FormatBootstrap, FormatXDS)
+		return nil, errs, fmt.Errorf("render: unknown format %q (want %s, %s or %s)", format, FormatBootstrap, FormatXDS, FormatRateLimit)
 	}
 	return out.Bytes(), errs, nil
 }

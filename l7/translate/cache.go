@@ -208,6 +208,7 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 	out[resource.ListenerType] = asResources(ls)
 	out[resource.RouteType] = asResources(rcs)
 	out[resource.SecretType] = asResources(Secrets(r, group))
+	withRateLimitCluster(out, r, group)
 	return out
 }
 

@@ -28,6 +28,9 @@ type httpFilters struct {
 	// localRL: local_ratelimit, a token bucket per client IP on the
 	// routes that ask (inert on the others).
 	localRL bool
+	// globalRL: the ratelimit filter with this domain (the group), calling
+	// the rate limit service for the routes with global limits; "" none.
+	globalRL string
 }
 
 // filtersOf returns the filters the routes of svcs need.
@@ -49,7 +52,9 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 // first (preflights carry no credentials), then identity (claim headers
 // cleared, token verified, roles checked), then the interceptors, which
 // see the verified claims' headers, then the rate limits, which count
-// only the requests that got through.
+// only the requests that got through: the local bucket first (per
+// gateway, no network call), then the global limit, so a flood one
+// gateway already refuses costs the rate limit service and Redis nothing.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
 	if f.cors {
@@ -66,6 +71,9 @@ func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	}
 	if f.localRL {
 		out = append(out, ratelimit.LocalFilter())
+	}
+	if f.globalRL != "" {
+		out = append(out, ratelimit.GlobalFilter(f.globalRL))
 	}
 	return append(out, routerFilter())
 }

@@ -54,6 +54,7 @@ func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (h
 	}
 	svcs := servicesOn(el, byName)
 	f := filtersOf(svcs)
+	f.globalRL = globalRateLimitDomain(el, svcs)
 	if !f.jwt {
 		return f, nil
 	}

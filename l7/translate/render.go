@@ -77,6 +77,10 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 	}
 	for _, r := range set[resource.ClusterType] {
 		c := proto.Clone(r).(*cluster.Cluster)
+		if c.GetType() != cluster.Cluster_EDS { // e.g. the rate limit service's, resolved by DNS
+			sr.Clusters = append(sr.Clusters, c)
+			continue
+		}
 		c.ClusterDiscoveryType = &cluster.Cluster_Type{Type: cluster.Cluster_STATIC}
 		c.EdsClusterConfig = nil
 		c.LoadAssignment = loads[c.GetName()]

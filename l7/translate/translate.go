@@ -78,6 +78,7 @@ func ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resour
 		out[resource.ListenerType] = asResources(Listeners(r, group))
 		out[resource.RouteType] = asResources(ListenerRoutes(r, group))
 		out[resource.SecretType] = asResources(Secrets(r, group))
+		withRateLimitCluster(out, r, group)
 	}
 	return out
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/redis/go-redis/v9"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -34,7 +33,7 @@ func (authzDialer) Dial(target string) (grpc.ClientConnInterface, error) {
 // addr, with its sessions in the Redis at redisAddr, until ctx ends. The
 // returned channel receives Serve's result. addr follows --xds-addr's
 // rules: a unix socket in the pod's volume, or loopback.
-func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, addr, redisAddr string) (<-chan error, error) {
+func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, addr, redisAddr, redisPasswordFile string) (<-chan error, error) {
 	if redisAddr == "" {
 		return nil, errors.New("serve: --authz-listen needs --authz-redis (the session store)")
 	}
@@ -48,7 +47,11 @@ func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer
 			return nil, fmt.Errorf("--authz-listen %s: only a unix socket or a loopback address (Envoy beside l7 is the only client)", addr)
 		}
 	}
-	rc := redis.NewClient(&redis.Options{Addr: redisAddr, PoolSize: 128, MinIdleConns: 16, ContextTimeoutEnabled: true})
+	password, err := sessionstore.ReadPassword(redisPasswordFile)
+	if err != nil {
+		return nil, fmt.Errorf("--authz-redis-password-file: %w", err)
+	}
+	rc := sessionstore.NewClient(redisAddr, password)
 	store := sessionstore.NewBatched(rc, "", sessionstore.BatchOptions{})
 	svc, err := authz.New(authz.Deps{Sessions: store, HTTP: &http.Client{Timeout: 30 * time.Second},
 		Dial: authzDialer{}, Log: log, Now: time.Now, Registerer: reg})
@@ -69,6 +72,6 @@ func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer
 		<-storeDone
 		done <- errors.Join(err, rc.Close())
 	}()
-	log.Info("serving the authorization service", "addr", addr, "redis", redisAddr)
+	log.Info("serving the authorization service", "addr", addr, "redis", redisAddr, "redisAuth", password != "")
 	return done, nil
 }

@@ -3,8 +3,9 @@
 // renders a group's config as Envoy YAML.
 //
 //	l7 serve --group G --config DIR [--xds-addr unix:///run/tlb/xds.sock] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster] [--namespaces a,b]
-//	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT]
-//	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds]
+//	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT [--authz-redis-password-file F]]
+//	         [--ratelimit-address HOST:PORT] [--ratelimit-xds-listen 127.0.0.1:PORT]
+//	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds|ratelimit] [--ratelimit-address HOST:PORT]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
 //	l7 install DIR
@@ -117,10 +118,17 @@ func runServe(args []string) error {
 	gcPercent := fs.Int("gc-percent", serve.DefaultGCPercent, "garbage collector target (GOGC wins when set)")
 	authzAddr := fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) here: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at) or loopback host:port; default off")
 	authzRedis := fs.String("authz-redis", "", "host:port of the Redis holding the sessions of sessionInterceptor (with --authz-listen)")
+	authzRedisPassword := fs.String("authz-redis-password-file", "", "file holding the password of --authz-redis (Redis AUTH; a mounted Secret key); default none")
 	grpcClients := fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)")
+	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
+	rlXDS := fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage)
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
+	}
+	resolveOpts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*catchAll)}, *rlAddr)
+	if err != nil {
+		return err
 	}
 	kinds := []translate.Kind{translate.Gateway}
 	if *grpcClients {
@@ -143,7 +151,7 @@ func runServe(args []string) error {
 	o := obs.NewServer(*metricsAddr, log)
 	srv := xds.New(ctx, log, o.Registry, time.Now, xds.Options{
 		Group: *group, TrustDomain: *trustDomain, Kinds: kinds,
-		Resolve: model.Options{CatchAllNamespaces: splitList(*catchAll)},
+		Resolve: resolveOpts,
 	})
 	sources := []string{"dsl"}
 	kubeOn := *kubeconfig != "" || *inCluster
@@ -151,7 +159,14 @@ func runServe(args []string) error {
 		sources = append(sources, "kubernetes")
 	}
 	expiry := serve.NewCertificateExpiry(o.Registry, time.Now)
-	merger := serve.NewMerger(expiry.Publishing(srv), o, log, o.Registry, sources...)
+	pub := expiry.Publishing(srv)
+	var rlDone <-chan error
+	if *rlXDS != "" {
+		if pub, rlDone, err = startRateLimitConfigs(ctx, log, *rlXDS, *group, resolveOpts, pub); err != nil {
+			return err
+		}
+	}
+	merger := serve.NewMerger(pub, o, log, o.Registry, sources...)
 	if _, err := o.Start(nil); err != nil {
 		return err
 	}
@@ -193,7 +208,7 @@ func runServe(args []string) error {
 	}
 	var authzDone <-chan error
 	if *authzAddr != "" {
-		if authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis); err != nil {
+		if authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis, *authzRedisPassword); err != nil {
 			return err
 		}
 	}
@@ -214,6 +229,10 @@ func runServe(args []string) error {
 	if authzDone != nil {
 		stop() // the authorization service stops with ctx
 		err = errors.Join(err, <-authzDone)
+	}
+	if rlDone != nil {
+		stop() // the rate limit configuration server stops with ctx
+		err = errors.Join(err, <-rlDone)
 	}
 	return err
 }

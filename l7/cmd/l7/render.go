@@ -20,14 +20,19 @@ func runRender(args []string) error {
 	dir := fs.String("config", "", "DSL directory")
 	group := fs.String("group", "", "gateway group to render")
 	kind := fs.String("kind", string(translate.Gateway), "client kind: gateway or grpc")
-	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate) or xds (resources as served)")
+	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate), xds (resources as served) or ratelimit (the rate limit service's configuration of the group, its file form)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
+	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("render: --config and --group are required")
 	}
-	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, model.Options{CatchAllNamespaces: splitList(*catchAll)})
+	opts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*catchAll)}, *rlAddr)
+	if err != nil {
+		return err
+	}
+	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, opts)
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "rejected:", p)
 	}
