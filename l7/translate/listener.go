@@ -54,6 +54,7 @@ func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (h
 	}
 	svcs := servicesOn(el, byName)
 	f := filtersOf(svcs)
+	f.proto = el.Protocol
 	if !f.jwt {
 		return f, nil
 	}
@@ -132,6 +133,7 @@ func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtA
 		NormalizePath:                wrapBool(true),
 		MergeSlashes:                 true,
 		PathWithEscapedSlashesAction: hcm.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
+		ServerHeaderTransformation:   hcm.HttpConnectionManager_PASS_THROUGH, // no "server: envoy"; see hideServerHeader
 		StreamIdleTimeout:            dur(streamIdleTimeout),
 		RequestHeadersTimeout:        dur(requestHdrsTimeout),
 		CommonHttpProtocolOptions: &core.HttpProtocolOptions{
