@@ -313,3 +313,20 @@ func TestErrorPagesOnlyWhereAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestListenerRedirectUnchanged: a listener with redirectHTTPS still
+// answers everything with one catch-all 301 and runs the router alone,
+// whatever the services of the group ask for.
+func TestListenerRedirectUnchanged(t *testing.T) {
+	gw := respGateway + "  - {name: r, vip: 203.0.113.3, port: 80, protocol: HTTP, redirectHTTPS: true}\n"
+	hcms, rcs := gatewaySet(t, respResolved(t, gw, respSite, respOther))
+	const r = "http-203.0.113.3-80"
+	if got := filterNames(hcms[r]); !slices.Equal(got, []string{"envoy.filters.http.router"}) {
+		t.Errorf("redirect listener filters = %v", got)
+	}
+	vhs := rcs[r].GetVirtualHosts()
+	if len(vhs) != 1 || len(vhs[0].GetRoutes()) != 1 || !slices.Equal(vhs[0].GetDomains(), []string{"*"}) ||
+		!vhs[0].GetRoutes()[0].GetRedirect().GetHttpsRedirect() || vhs[0].GetRoutes()[0].GetMatch().GetPrefix() != "/" {
+		t.Errorf("redirect listener routes = %v", rcs[r])
+	}
+}
