@@ -77,7 +77,7 @@ type DirectResponseDoc struct {
 // badField reports an error on a field.
 type badField func(field, msg string)
 
-func (d serviceResponsesDoc) toModel(bad badField) *model.ServiceResponses {
+func (d serviceResponsesDoc) responsesModel(bad badField) *model.ServiceResponses {
 	if d.RequestHeaders == nil && d.ResponseHeaders == nil && d.HSTS == nil && d.ErrorPages == nil && d.Maintenance == nil && !d.RedirectHTTPS {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (d serviceResponsesDoc) toModel(bad badField) *model.ServiceResponses {
 	}
 }
 
-func (d routeResponsesDoc) toModel(f string, bad badField) *model.RouteResponses {
+func (d routeResponsesDoc) responsesModel(f string, bad badField) *model.RouteResponses {
 	if d == (routeResponsesDoc{}) {
 		return nil
 	}

@@ -67,10 +67,7 @@ func parseResponses(ann map[string]string, bad func(annotation, msg string)) res
 	}
 	var out responseIntent
 	sr := &model.ServiceResponses{}
-	set := false
-	if decode(AnnotationRequestHeaders, `{"set":{"x-env":"prod"},"remove":["x-debug"]}`, &d.req) {
-		set = true
-	}
+	set := decode(AnnotationRequestHeaders, `{"set":{"x-env":"prod"},"remove":["x-debug"]}`, &d.req)
 	if decode(AnnotationResponseHeaders, `{"set":{"x-frame-options":"DENY"}}`, &d.resp) {
 		set = true
 	}

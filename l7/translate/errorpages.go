@@ -71,7 +71,7 @@ func errorPagesPerRoute(s model.Service, r model.Route) *anypb.Any {
 			// The body is written as is (a text_format of the body itself
 			// would read "%" as the start of a command).
 			BodyFormat: &core.SubstitutionFormatString{
-				Format:      &core.SubstitutionFormatString_TextFormat{TextFormat: "%LOCAL_REPLY_BODY%"},
+				Format:      &core.SubstitutionFormatString_TextFormatSource{TextFormatSource: inline("%LOCAL_REPLY_BODY%")},
 				ContentType: ct,
 			},
 		}
