@@ -13,6 +13,9 @@ import (
 	localresponse "github.com/envoyproxy/go-control-plane/envoy/extensions/http/custom_response/local_response_policy/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
@@ -328,5 +331,49 @@ func TestListenerRedirectUnchanged(t *testing.T) {
 	if len(vhs) != 1 || len(vhs[0].GetRoutes()) != 1 || !slices.Equal(vhs[0].GetDomains(), []string{"*"}) ||
 		!vhs[0].GetRoutes()[0].GetRedirect().GetHttpsRedirect() || vhs[0].GetRoutes()[0].GetMatch().GetPrefix() != "/" {
 		t.Errorf("redirect listener routes = %v", rcs[r])
+	}
+}
+
+// TestResponsesCacheSeesChanges: the Cache rebuilds the routes when a
+// service's maintenance is turned on in place (the same pointer) and when
+// a route's redirect is turned off, for gateways and proxyless clients, and
+// its output stays equal to a fresh translation.
+func TestResponsesCacheSeesChanges(t *testing.T) {
+	r := respResolved(t, respGateway, respSite, respOther)
+	c := translate.NewCache()
+	for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+		c.ForKind(r, "g", kind, c.Shared(r, "g"))
+	}
+	var site *model.Service
+	for i := range r.Config.Services {
+		if r.Config.Services[i].Name == "site" {
+			site = &r.Config.Services[i]
+		}
+	}
+	steps := map[string]func(){
+		"service maintenance on": func() { site.Responses.Maintenance = &model.Maintenance{Enabled: true} },
+		"maintenance body":       func() { site.Responses.Maintenance.Body = "later" },
+		"route redirect off":           func() { site.Routes[3].Responses = &model.RouteResponses{RedirectHTTPS: new(bool)} },
+	}
+	for _, name := range []string{"service maintenance on", "maintenance body", "route redirect off"} {
+		steps[name]()
+		for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
+			got := c.ForKind(r, "g", kind, c.Shared(r, "g"))
+			want := translate.Group(r, "g", kind)
+			for typ := range want {
+				for i := range want[typ] {
+					if !proto.Equal(got[typ][i], want[typ][i]) {
+						t.Fatalf("%s, %s: %s[%d]: the cache missed the change", name, kind, typ, i)
+					}
+				}
+			}
+		}
+	}
+	rc := translate.Group(r, "g", translate.Gateway)
+	for _, res := range rc[resource.RouteType] {
+		rt := routesByName(res.(*route.RouteConfiguration))["site/main"]
+		if rt.GetDirectResponse().GetBody().GetInlineString() != "later" {
+			t.Errorf("%s: site/main = %v, want the maintenance answer", res.(*route.RouteConfiguration).GetName(), rt)
+		}
 	}
 }
