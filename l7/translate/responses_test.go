@@ -353,7 +353,7 @@ func TestResponsesCacheSeesChanges(t *testing.T) {
 	steps := map[string]func(){
 		"service maintenance on": func() { site.Responses.Maintenance = &model.Maintenance{Enabled: true} },
 		"maintenance body":       func() { site.Responses.Maintenance.Body = "later" },
-		"route redirect off":           func() { site.Routes[3].Responses = &model.RouteResponses{RedirectHTTPS: new(bool)} },
+		"route redirect off":     func() { site.Routes[3].Responses = &model.RouteResponses{RedirectHTTPS: new(bool)} },
 	}
 	for _, name := range []string{"service maintenance on", "maintenance body", "route redirect off"} {
 		steps[name]()
