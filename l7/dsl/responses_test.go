@@ -86,6 +86,7 @@ func TestParseResponseErrorsNameFileAndField(t *testing.T) {
 		"hop-by-hop":          {head + "responseHeaders: {add: {connection: close}}\n" + route, `responseHeaders.add.connection: "connection" cannot be changed: a hop-by-hop header`},
 		"upper case":          {head + "responseHeaders: {set: {X-Frame: deny}}\n" + route, `responseHeaders.set.X-Frame: "X-Frame" is not a lower-case header name`},
 		"hsts by header":      {head + "responseHeaders: {set: {strict-transport-security: max-age=1}}\n" + route, "use hsts"},
+		"set and add":         {head + "responseHeaders: {set: {x-a: b}, add: {x-a: c}}\n" + route, "responseHeaders.add.x-a: \"x-a\" is in set too"},
 		"control char":        {head + "responseHeaders: {set: {x-a: \"a\\nb\"}}\n" + route, "control character"},
 		"hsts max age":        {head + "hsts: {maxAge: soon}\n" + route, `hsts.maxAge: want a positive duration`},
 		"preload short":       {head + "hsts: {maxAge: 1h, includeSubDomains: true, preload: true}\n" + route, "hsts.preload"},
@@ -133,4 +134,19 @@ func TestBadResponsesRejectServiceAlone(t *testing.T) {
 	if len(cfg.Services) != 1 || cfg.Services[0].Name != "b" {
 		t.Fatalf("services = %+v, want only b", cfg.Services)
 	}
+}
+
+// FuzzParseResponses: the response keys never panic the parser, and what
+// it accepts passes the model's checks.
+func FuzzParseResponses(f *testing.F) {
+	f.Add(responsesSrc)
+	f.Add("kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, directResponse: {status: 204}}\nhsts: {disabled: true}\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		doc, err := dsl.Parse("f.yaml", []byte(src))
+		if err == nil && doc.Service != nil && doc.Service.JWT == nil { // a JWT key is read later, by Dir
+			if err := model.CheckService(*doc.Service); err != nil {
+				t.Fatalf("accepted an invalid service: %v", err)
+			}
+		}
+	})
 }

@@ -88,6 +88,9 @@ func checkHeaderRules(h *HeaderRules, f string, bad func(field, format string, a
 				if msg := headerValue(m[name]); msg != "" {
 					bad(field, "%s", msg)
 				}
+				if _, both := e.Set[name]; both && op == "add" {
+					bad(field, "%q is in set too; set overwrites, add appends: choose one", name)
+				}
 			}
 		}
 		seen := map[string]bool{}

@@ -377,3 +377,27 @@ func TestResponsesCacheSeesChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorPagesKeepTheRolesMapping: a 401 page on the JWT service's
+// listener puts custom_response first and leaves the local reply mapper
+// that turns RBAC's 403 for a bad roles claim into 401 as it was.
+func TestErrorPagesKeepTheRolesMapping(t *testing.T) {
+	hcmsBefore, _ := gatewaySet(t, jwtDir(t, jwtAPI))
+	withPages := strings.Replace(jwtAPI, "jwt:\n", "errorPages: [{statuses: [401, 403], body: '{\"error\":\"denied\"}', contentType: application/json}]\njwt:\n", 1)
+	hcms, rcs := gatewaySet(t, jwtDir(t, withPages))
+	const guarded = "http-203.0.113.1-80"
+	want := []string{translate.CustomResponseFilter, translate.HeaderMutationFilter, translate.JWTFilter, translate.RBACFilter, "envoy.filters.http.router"}
+	if got := filterNames(hcms[guarded]); !slices.Equal(got, want) {
+		t.Fatalf("guarded filters = %v, want %v", got, want)
+	}
+	if before, after := hcmsBefore[guarded].GetLocalReplyConfig(), hcms[guarded].GetLocalReplyConfig(); after == nil || !proto.Equal(before, after) {
+		t.Errorf("local reply config changed: %v -> %v", before, after)
+	}
+	g := routesByName(rcs[guarded])
+	if _, ok := g["api/admin"].GetTypedPerFilterConfig()[translate.CustomResponseFilter]; !ok {
+		t.Error("api/admin has no error pages")
+	}
+	if _, ok := g["plain/all"].GetTypedPerFilterConfig()[translate.CustomResponseFilter]; ok {
+		t.Error("plain/all got the api's error pages")
+	}
+}
