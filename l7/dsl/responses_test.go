@@ -87,6 +87,7 @@ func TestParseResponseErrorsNameFileAndField(t *testing.T) {
 		"upper case":          {head + "responseHeaders: {set: {X-Frame: deny}}\n" + route, `responseHeaders.set.X-Frame: "X-Frame" is not a lower-case header name`},
 		"hsts by header":      {head + "responseHeaders: {set: {strict-transport-security: max-age=1}}\n" + route, "use hsts"},
 		"set and add":         {head + "responseHeaders: {set: {x-a: b}, add: {x-a: c}}\n" + route, "responseHeaders.add.x-a: \"x-a\" is in set too"},
+		"percent":             {head + "requestHeaders: {set: {x-a: \"100%\"}}\n" + route, "which Envoy reads as a command"},
 		"control char":        {head + "responseHeaders: {set: {x-a: \"a\\nb\"}}\n" + route, "control character"},
 		"hsts max age":        {head + "hsts: {maxAge: soon}\n" + route, `hsts.maxAge: want a positive duration`},
 		"preload short":       {head + "hsts: {maxAge: 1h, includeSubDomains: true, preload: true}\n" + route, "hsts.preload"},

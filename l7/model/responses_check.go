@@ -130,6 +130,11 @@ func headerValue(v string) string {
 			return fmt.Sprintf("value %q holds a control character", v)
 		}
 	}
+	if strings.Contains(v, "%") {
+		// Envoy reads header values as format strings (%REQ(...)%); an
+		// unknown command would make it refuse the whole route table.
+		return fmt.Sprintf("value %q holds %%, which Envoy reads as a command", v)
+	}
 	return ""
 }
 

@@ -149,6 +149,9 @@ func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtA
 	if f.rbac {
 		m.LocalReplyConfig = rolesLocalReply()
 	}
+	if f.proto == model.HTTPS {
+		m.LocalReplyConfig = withLocalReplyHSTS(m.LocalReplyConfig)
+	}
 	return &listener.Filter{
 		Name:       wellknown.HTTPConnectionManager,
 		ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(m)},

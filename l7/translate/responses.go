@@ -79,6 +79,7 @@ func applyResponses(rt *route.Route, s model.Service, r model.Route, f httpFilte
 	rt.ResponseHeadersToAdd = append(rt.ResponseHeadersToAdd, extra...)
 	if hsts := model.EffectiveHSTS(s); hsts != nil && proto == model.HTTPS {
 		rt.ResponseHeadersToAdd = append(rt.ResponseHeadersToAdd, overwrite(model.HSTSHeader, HSTSValue(*hsts)))
+		setHSTSMetadata(rt, HSTSValue(*hsts))
 	}
 	return rt
 }

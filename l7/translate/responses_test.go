@@ -175,9 +175,27 @@ routes:
 		}
 	}
 	for n, rt := range routesByName(rcs[web]) {
-		if _, ok := headerMap(rt.GetResponseHeadersToAdd())[model.HSTSHeader]; ok {
+		if _, ok := headerMap(rt.GetResponseHeadersToAdd())[model.HSTSHeader]; ok || rt.GetMetadata() != nil {
 			t.Errorf("%s on plain HTTP sends strict-transport-security", n)
 		}
+	}
+	// Envoy's own replies (503 without healthy upstream, 401, 429...) get
+	// the matched route's value through its metadata, on HTTPS only.
+	for n, v := range want {
+		md := s[n].GetMetadata().GetFilterMetadata()[translate.RouteMetadataNamespace].GetFields()[translate.HSTSMetadataKey].GetStringValue()
+		if wantMD, _, _ := strings.Cut(v, "|"); md != wantMD {
+			t.Errorf("%s on HTTPS: hsts metadata %q, want %q", n, md, wantMD)
+		}
+	}
+	hcms, _ := gatewaySet(t, respResolved(t, respGateway, respOther))
+	if hcms[web].GetLocalReplyConfig() != nil {
+		t.Errorf("the HTTP listener maps local replies: %v", hcms[web].GetLocalReplyConfig())
+	}
+	ms := hcms[tls].GetLocalReplyConfig().GetMappers()
+	if len(ms) != 1 || ms[0].GetFilter().GetExtensionFilter() == nil || len(ms[0].GetHeadersToAdd()) != 1 ||
+		ms[0].GetHeadersToAdd()[0].GetHeader().GetKey() != model.HSTSHeader ||
+		ms[0].GetHeadersToAdd()[0].GetHeader().GetValue() != "%METADATA(ROUTE:tlb:hsts)%" || ms[0].GetStatusCode() != nil {
+		t.Errorf("HTTPS local reply mappers = %v, want one adding the route's hsts to every reply", ms)
 	}
 }
 
