@@ -419,3 +419,27 @@ func TestErrorPagesKeepTheRolesMapping(t *testing.T) {
 		t.Error("plain/all got the api's error pages")
 	}
 }
+
+// TestProxylessRoutesGetOnlyTheAction: proxyless gRPC clients get the
+// maintenance and direct answers (the route's action) but no redirect,
+// header rules, HSTS or error pages, which grpc-go does not apply.
+func TestProxylessRoutesGetOnlyTheAction(t *testing.T) {
+	set := translate.Group(respResolved(t, respGateway, respSite, respOther), "g", translate.GRPC)
+	rs := map[string]*route.Route{}
+	for _, res := range set[resource.RouteType] {
+		for n, rt := range routesByName(res.(*route.RouteConfiguration)) {
+			rs[n] = rt
+		}
+	}
+	if rs["site/down"].GetDirectResponse().GetStatus() != 503 || rs["site/ping"].GetDirectResponse().GetStatus() != 200 {
+		t.Errorf("maintenance and direct answers = %v, %v", rs["site/down"].GetAction(), rs["site/ping"].GetAction())
+	}
+	for n, rt := range rs {
+		if rt.GetRedirect() != nil || len(rt.GetRequestHeadersToAdd())+len(rt.GetResponseHeadersToAdd())+len(rt.GetTypedPerFilterConfig()) > 0 || rt.GetMetadata() != nil {
+			t.Errorf("%s for gRPC clients = %v", n, rt)
+		}
+	}
+	if rs["site/main"].GetRoute().GetCluster() != "site/u" {
+		t.Errorf("site/main for gRPC clients = %v", rs["site/main"])
+	}
+}
