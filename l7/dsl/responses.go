@@ -54,7 +54,6 @@ type ErrorPageDoc struct {
 	Statuses    []uint32 `json:"statuses"`
 	Body        string   `json:"body"`
 	ContentType string   `json:"contentType,omitempty"`
-	LocalOnly   bool     `json:"localOnly,omitempty"`
 }
 
 // MaintenanceDoc is the maintenance key (and tlb.io/l7-maintenance).
@@ -140,7 +139,7 @@ func (h *HSTSDoc) ToModel(f string, bad badField) *model.HSTS {
 func ErrorPagesModel(ps []ErrorPageDoc) []model.ErrorPage {
 	var out []model.ErrorPage
 	for _, p := range ps {
-		out = append(out, model.ErrorPage{Statuses: p.Statuses, Body: p.Body, ContentType: p.ContentType, LocalOnly: p.LocalOnly})
+		out = append(out, model.ErrorPage{Statuses: p.Statuses, Body: p.Body, ContentType: p.ContentType})
 	}
 	return out
 }

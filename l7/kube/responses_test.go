@@ -18,7 +18,7 @@ func TestResponseAnnotations(t *testing.T) {
 		AnnotationRequestHeaders:  `{"set":{"x-env":"prod"},"remove":["x-debug"]}`,
 		AnnotationResponseHeaders: `{"add":{"x-served-by":"tlb"}}`,
 		AnnotationHSTS:            `{"maxAge":"8760h","includeSubDomains":true,"preload":true}`,
-		AnnotationErrorPages:      `[{"statuses":[502,503],"body":"<h1>Back soon</h1>","contentType":"text/html","localOnly":true}]`,
+		AnnotationErrorPages:      `[{"statuses":[502,503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`,
 		AnnotationMaintenance:     `{"enabled":true,"retryAfter":"10m"}`,
 		AnnotationRedirectHTTPS:   "true",
 	}
@@ -33,7 +33,7 @@ func TestResponseAnnotations(t *testing.T) {
 	if h := sr.HSTS; h.MaxAge != 8760*time.Hour || !h.IncludeSubDomains || !h.Preload {
 		t.Fatalf("hsts = %+v", h)
 	}
-	if p := sr.ErrorPages; len(p) != 1 || len(p[0].Statuses) != 2 || !p[0].LocalOnly || p[0].ContentType != "text/html" {
+	if p := sr.ErrorPages; len(p) != 1 || len(p[0].Statuses) != 2 || p[0].ContentType != "text/html" {
 		t.Fatalf("error pages = %+v", p)
 	}
 	if m := model.EffectiveMaintenance(b.Service, b.Service.Routes[0]); m == nil || m.RetryAfter != 10*time.Minute || m.Status != 503 || !sr.RedirectHTTPS {

@@ -90,10 +90,6 @@ type ErrorPage struct {
 	Statuses    []uint32
 	Body        string
 	ContentType string // default DefaultContentType
-	// LocalOnly limits the page to the gateway's own replies (no healthy
-	// upstream, rate limited, refused by JWT or RBAC); by default an
-	// upstream's response with that status is replaced too.
-	LocalOnly bool
 }
 
 // Maintenance answers a route from the gateway while Enabled.

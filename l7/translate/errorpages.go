@@ -56,12 +56,6 @@ func errorPagesPerRoute(s model.Service, r model.Route) *anypb.Any {
 			statuses = append(statuses, singlePredicate("status", &matcher.HttpResponseStatusCodeMatchInput{}, strconv.Itoa(int(st))))
 		}
 		pred := anyOf(statuses)
-		if p.LocalOnly {
-			pred = &xdsmatcher.Matcher_MatcherList_Predicate{MatchType: &xdsmatcher.Matcher_MatcherList_Predicate_AndMatcher{
-				AndMatcher: &xdsmatcher.Matcher_MatcherList_Predicate_PredicateList{Predicate: []*xdsmatcher.Matcher_MatcherList_Predicate{
-					pred, singlePredicate("local-reply", &matcher.HttpResponseLocalReplyMatchInput{}, "true"),
-				}}}}
-		}
 		ct := p.ContentType
 		if ct == "" {
 			ct = model.DefaultContentType

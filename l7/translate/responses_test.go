@@ -46,7 +46,7 @@ responseHeaders: {set: {x-frame-options: DENY}}
 hsts: {maxAge: 3600s, includeSubDomains: true}
 errorPages:
   - {statuses: [502, 503], body: "<h1>Sorry</h1>", contentType: text/html}
-  - {statuses: [404], body: "not here", localOnly: true}
+  - {statuses: [404], body: "not here"}
 upstreams: [{name: u, endpoints: ["198.51.100.1:80"]}]
 routes:
   - name: api
@@ -281,7 +281,7 @@ func TestMaintenanceAndDirectResponse(t *testing.T) {
 
 // TestErrorPagesOnlyWhereAsked: custom_response is first on the listeners
 // serving a route with pages; those routes carry their service's pages
-// (502 and 503 in one matcher, 404 only for local replies); a route that
+// (502 and 503 in one matcher, 404 in another); a route that
 // opted out, the maintenance route and the other service's routes carry
 // none; a listener whose routes have no pages has no filter.
 func TestErrorPagesOnlyWhereAsked(t *testing.T) {
@@ -315,9 +315,8 @@ func TestErrorPagesOnlyWhereAsked(t *testing.T) {
 	if pol.GetBody().GetInlineString() != "<h1>Sorry</h1>" || pol.GetBodyFormat().GetContentType() != "text/html" || pol.GetStatusCode() != nil {
 		t.Errorf("page 0 policy = %v", &pol)
 	}
-	and := ms[1].GetPredicate().GetAndMatcher().GetPredicate()
-	if len(and) != 2 || and[0].GetSinglePredicate().GetValueMatch().GetExact() != "404" || and[1].GetSinglePredicate().GetValueMatch().GetExact() != "true" {
-		t.Errorf("page 1 predicate = %v, want 404 and a local reply", ms[1].GetPredicate())
+	if got := ms[1].GetPredicate().GetSinglePredicate().GetValueMatch().GetExact(); got != "404" {
+		t.Errorf("page 1 predicate = %v, want 404 alone", ms[1].GetPredicate())
 	}
 	for _, n := range []string{"site/api", "site/down", "other/all"} {
 		if _, ok := rs[n].GetTypedPerFilterConfig()[translate.CustomResponseFilter]; ok {
