@@ -26,10 +26,24 @@ const (
 // or no route matched).
 const hstsFromRoute = "%METADATA(ROUTE:" + RouteMetadataNamespace + ":" + HSTSMetadataKey + ")%"
 
-// setHSTSMetadata records the route's HSTS value in its metadata.
+// setHSTSMetadata records the route's HSTS value in its metadata,
+// keeping any other metadata the route has.
 func setHSTSMetadata(rt *route.Route, value string) {
-	md := &structpb.Struct{Fields: map[string]*structpb.Value{HSTSMetadataKey: structpb.NewStringValue(value)}}
-	rt.Metadata = &core.Metadata{FilterMetadata: map[string]*structpb.Struct{RouteMetadataNamespace: md}}
+	if rt.Metadata == nil {
+		rt.Metadata = &core.Metadata{}
+	}
+	if rt.Metadata.FilterMetadata == nil {
+		rt.Metadata.FilterMetadata = map[string]*structpb.Struct{}
+	}
+	md := rt.Metadata.FilterMetadata[RouteMetadataNamespace]
+	if md == nil {
+		md = &structpb.Struct{}
+		rt.Metadata.FilterMetadata[RouteMetadataNamespace] = md
+	}
+	if md.Fields == nil {
+		md.Fields = map[string]*structpb.Value{}
+	}
+	md.Fields[HSTSMetadataKey] = structpb.NewStringValue(value)
 }
 
 // withLocalReplyHSTS adds the route's HSTS header to every local reply of
