@@ -120,6 +120,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	s.JWT, files = d.jwtModel(file, &errs)
 	s.CORS = d.CORS.toModel("cors", file, &errs)
 	s.RateLimit = d.RateLimit.toModel()
+	s.Responses = d.responsesModel(fileBad(file, &errs))
 	for i, l := range d.Listeners {
 		gw, ln, ok := strings.Cut(l, "/")
 		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
@@ -195,6 +196,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		}
 		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
 		mr.RateLimit = r.RateLimit.toModel()
+		mr.Responses = r.responsesModel(f, fileBad(file, &errs))
 		if r.Auth != nil {
 			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
 		}

@@ -25,6 +25,7 @@ type serviceDoc struct {
 	// Interceptor is the seed's service-level default of its external
 	// interceptors' endpoint.
 	Interceptor *interceptorDoc `json:"interceptor,omitempty"`
+	serviceResponsesDoc
 }
 
 type interceptorDoc struct {
@@ -100,6 +101,7 @@ type routeDoc struct {
 	Auth         *authDoc        `json:"auth,omitempty"`
 	CORS         *corsDoc        `json:"cors,omitempty"`
 	RateLimit    *rateLimitDoc   `json:"rateLimit,omitempty"`
+	routeResponsesDoc
 }
 
 // rateLimitDoc is a route's rate limits, validated by l7/ratelimit.

@@ -91,6 +91,7 @@ type intent struct {
 	chain       chain.Chain
 	cors        *model.CORSPolicy
 	rateLimit   *ratelimit.RouteLimits
+	responses   responseIntent
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -200,6 +201,7 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		in.tlsSecret = v
 	}
 	in.health = parseHealth(ann, bad)
+	in.responses = parseResponses(ann, bad)
 	return in
 }
 

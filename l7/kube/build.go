@@ -108,6 +108,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 			Interceptors: in.chain,
 		}},
 	}}
+	in.responses.apply(&b.Service)
 	ps = append(ps, modelProblems(svc.Namespace, svc.Name, model.CheckService(b.Service))...)
 
 	vip, hasVIP := serviceVIP(svc)

@@ -53,6 +53,9 @@ func modelProblems(ns, name string, err error) []Problem {
 			continue
 		}
 		p := Problem{Namespace: ns, Name: name, Annotation: annotationFor(mp.Field), Msg: mp.Msg}
+		if responseAnnotation(mp.Field) != "" {
+			p.Msg = mp.Field + ": " + mp.Msg // which key of the JSON
+		}
 		if p.Annotation == "" {
 			p.Field = mp.Kind + " " + mp.Field
 		}
@@ -64,6 +67,8 @@ func modelProblems(ns, name string, err error) []Problem {
 // annotationFor maps a model field to the annotation that fills it, or "".
 func annotationFor(field string) string {
 	switch {
+	case responseAnnotation(field) != "":
+		return responseAnnotation(field)
 	case strings.Contains(field, ".healthCheck.interval"):
 		return AnnotationHealthCheckInterval
 	case strings.Contains(field, ".healthCheck"):

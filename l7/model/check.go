@@ -113,7 +113,7 @@ func checkService(s Service) []Problem {
 				bad(fmt.Sprintf("%s.headers[%d]", f, j), "set exact or present")
 			}
 		}
-		if len(r.Targets) == 0 {
+		if len(r.Targets) == 0 && DirectResponseOf(r) == nil {
 			bad(f+".targets", "a route needs a target")
 		}
 		for j, t := range r.Targets {
@@ -151,6 +151,7 @@ func checkService(s Service) []Problem {
 		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
 	}
 	checkRateLimits(s, bad, warn)
+	checkResponses(s, bad)
 	return ps
 }
 

@@ -126,6 +126,9 @@ type Service struct {
 	// RateLimit is the rate limits of every route without its own; its
 	// Route field is not read.
 	RateLimit *ratelimit.RouteLimits
+	// Responses is the service's headers, HSTS, error pages, maintenance
+	// and HTTPS redirect (see responses.go); nil for the defaults.
+	Responses *ServiceResponses
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -154,6 +157,9 @@ type Route struct {
 	// the service's. Its Route field is not read: the route's identifier
 	// is RouteID (see RouteLimits).
 	RateLimit *ratelimit.RouteLimits
+	// Responses is the route's own headers, error pages, maintenance,
+	// direct response and HTTPS redirect; nil for the service's.
+	Responses *RouteResponses
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

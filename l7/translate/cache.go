@@ -98,13 +98,16 @@ func (c *Cache) service(s model.Service) *serviceEntry {
 		c.shared.endpoints(cla)
 	}
 	for i, r := range s.Routes {
-		if ok && i < len(old.svc.Routes) && reflect.DeepEqual(old.svc.Routes[i], r) {
+		if ok && i < len(old.svc.Routes) && reflect.DeepEqual(old.svc.Routes[i], r) && reflect.DeepEqual(old.svc.Responses, s.Responses) {
 			e.routes = append(e.routes, old.routes[i]) // unchanged route, same proto
 			continue
 		}
 		rt := routeOf(s, i, httpFilters{})
 		c.shared.route(rt)
 		e.routes = append(e.routes, rt)
+	}
+	if ok && sameRoutes(old.svc, s) {
+		e.variants = old.variants // only upstreams changed: the listeners' routes stand
 	}
 	c.services[key] = e
 	return e
@@ -167,6 +170,9 @@ func (c *Cache) routeConfig(group, name string, svcs []model.Service, f httpFilt
 		return re.rc
 	}
 	rc := assembleRoutes(name, hrs)
+	if f.proto != "" {
+		rc = hideServerHeader(rc)
+	}
 	c.routes[key] = &routeEntry{sig: sig, hosts: hosts, rc: rc}
 	return rc
 }

@@ -34,6 +34,7 @@ func cloneService(s model.Service) model.Service {
 		r.Interceptors = cloneChain(r.Interceptors)
 		r.CORS = cloneCORS(r.CORS)
 		r.RateLimit = cloneRateLimit(r.RateLimit)
+		r.Responses = cloneRouteResponses(r.Responses)
 		if r.Auth != nil {
 			a := *r.Auth
 			a.Roles, a.RolesAll = slices.Clone(a.Roles), slices.Clone(a.RolesAll)
@@ -44,6 +45,7 @@ func cloneService(s model.Service) model.Service {
 	s.Routes = rs
 	s.CORS = cloneCORS(s.CORS)
 	s.RateLimit = cloneRateLimit(s.RateLimit)
+	s.Responses = cloneServiceResponses(s.Responses)
 	if s.JWT != nil {
 		j := *s.JWT
 		j.Audiences = slices.Clone(j.Audiences)

@@ -31,12 +31,20 @@ type httpFilters struct {
 	// globalRL: the ratelimit filter with this domain (the group), calling
 	// the rate limit service for the routes with global limits; "" none.
 	globalRL string
+	// errorPages: custom_response, the error pages of the routes that
+	// have some (inert on the others).
+	errorPages bool
+	// proto is the protocol of the gateway listener the routes are built
+	// for ("" for proxyless gRPC clients): redirects to HTTPS and HSTS
+	// depend on it (see applyResponses). It adds no filter.
+	proto model.Protocol
 }
 
 // filtersOf returns the filters the routes of svcs need.
 func filtersOf(svcs []model.Service) httpFilters {
 	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs),
-		localRL: hasLocalRateLimit(svcs)}
+		localRL:    hasLocalRateLimit(svcs),
+		errorPages: hasErrorPages(svcs)}
 }
 
 // servicesOn returns the services of a listener, by name from byName.
@@ -57,6 +65,9 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 // gateway already refuses costs the rate limit service and Redis nothing.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
+	if f.errorPages {
+		out = append(out, customResponseFilter())
+	}
 	if f.cors {
 		out = append(out, corsFilter())
 	}
@@ -105,6 +116,11 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 	if f.localRL {
 		if l := localRateLimitPerRoute(s, r); l != nil {
 			m[LocalRateLimitFilter] = l
+		}
+	}
+	if f.errorPages {
+		if p := errorPagesPerRoute(s, r); p != nil {
+			m[CustomResponseFilter] = p
 		}
 	}
 	if len(m) == 0 {

@@ -55,6 +55,7 @@ func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (h
 	svcs := servicesOn(el, byName)
 	f := filtersOf(svcs)
 	f.globalRL = globalRateLimitDomain(el, svcs)
+	f.proto = el.Protocol
 	if !f.jwt {
 		return f, nil
 	}
@@ -133,6 +134,7 @@ func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtA
 		NormalizePath:                wrapBool(true),
 		MergeSlashes:                 true,
 		PathWithEscapedSlashesAction: hcm.HttpConnectionManager_UNESCAPE_AND_REDIRECT,
+		ServerHeaderTransformation:   hcm.HttpConnectionManager_PASS_THROUGH, // no "server: envoy"; see hideServerHeader
 		StreamIdleTimeout:            dur(streamIdleTimeout),
 		RequestHeadersTimeout:        dur(requestHdrsTimeout),
 		CommonHttpProtocolOptions: &core.HttpProtocolOptions{
@@ -147,6 +149,9 @@ func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtA
 	}
 	if f.rbac {
 		m.LocalReplyConfig = rolesLocalReply()
+	}
+	if f.proto == model.HTTPS {
+		m.LocalReplyConfig = withLocalReplyHSTS(m.LocalReplyConfig)
 	}
 	return &listener.Filter{
 		Name:       wellknown.HTTPConnectionManager,

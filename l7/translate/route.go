@@ -38,9 +38,10 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 		svcs := servicesOn(el, byName)
 		f := filtersOf(svcs)
 		f.globalRL = globalRateLimitDomain(el, svcs)
-		out = append(out, assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
+		f.proto = el.Protocol
+		out = append(out, hideServerHeader(assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
 			return routeOf(s, i, f)
-		})))
+		}))))
 	}
 	return out
 }
@@ -191,10 +192,10 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		a.HashPolicy = []*route.RouteAction_HashPolicy{{PolicySpecifier: &route.RouteAction_HashPolicy_Cookie_{Cookie: c}}}
 	}
 	a.RateLimits = globalRateLimitActions(s, i, f)
-	return &route.Route{
+	return applyResponses(&route.Route{
 		Name:                 RouteName(svc, i, r),
 		Match:                m,
 		Action:               &route.Route_Route{Route: a},
 		TypedPerFilterConfig: f.perRoute(s, r),
-	}
+	}, s, r, f)
 }
