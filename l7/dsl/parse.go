@@ -120,6 +120,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	s.JWT, files = d.jwtModel(file, &errs)
 	s.CORS = d.CORS.toModel("cors", file, &errs)
 	s.RateLimit = d.RateLimit.toModel()
+	s.AccessLogOff = accessLogOff(d.AccessLog, file, &errs)
 	for i, l := range d.Listeners {
 		gw, ln, ok := strings.Cut(l, "/")
 		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
@@ -133,9 +134,6 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	}
 	svcTimeout := parseDuration(d.Timeout, "timeout", &errs, file)
 	svcIdle := parseDuration(d.IdleTimeout, "idleTimeout", &errs, file)
-	if d.Timeout != nil && svcTimeout < 0 {
-		errs = append(errs, &FieldError{File: file, Field: "timeout", Msg: "a request timeout cannot be off"})
-	}
 	for i, u := range d.Upstreams {
 		mu := model.Upstream{Name: u.Name, HTTP2: u.HTTP2}
 		for j, e := range u.Endpoints {
@@ -170,9 +168,6 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		}
 		if r.Timeout != nil {
 			mr.Timeout = parseDuration(r.Timeout, f+".timeout", &errs, file)
-			if mr.Timeout < 0 {
-				errs = append(errs, &FieldError{File: file, Field: f + ".timeout", Msg: "a request timeout cannot be off"})
-			}
 		}
 		if r.IdleTimeout != nil {
 			mr.IdleTimeout = parseDuration(r.IdleTimeout, f+".idleTimeout", &errs, file)
@@ -195,6 +190,8 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		}
 		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
 		mr.RateLimit = r.RateLimit.toModel()
+		mr.WebSocket = r.WebSocket
+		mr.Canary = r.Canary.toModel(f+".canary", file, &errs)
 		if r.Auth != nil {
 			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
 		}
@@ -238,6 +235,7 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 		}
 		g.Listeners = append(g.Listeners, ml)
 	}
+	g.Tracing = d.Tracing.toModel()
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -25,6 +25,8 @@ type serviceDoc struct {
 	// Interceptor is the seed's service-level default of its external
 	// interceptors' endpoint.
 	Interceptor *interceptorDoc `json:"interceptor,omitempty"`
+	// AccessLog is "on" (the default) or "off" (see edge.go).
+	AccessLog *string `json:"accessLog,omitempty"`
 }
 
 type interceptorDoc struct {
@@ -100,6 +102,8 @@ type routeDoc struct {
 	Auth         *authDoc        `json:"auth,omitempty"`
 	CORS         *corsDoc        `json:"cors,omitempty"`
 	RateLimit    *rateLimitDoc   `json:"rateLimit,omitempty"`
+	WebSocket    bool            `json:"websocket,omitempty"`
+	Canary       *canaryDoc      `json:"canary,omitempty"`
 }
 
 // rateLimitDoc is a route's rate limits, validated by l7/ratelimit.
@@ -156,6 +160,7 @@ type gatewayDoc struct {
 	Name      string        `json:"name"`
 	Group     string        `json:"group,omitempty"`
 	Listeners []listenerDoc `json:"listeners"`
+	Tracing   *tracingDoc   `json:"tracing,omitempty"`
 }
 
 type listenerDoc struct {

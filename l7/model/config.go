@@ -50,6 +50,9 @@ type Gateway struct {
 	// Zero for DSL files, which therefore come first.
 	Created   time.Time
 	Listeners []Listener
+	// Tracing, when set, exports spans of this gateway's listeners to an
+	// OpenTelemetry collector (see tracing.go).
+	Tracing *Tracing
 }
 
 // Listener is one external VIP:port of a gateway.
@@ -126,6 +129,9 @@ type Service struct {
 	// RateLimit is the rate limits of every route without its own; its
 	// Route field is not read.
 	RateLimit *ratelimit.RouteLimits
+	// AccessLogOff leaves this service's requests out of the gateway's
+	// access log (on by default).
+	AccessLogOff bool
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -137,7 +143,8 @@ type Route struct {
 	Targets []WeightedTarget
 	Rewrite *Rewrite
 	// Timeout and IdleTimeout are zero for the defaults; a negative
-	// IdleTimeout disables the idle timeout.
+	// value disables that timeout (a long stream then still ends when
+	// idle for IdleTimeout).
 	Timeout     time.Duration
 	IdleTimeout time.Duration
 	Retries     *RetryPolicy
@@ -154,6 +161,10 @@ type Route struct {
 	// the service's. Its Route field is not read: the route's identifier
 	// is RouteID (see RouteLimits).
 	RateLimit *ratelimit.RouteLimits
+	// WebSocket lets requests of this route upgrade to WebSocket.
+	WebSocket bool
+	// Canary sends some of the route's requests to another upstream.
+	Canary *Canary
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

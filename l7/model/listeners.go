@@ -34,6 +34,8 @@ type EnvoyListener struct {
 	// Services are the names of the services served on it, sorted (HTTP and
 	// HTTPS only).
 	Services []string
+	// Tracing is its gateway's span export; a zero Collector exports none.
+	Tracing Tracing
 }
 
 // ListenerName names the Envoy listener of a VIP:port, e.g.
@@ -116,6 +118,7 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 			out = append(out, EnvoyListener{
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
 				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
+				Tracing: tracingOf(g),
 			})
 		}
 	}
