@@ -28,12 +28,20 @@ type httpFilters struct {
 	// localRL: local_ratelimit, a token bucket per client IP on the
 	// routes that ask (inert on the others).
 	localRL bool
+	// accessLogOff: header_to_metadata, marking the requests of the
+	// services whose access log is off.
+	accessLogOff bool
+	// websocket: not a filter; the connection manager declares the
+	// WebSocket upgrade (see edge.go).
+	websocket bool
+	// tracing: not a filter; the gateway's span export (see tracing.go).
+	tracing listenerTracing
 }
 
 // filtersOf returns the filters the routes of svcs need.
 func filtersOf(svcs []model.Service) httpFilters {
 	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs),
-		localRL: hasLocalRateLimit(svcs)}
+		localRL: hasLocalRateLimit(svcs), accessLogOff: hasAccessLogOff(svcs), websocket: hasWebSocket(svcs)}
 }
 
 // servicesOn returns the services of a listener, by name from byName.
@@ -52,6 +60,9 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 // only the requests that got through.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
+	if f.accessLogOff {
+		out = append(out, headerToMetadataFilter()) // first: marks even the requests a later filter answers
+	}
 	if f.cors {
 		out = append(out, corsFilter())
 	}
@@ -98,6 +109,9 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 		if l := localRateLimitPerRoute(s, r); l != nil {
 			m[LocalRateLimitFilter] = l
 		}
+	}
+	if f.accessLogOff && s.AccessLogOff {
+		m[HeaderToMetadataFilter] = accessLogOffPerRoute()
 	}
 	if len(m) == 0 {
 		return nil

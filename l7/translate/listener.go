@@ -54,6 +54,7 @@ func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (h
 	}
 	svcs := servicesOn(el, byName)
 	f := filtersOf(svcs)
+	f.tracing = tracingOf(el)
 	if !f.jwt {
 		return f, nil
 	}
@@ -147,6 +148,7 @@ func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtA
 	if f.rbac {
 		m.LocalReplyConfig = rolesLocalReply()
 	}
+	edgeHCM(m, f)
 	return &listener.Filter{
 		Name:       wellknown.HTTPConnectionManager,
 		ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(m)},
