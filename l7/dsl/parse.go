@@ -121,6 +121,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	s.CORS = d.CORS.toModel("cors", file, &errs)
 	s.RateLimit = d.RateLimit.toModel()
 	s.Responses = d.responsesModel(fileBad(file, &errs))
+	s.AccessLogOff = accessLogOff(d.AccessLog, file, &errs)
 	for i, l := range d.Listeners {
 		gw, ln, ok := strings.Cut(l, "/")
 		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
@@ -134,9 +135,6 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	}
 	svcTimeout := parseDuration(d.Timeout, "timeout", &errs, file)
 	svcIdle := parseDuration(d.IdleTimeout, "idleTimeout", &errs, file)
-	if d.Timeout != nil && svcTimeout < 0 {
-		errs = append(errs, &FieldError{File: file, Field: "timeout", Msg: "a request timeout cannot be off"})
-	}
 	for i, u := range d.Upstreams {
 		mu := model.Upstream{Name: u.Name, HTTP2: u.HTTP2}
 		for j, e := range u.Endpoints {
@@ -171,9 +169,6 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		}
 		if r.Timeout != nil {
 			mr.Timeout = parseDuration(r.Timeout, f+".timeout", &errs, file)
-			if mr.Timeout < 0 {
-				errs = append(errs, &FieldError{File: file, Field: f + ".timeout", Msg: "a request timeout cannot be off"})
-			}
 		}
 		if r.IdleTimeout != nil {
 			mr.IdleTimeout = parseDuration(r.IdleTimeout, f+".idleTimeout", &errs, file)
@@ -197,6 +192,8 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
 		mr.RateLimit = r.RateLimit.toModel()
 		mr.Responses = r.responsesModel(f, fileBad(file, &errs))
+		mr.WebSocket = r.WebSocket
+		mr.Canary = r.Canary.toModel(f+".canary", file, &errs)
 		if r.Auth != nil {
 			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
 		}
@@ -240,6 +237,7 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 		}
 		g.Listeners = append(g.Listeners, ml)
 	}
+	g.Tracing = d.Tracing.toModel()
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

@@ -67,7 +67,7 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		"bad host":            {"kind: gateway/service/v1\nname: s\nhosts: [\"a.*.com\"]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u}\n", "hosts[0]"},
 		"upper-case header":   {"kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u, headers: [{name: X-Canary, exact: \"1\"}]}\n", "routes[0].headers[0].name"},
 		"no kind":             {"name: s\n", "kind: missing"},
-		"off request timeout": {"kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u, timeout: \"off\"}\n", "routes[0].timeout"},
+		"bad request timeout": {"kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u, timeout: \"soon\"}\n", "routes[0].timeout"},
 		"bad listener ref":    {"kind: gateway/service/v1\nname: s\nlisteners: [public]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u}\n", "listeners[0]"},
 		"bad delegation":      {"kind: gateway/service/v1\nname: s\ndelegations: [{prefix: api, namespaces: [b]}]\nupstreams: [{name: u, endpoints: []}]\nroutes:\n  - {prefix: /, target: u}\n", "delegations[0].prefix"},
 		"redirect on HTTPS":   {"kind: gateway/gateway/v1\nname: g\nlisteners:\n  - {name: l, vip: 203.0.113.1, port: 443, protocol: TCP, target: a/b, redirectHTTPS: true}\n", "listeners[0].redirectHTTPS"},

@@ -26,6 +26,8 @@ type serviceDoc struct {
 	// interceptors' endpoint.
 	Interceptor *interceptorDoc `json:"interceptor,omitempty"`
 	serviceResponsesDoc
+	// AccessLog is "on" (the default) or "off" (see edge.go).
+	AccessLog *string `json:"accessLog,omitempty"`
 }
 
 type interceptorDoc struct {
@@ -102,6 +104,8 @@ type routeDoc struct {
 	CORS         *corsDoc        `json:"cors,omitempty"`
 	RateLimit    *rateLimitDoc   `json:"rateLimit,omitempty"`
 	routeResponsesDoc
+	WebSocket bool       `json:"websocket,omitempty"`
+	Canary    *canaryDoc `json:"canary,omitempty"`
 }
 
 // rateLimitDoc is a route's rate limits, validated by l7/ratelimit.
@@ -158,6 +162,7 @@ type gatewayDoc struct {
 	Name      string        `json:"name"`
 	Group     string        `json:"group,omitempty"`
 	Listeners []listenerDoc `json:"listeners"`
+	Tracing   *tracingDoc   `json:"tracing,omitempty"`
 }
 
 type listenerDoc struct {

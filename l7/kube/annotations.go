@@ -24,7 +24,8 @@ const (
 	AnnotationPathPrefix = "tlb.io/l7-path-prefix"
 	// AnnotationGroup is the gateway group (DSL group); default "default".
 	AnnotationGroup = "tlb.io/l7-group"
-	// AnnotationTimeout is the request timeout (DSL timeout), e.g. "30s".
+	// AnnotationTimeout is the request timeout (DSL timeout), e.g. "30s",
+	// or "off" for long streams (SSE, gRPC streaming).
 	AnnotationTimeout = "tlb.io/l7-timeout"
 	// AnnotationIdleTimeout is the stream idle timeout (DSL idleTimeout),
 	// e.g. "10m" or "off".
@@ -92,6 +93,7 @@ type intent struct {
 	cors        *model.CORSPolicy
 	rateLimit   *ratelimit.RouteLimits
 	responses   responseIntent
+	edge        edgeIntent
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -163,8 +165,10 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 	}
 	if v, ok := ann[AnnotationTimeout]; ok {
 		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			bad(AnnotationTimeout, fmt.Sprintf("want a positive duration such as \"30s\", got %q", v))
+		if strings.EqualFold(v, "off") {
+			in.timeout = -1
+		} else if err != nil || d <= 0 {
+			bad(AnnotationTimeout, fmt.Sprintf("want a positive duration such as \"30s\" or \"off\", got %q", v))
 		} else {
 			in.timeout = d
 		}
@@ -202,6 +206,7 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 	}
 	in.health = parseHealth(ann, bad)
 	in.responses = parseResponses(ann, bad)
+	in.edge = parseEdge(ann, bad)
 	return in
 }
 

@@ -109,6 +109,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		}},
 	}}
 	in.responses.apply(&b.Service)
+	b.Service.AccessLogOff, b.Service.Routes[0].WebSocket = in.edge.accessLogOff, in.edge.webSocket
 	ps = append(ps, modelProblems(svc.Namespace, svc.Name, model.CheckService(b.Service))...)
 
 	vip, hasVIP := serviceVIP(svc)
@@ -136,6 +137,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 			certs[b.Certificate.Name] = true
 		}
 		b.Gateway = &model.Gateway{Name: name, Group: in.group, Origin: b.Service.Origin, Created: b.Service.Created, Listeners: []model.Listener{l}}
+		b.Gateway.Tracing = in.edge.tracing
 		// The Service's hosts are served on its own VIP:port, and only there.
 		b.Service.Listeners = []model.ListenerRef{{Gateway: name, Listener: l.Name}}
 		ps = append(ps, modelProblems(svc.Namespace, svc.Name, model.CheckGateway(*b.Gateway, certs))...)

@@ -106,7 +106,7 @@ func TestBuild(t *testing.T) {
 				`Service web/bad: annotation tlb.io/l7-http2: "yes" is not a boolean; set "true" or "false"`,
 				`Service web/bad: annotation tlb.io/l7-idle-timeout: want a positive duration such as "10m" or "off", got "0s"`,
 				`Service web/bad: annotation tlb.io/l7-path-prefix: "cart" must start with /`,
-				`Service web/bad: annotation tlb.io/l7-timeout: want a positive duration such as "30s", got "5 parsecs"`,
+				`Service web/bad: annotation tlb.io/l7-timeout: want a positive duration such as "30s" or "off", got "5 parsecs"`,
 			},
 		},
 		"opt-in not a boolean": {

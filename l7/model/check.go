@@ -129,9 +129,6 @@ func checkService(s Service) []Problem {
 				bad(f+".rewrite.old", "not a valid RE2 expression: %v", err)
 			}
 		}
-		if r.Timeout < 0 {
-			bad(f+".timeout", "must not be negative")
-		}
 		if r.Retries != nil && r.Retries.Attempts == 0 {
 			bad(f+".retries.attempts", "must be positive")
 		}
@@ -152,6 +149,7 @@ func checkService(s Service) []Problem {
 	}
 	checkRateLimits(s, bad, warn)
 	checkResponses(s, bad)
+	checkCanaries(s, ups, bad)
 	return ps
 }
 
@@ -170,6 +168,7 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 	if len(g.Listeners) == 0 {
 		bad("listeners", "a gateway needs at least one listener")
 	}
+	checkTracing(g.Tracing, bad)
 	names := map[string]bool{}
 	for i, l := range g.Listeners {
 		f := fmt.Sprintf("listeners[%d]", i)

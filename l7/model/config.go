@@ -50,6 +50,9 @@ type Gateway struct {
 	// Zero for DSL files, which therefore come first.
 	Created   time.Time
 	Listeners []Listener
+	// Tracing, when set, exports spans of this gateway's listeners to an
+	// OpenTelemetry collector (see tracing.go).
+	Tracing *Tracing
 }
 
 // Listener is one external VIP:port of a gateway.
@@ -129,6 +132,9 @@ type Service struct {
 	// Responses is the service's headers, HSTS, error pages, maintenance
 	// and HTTPS redirect (see responses.go); nil for the defaults.
 	Responses *ServiceResponses
+	// AccessLogOff leaves this service's requests out of the gateway's
+	// access log (on by default).
+	AccessLogOff bool
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -140,7 +146,8 @@ type Route struct {
 	Targets []WeightedTarget
 	Rewrite *Rewrite
 	// Timeout and IdleTimeout are zero for the defaults; a negative
-	// IdleTimeout disables the idle timeout.
+	// value disables that timeout (a long stream then still ends when
+	// idle for IdleTimeout).
 	Timeout     time.Duration
 	IdleTimeout time.Duration
 	Retries     *RetryPolicy
@@ -160,6 +167,10 @@ type Route struct {
 	// Responses is the route's own headers, error pages, maintenance,
 	// direct response and HTTPS redirect; nil for the service's.
 	Responses *RouteResponses
+	// WebSocket lets requests of this route upgrade to WebSocket.
+	WebSocket bool
+	// Canary sends some of the route's requests to another upstream.
+	Canary *Canary
 }
 
 // HeaderMatch matches one request header exactly, or by presence when

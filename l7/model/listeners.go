@@ -37,6 +37,8 @@ type EnvoyListener struct {
 	// RateLimitService is Options.RateLimitService: the global limits of
 	// the routes served here go to it; nil for none.
 	RateLimitService *RateLimitService
+	// Tracing is its gateway's span export; a zero Collector exports none.
+	Tracing Tracing
 }
 
 // ListenerName names the Envoy listener of a VIP:port, e.g.
@@ -119,6 +121,7 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 			out = append(out, EnvoyListener{
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
 				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
+				Tracing: tracingOf(g),
 			})
 		}
 	}

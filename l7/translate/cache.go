@@ -124,6 +124,7 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 		cs = append(cs, e.clusters...)
 		loads = append(loads, e.loads...)
 	}
+	cs = append(cs, c.tracingClusters(r, group)...)
 	return Resources{
 		resource.ClusterType:  asResources(cs),
 		resource.EndpointType: asResources(loads),
@@ -133,6 +134,7 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 // builtRoutes returns the route protos of s for a listener running f:
 // those Shared just built or checked, else built now.
 func (c *Cache) builtRoutes(s model.Service, f httpFilters) []*route.Route {
+	f = f.forRoutes()
 	e, ok := c.services[s.Group+"/"+s.Name]
 	if !ok || !c.used["s|"+s.Group+"/"+s.Name] {
 		e = c.service(s)
@@ -159,6 +161,7 @@ func (c *Cache) builtRoutes(s model.Service, f httpFilters) []*route.Route {
 // last one when its routes and hosts are the same.
 func (c *Cache) routeConfig(group, name string, svcs []model.Service, f httpFilters) *route.RouteConfiguration {
 	hrs := hostRoutes(svcs, func(s model.Service, i int) *route.Route { return c.builtRoutes(s, f)[i] })
+	c.internCanaries(hrs)
 	sig := make([]*route.Route, len(hrs))
 	hosts := make([]string, len(hrs))
 	for i, hr := range hrs {

@@ -50,6 +50,7 @@ func Clusters(r model.Resolved, group string) []*cluster.Cluster {
 			out = append(out, c)
 		}
 	}
+	out = append(out, tracingClusters(r, group)...)
 	return out
 }
 

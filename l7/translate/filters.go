@@ -38,12 +38,20 @@ type httpFilters struct {
 	// for ("" for proxyless gRPC clients): redirects to HTTPS and HSTS
 	// depend on it (see applyResponses). It adds no filter.
 	proto model.Protocol
+	// accessLogOff: header_to_metadata, marking the requests of the
+	// services whose access log is off.
+	accessLogOff bool
+	// websocket: not a filter; the connection manager declares the
+	// WebSocket upgrade (see edge.go).
+	websocket bool
+	// tracing: not a filter; the gateway's span export (see tracing.go).
+	tracing listenerTracing
 }
 
 // filtersOf returns the filters the routes of svcs need.
 func filtersOf(svcs []model.Service) httpFilters {
 	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs),
-		localRL:    hasLocalRateLimit(svcs),
+		localRL: hasLocalRateLimit(svcs), accessLogOff: hasAccessLogOff(svcs), websocket: hasWebSocket(svcs),
 		errorPages: hasErrorPages(svcs)}
 }
 
@@ -65,6 +73,9 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 // gateway already refuses costs the rate limit service and Redis nothing.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
+	if f.accessLogOff {
+		out = append(out, headerToMetadataFilter()) // first: marks even the requests a later filter answers
+	}
 	if f.errorPages {
 		out = append(out, customResponseFilter())
 	}
@@ -122,6 +133,9 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 		if p := errorPagesPerRoute(s, r); p != nil {
 			m[CustomResponseFilter] = p
 		}
+	}
+	if f.accessLogOff && s.AccessLogOff {
+		m[HeaderToMetadataFilter] = accessLogOffPerRoute()
 	}
 	if len(m) == 0 {
 		return nil

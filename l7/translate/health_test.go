@@ -199,6 +199,9 @@ func TestOnlyAskedClustersAreChecked(t *testing.T) {
 	checked, ejecting := map[string]bool{}, map[string]bool{}
 	for _, g := range translate.Groups(r) {
 		for _, c := range translate.Clusters(r, g) {
+			if c.GetName() == translate.TracingClusterName("public") {
+				continue // the OTLP collector, not an upstream
+			}
 			checked[c.GetName()] = len(c.GetHealthChecks()) > 0
 			ejecting[c.GetName()] = c.GetOutlierDetection() != nil
 			if c.GetCircuitBreakers() == nil {

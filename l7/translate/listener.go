@@ -56,6 +56,7 @@ func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (h
 	f := filtersOf(svcs)
 	f.globalRL = globalRateLimitDomain(el, svcs)
 	f.proto = el.Protocol
+	f.tracing = tracingOf(el)
 	if !f.jwt {
 		return f, nil
 	}
@@ -153,6 +154,7 @@ func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtA
 	if f.proto == model.HTTPS {
 		m.LocalReplyConfig = withLocalReplyHSTS(m.LocalReplyConfig)
 	}
+	edgeHCM(m, f)
 	return &listener.Filter{
 		Name:       wellknown.HTTPConnectionManager,
 		ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(m)},

@@ -69,6 +69,7 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 					b = routeOf(s, i, httpFilters{})
 				}
 				out = append(out, hostRoute{host: h, svc: s.Name, idx: i, route: rt, built: b})
+				out = append(out, canaryRoutes(h, s, i, b)...)
 			}
 		}
 	}
@@ -148,6 +149,9 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 	if timeout == 0 {
 		timeout = model.DefaultTimeout
 	}
+	if timeout < 0 {
+		timeout = 0 // off: 0 disables the request timeout; the idle timeout still ends a silent stream
+	}
 	a := &route.RouteAction{Timeout: dur(timeout)}
 	switch idle := r.IdleTimeout; {
 	case idle < 0:
@@ -167,6 +171,8 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		}
 		a.ClusterSpecifier = &route.RouteAction_WeightedClusters{WeightedClusters: wc}
 	}
+	a.UpgradeConfigs = routeUpgrades(r)
+	canaryPercent(a, svc, r)
 	if r.Rewrite != nil {
 		a.RegexRewrite = &matcher.RegexMatchAndSubstitute{
 			Pattern: &matcher.RegexMatcher{Regex: r.Rewrite.Regex}, Substitution: r.Rewrite.Substitution}
