@@ -181,7 +181,6 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 	}
 	svcs := servicesOf(r, group)
 	if kind == GRPC {
-		out[resource.ClusterType] = withoutUpstreamTLS(out[resource.ClusterType])
 		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
 		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs, httpFilters{})})
 		return out

@@ -3,13 +3,11 @@ package translate
 import (
 	"slices"
 
-	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
 
 	"github.com/tlbproject/tlb/l7/model"
@@ -110,21 +108,6 @@ func upstreamTLS(u model.Upstream) *core.TransportSocket {
 		Name:       wellknown.TransportSocketTLS,
 		ConfigType: &core.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},
 	}
-}
-
-// withoutUpstreamTLS drops the clusters that speak TLS to their endpoints
-// from a proxyless gRPC client's set: grpc-go accepts upstream TLS only
-// from certificate provider instances and NACKs an inline CA, which would
-// refuse every cluster of the update.
-func withoutUpstreamTLS(in []types.Resource) []types.Resource {
-	out := make([]types.Resource, 0, len(in))
-	for _, r := range in {
-		if c, ok := r.(*cluster.Cluster); ok && c.GetTransportSocket() != nil {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
 }
 
 func inlineBytes(b []byte) *core.DataSource {

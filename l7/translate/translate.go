@@ -72,7 +72,6 @@ func ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resour
 	}
 	switch kind {
 	case GRPC:
-		out[resource.ClusterType] = withoutUpstreamTLS(out[resource.ClusterType])
 		out[resource.ListenerType] = asResources(GRPCListeners(r, group))
 		out[resource.RouteType] = asResources(GroupRoutes(r, group))
 	default:
