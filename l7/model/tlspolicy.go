@@ -119,7 +119,7 @@ func CheckCABundle(data []byte) error {
 		var b *pem.Block
 		b, rest = pem.Decode(rest)
 		if b == nil {
-			if len(strings.TrimSpace(string(rest))) > 0 {
+			if n > 0 && len(strings.TrimSpace(string(rest))) > 0 {
 				return fmt.Errorf("not PEM after %d certificate(s)", n)
 			}
 			break
