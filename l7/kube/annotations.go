@@ -91,6 +91,7 @@ type intent struct {
 	chain       chain.Chain
 	cors        *model.CORSPolicy
 	rateLimit   *ratelimit.RouteLimits
+	tlsPolicy   *model.TLSPolicy
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -199,6 +200,7 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		}
 		in.tlsSecret = v
 	}
+	in.tlsPolicy = parseTLSPolicy(ann, in.tlsSecret, bad)
 	in.health = parseHealth(ann, bad)
 	return in
 }

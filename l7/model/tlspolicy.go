@@ -150,21 +150,41 @@ func checkListenerTLS(l Listener, f string, bad func(field, format string, a ...
 		}
 		return
 	}
-	if p := l.TLSPolicy; p != nil {
+	checkTLSPolicy(l.TLSPolicy, f+".tls", bad)
+	if c := l.ClientCertificate; c != nil {
+		if err := CheckCABundle(c.CA); err != nil {
+			bad(f+".clientCertificate.ca", "%v", err)
+		}
+	}
+}
+
+// CheckTLSPolicy returns the errors of a listener's TLS policy taken
+// alone (fields "tls.minVersion", "tls.cipherSuites[i]"), joined, or nil.
+func CheckTLSPolicy(p *TLSPolicy) error {
+	var ps []Problem
+	checkTLSPolicy(p, "tls", func(field, format string, a ...any) {
+		ps = append(ps, Problem{Kind: "listener", Field: field, Msg: fmt.Sprintf(format, a...), Rejected: true})
+	})
+	return joinProblems(ps)
+}
+
+// checkTLSPolicy adds the field errors of a TLS policy at field f.
+func checkTLSPolicy(p *TLSPolicy, f string, bad func(field, format string, a ...any)) {
+	if p != nil {
 		switch p.MinVersion {
 		case "", TLS12, TLS13:
 		case "1.0", "1.1":
-			bad(f+".tls.minVersion", "TLS %s is refused (deprecated by RFC 8996); want %q or %q", p.MinVersion, TLS12, TLS13)
+			bad(f+".minVersion", "TLS %s is refused (deprecated by RFC 8996); want %q or %q", p.MinVersion, TLS12, TLS13)
 		default:
-			bad(f+".tls.minVersion", "want %q or %q, got %q", TLS12, TLS13, p.MinVersion)
+			bad(f+".minVersion", "want %q or %q, got %q", TLS12, TLS13, p.MinVersion)
 		}
 		if p.MinVersion == TLS13 && len(p.CipherSuites) > 0 {
-			bad(f+".tls.cipherSuites", "apply to TLS 1.2 only; TLS 1.3 suites are not configurable")
+			bad(f+".cipherSuites", "apply to TLS 1.2 only; TLS 1.3 suites are not configurable")
 		}
 		allowed := DefaultCipherSuites()
 		seen := map[string]bool{}
 		for j, c := range p.CipherSuites {
-			cf := fmt.Sprintf("%s.tls.cipherSuites[%d]", f, j)
+			cf := fmt.Sprintf("%s.cipherSuites[%d]", f, j)
 			switch why, refused := refusedCipherSuites[c]; {
 			case slices.Contains(allowed, c):
 			case refused:
@@ -178,11 +198,6 @@ func checkListenerTLS(l Listener, f string, bad func(field, format string, a ...
 				bad(cf, "%q listed twice", c)
 			}
 			seen[c] = true
-		}
-	}
-	if c := l.ClientCertificate; c != nil {
-		if err := CheckCABundle(c.CA); err != nil {
-			bad(f+".clientCertificate.ca", "%v", err)
 		}
 	}
 }
