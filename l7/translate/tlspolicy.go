@@ -71,9 +71,10 @@ func forwardClientCert(f *listener.Filter, c *model.ClientCertificate) *listener
 
 // upstreamTLS is the transport socket of a cluster whose upstream asks for
 // TLS: SNI, the CA bundle inline, the certificate's DNS SAN checked
-// against the verified names, and ALPN matching the protocol the cluster
-// speaks (h2 for HTTP/2 upstreams, which Envoy does not add by itself
-// with an explicit HTTP/2 configuration). Nil without TLS.
+// against the verified names, and ALPN offering only the protocol the
+// cluster speaks (h2 for HTTP/2 upstreams, http/1.1 otherwise), so a
+// server that negotiates ALPN agrees with the codec Envoy uses. Nil
+// without TLS.
 func upstreamTLS(u model.Upstream) *core.TransportSocket {
 	t := u.TLS
 	if t == nil {
