@@ -128,7 +128,7 @@ func CheckCABundle(data []byte) error {
 			return fmt.Errorf("holds a %q block; a CA bundle holds certificates only", b.Type)
 		}
 		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
-			return fmt.Errorf("certificate %d: %v", n+1, err)
+			return fmt.Errorf("certificate %d: %w", n+1, err)
 		}
 		n++
 	}
