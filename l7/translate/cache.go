@@ -183,6 +183,7 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 	if kind == GRPC {
 		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
 		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs, httpFilters{})})
+		grpcWithoutUpstreamTLS(out)
 		return out
 	}
 	byName := make(map[string]model.Service, len(svcs))

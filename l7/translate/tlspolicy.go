@@ -3,12 +3,18 @@ package translate
 import (
 	"slices"
 
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -139,4 +145,71 @@ func cloneUpstreamTLS(t *model.UpstreamTLS) *model.UpstreamTLS {
 	v.CA = slices.Clone(v.CA)
 	v.SubjectAltNames = slices.Clone(v.SubjectAltNames)
 	return &v
+}
+
+// grpcWithoutUpstreamTLS removes from a proxyless gRPC client's set the
+// clusters that speak TLS to their endpoints (and their endpoints), and turns the routes to them
+// into 503 direct responses (which grpc-go fails as unsupported), so such a
+// route never falls through to another. grpc-go takes upstream TLS only
+// from certificate provider instances of its own bootstrap and NACKs an
+// inline CA, and that NACK stops every cluster of the group, not only this
+// one (TestProxylessClientAndUpstreamTLS). out is changed in place; the
+// shared cluster list and cached route tables are not.
+func grpcWithoutUpstreamTLS(out Resources) {
+	dropped := map[string]bool{}
+	var kept []types.Resource
+	for _, r := range out[resource.ClusterType] {
+		if c, ok := r.(*cluster.Cluster); ok && c.GetTransportSocket() != nil {
+			dropped[c.GetName()] = true
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if len(dropped) == 0 {
+		return
+	}
+	out[resource.ClusterType] = kept
+	var loads []types.Resource
+	for _, r := range out[resource.EndpointType] {
+		if e, ok := r.(*endpoint.ClusterLoadAssignment); ok && dropped[e.GetClusterName()] {
+			continue
+		}
+		loads = append(loads, r)
+	}
+	out[resource.EndpointType] = loads
+	for i, r := range out[resource.RouteType] {
+		rc, ok := r.(*route.RouteConfiguration)
+		if !ok || !slices.ContainsFunc(allRoutes(rc), func(rt *route.Route) bool { return routesTo(rt, dropped) }) {
+			continue
+		}
+		rc = proto.Clone(rc).(*route.RouteConfiguration)
+		for _, rt := range allRoutes(rc) {
+			if routesTo(rt, dropped) {
+				rt.Action = &route.Route_DirectResponse{DirectResponse: &route.DirectResponseAction{Status: 503}}
+			}
+		}
+		out[resource.RouteType][i] = rc
+	}
+}
+
+func allRoutes(rc *route.RouteConfiguration) []*route.Route {
+	var out []*route.Route
+	for _, vh := range rc.GetVirtualHosts() {
+		out = append(out, vh.GetRoutes()...)
+	}
+	return out
+}
+
+// routesTo reports whether a route sends some traffic to one of clusters.
+func routesTo(rt *route.Route, clusters map[string]bool) bool {
+	a := rt.GetRoute()
+	if clusters[a.GetCluster()] {
+		return true
+	}
+	for _, w := range a.GetWeightedClusters().GetClusters() {
+		if clusters[w.GetName()] {
+			return true
+		}
+	}
+	return false
 }
