@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/translate"
 )
 
 // TestTLSPolicyAnnotation: tlb.io/l7-tls sets the HTTPS listener's policy;
@@ -73,4 +75,35 @@ func FuzzTLSPolicyAnnotation(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKubeHTTPSListenerTLSParams: the HTTPS listener of a Service gets the
+// default TLS policy, or its annotation's, once translated.
+func TestKubeHTTPSListenerTLSParams(t *testing.T) {
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "t"}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{corev1.TLSCertKey: []byte(testChain), corev1.TLSPrivateKeyKey: []byte(testKey)}}
+	for policy, want := range map[string]tlsv3.TlsParameters_TlsProtocol{"": tlsv3.TlsParameters_TLSv1_2, `{"minVersion":"1.3"}`: tlsv3.TlsParameters_TLSv1_3} {
+		ann := map[string]string{AnnotationL7: "true", AnnotationHosts: "a.example.com", AnnotationTLSSecret: "t"}
+		if policy != "" {
+			ann[AnnotationTLSPolicy] = policy
+		}
+		b, _, ps := BuildService(service("web", "shop", ann, "203.0.113.10", port("https", 443)), nil, map[string]*corev1.Secret{"web/t": sec}, testNow)
+		if len(ps) > 0 {
+			t.Fatal(ps)
+		}
+		r := model.Resolve(Assemble(map[string]Built{"web/shop": b}), model.Options{})
+		ls := translate.Listeners(r, "default")
+		if len(ls) != 1 || len(ls[0].GetFilterChains()) != 1 {
+			t.Fatalf("listeners %v (problems %v)", ls, r.Problems)
+		}
+		var ctx tlsv3.DownstreamTlsContext
+		if err := ls[0].GetFilterChains()[0].GetTransportSocket().GetTypedConfig().UnmarshalTo(&ctx); err != nil {
+			t.Fatal(err)
+		}
+		p := ctx.GetCommonTlsContext().GetTlsParams()
+		if p.GetTlsMinimumProtocolVersion() != want || p.GetTlsMaximumProtocolVersion() != tlsv3.TlsParameters_TLSv1_3 ||
+			!slices.Equal(p.GetEcdhCurves(), model.ECDHCurves()) || (want == tlsv3.TlsParameters_TLSv1_2) != slices.Equal(p.GetCipherSuites(), model.DefaultCipherSuites()) {
+			t.Errorf("policy %q: params %v", policy, p)
+		}
+	}
 }
