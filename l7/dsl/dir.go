@@ -82,6 +82,10 @@ func (d *Dir) Load() (cfg model.Config, fileErrs []error, err error) {
 			continue
 		}
 		doc := st.doc
+		if doc, err = d.loadCAs(name, doc); err != nil {
+			fileErrs = append(fileErrs, err)
+			continue
+		}
 		if doc.Service != nil && doc.Service.JWT != nil {
 			svc, err := d.loadJWTKeys(name, *doc.Service, doc.JWTFiles)
 			if err != nil {

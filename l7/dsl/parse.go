@@ -28,6 +28,9 @@ type Doc struct {
 	// JWTFiles names the key file of the service's jwt block; the
 	// Service holds no key until Dir reads it.
 	JWTFiles JWTFiles
+	// CAFiles names the CA bundles of upstreams and listeners; the model
+	// holds none until Dir reads them.
+	CAFiles []CAFile
 }
 
 // CertFiles names the files of one certificate.
@@ -74,7 +77,7 @@ func Parse(file string, data []byte) (*Doc, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Doc{Service: s, JWTFiles: files}, nil
+		return &Doc{Service: s, JWTFiles: files, CAFiles: d.caFiles()}, nil
 	case KindGateway:
 		var d gatewayDoc
 		if err := yaml.UnmarshalStrict(data, &d); err != nil {
@@ -146,6 +149,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 			mu.Endpoints = append(mu.Endpoints, model.Endpoint{Addr: ap, Weight: 1})
 		}
 		u.health(&mu, fmt.Sprintf("upstreams[%d]", i), &errs, file)
+		mu.TLS = u.TLS.toModel(fmt.Sprintf("upstreams[%d].tls", i), file, &errs)
 		s.Upstreams = append(s.Upstreams, mu)
 	}
 	for i, r := range d.Routes {
@@ -202,7 +206,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	if len(errs) > 0 {
 		return nil, files, errors.Join(errs...)
 	}
-	if err := model.CheckService(withStandIns(*s, files)); err != nil {
+	if err := model.CheckService(withCAStandIns(withStandIns(*s, files))); err != nil {
 		return nil, files, err
 	}
 	return s, files, nil
@@ -221,6 +225,7 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 			errs = append(errs, &FieldError{File: file, Field: f + ".vip", Msg: fmt.Sprintf("want an IP address, got %q", l.VIP)})
 		}
 		ml.VIP = vip
+		ml.TLSPolicy, ml.ClientCertificate = l.tlsModel(f, file, &errs)
 		for j, c := range l.Certificates {
 			cf := fmt.Sprintf("%s.certificates[%d]", f, j)
 			if c.CertFile == "" || c.KeyFile == "" {
@@ -241,9 +246,10 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if err := model.CheckGateway(*g, certs); err != nil {
+	if err := model.CheckGateway(gatewayWithCAStandIns(*g), certs); err != nil {
 		return nil, err
 	}
+	doc.CAFiles = d.caFiles()
 	return doc, nil
 }
 

@@ -84,6 +84,7 @@ type upstreamDoc struct {
 	OutlierDetection *outlierDetectionDoc `json:"outlierDetection,omitempty"`
 	CircuitBreakers  *circuitBreakersDoc  `json:"circuitBreakers,omitempty"`
 	SlowStart        *string              `json:"slowStart,omitempty"`
+	TLS              *upstreamTLSDoc      `json:"tls,omitempty"`
 }
 
 type routeDoc struct {
@@ -173,6 +174,9 @@ type listenerDoc struct {
 	Target        string    `json:"target,omitempty"`
 	RedirectHTTPS bool      `json:"redirectHTTPS,omitempty"`
 	Certificates  []certDoc `json:"certificates,omitempty"`
+	// TLS and ClientCertificate: see tlspolicy.go.
+	TLS               *tlsPolicyDoc  `json:"tls,omitempty"`
+	ClientCertificate *clientCertDoc `json:"clientCertificate,omitempty"`
 }
 
 type certDoc struct {

@@ -94,6 +94,7 @@ type intent struct {
 	rateLimit   *ratelimit.RouteLimits
 	responses   responseIntent
 	edge        edgeIntent
+	tlsPolicy   *model.TLSPolicy
 }
 
 // optedIn reports whether the annotations opt into L7, and a problem when
@@ -204,6 +205,7 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		}
 		in.tlsSecret = v
 	}
+	in.tlsPolicy = parseTLSPolicy(ann, in.tlsSecret, bad)
 	in.health = parseHealth(ann, bad)
 	in.responses = parseResponses(ann, bad)
 	in.edge = parseEdge(ann, bad)

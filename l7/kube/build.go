@@ -134,6 +134,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		if b.Certificate != nil {
 			l.Protocol = model.HTTPS
 			l.TLS = []model.SNICertificate{{ServerNames: in.hosts, Certificate: b.Certificate.Name}}
+			l.TLSPolicy = in.tlsPolicy
 			certs[b.Certificate.Name] = true
 		}
 		b.Gateway = &model.Gateway{Name: name, Group: in.group, Origin: b.Service.Origin, Created: b.Service.Created, Listeners: []model.Listener{l}}

@@ -58,6 +58,7 @@ func checkService(s Service) []Problem {
 			seen[e.Addr.String()] = true
 		}
 		checkUpstreamHealth(u, f, sticky[u.Name], bad)
+		checkUpstreamTLS(u.TLS, f+".tls", bad)
 	}
 	if len(s.Routes) == 0 {
 		bad("routes", "a service needs at least one route")
@@ -207,6 +208,7 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 		if l.RedirectHTTPS && l.Protocol != HTTP {
 			bad(f+".redirectHTTPS", "only an HTTP listener can redirect to HTTPS")
 		}
+		checkListenerTLS(l, f, bad)
 		for j, c := range l.TLS {
 			if !certs[c.Certificate] {
 				bad(fmt.Sprintf("%s.certificates[%d].certificate", f, j), "no certificate %q", c.Certificate)

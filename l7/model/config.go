@@ -68,6 +68,11 @@ type Listener struct {
 	// RedirectHTTPS makes an HTTP listener answer every request with a
 	// redirect to https:// on the same host (HTTP only; it serves no routes).
 	RedirectHTTPS bool
+	// TLSPolicy overrides the TLS versions and cipher suites (HTTPS only;
+	// nil for the defaults, see tlspolicy.go).
+	TLSPolicy *TLSPolicy
+	// ClientCertificate, when set, verifies client certificates (HTTPS only).
+	ClientCertificate *ClientCertificate
 }
 
 // ListenerRef names a listener of a gateway that a service is served on.
@@ -221,6 +226,8 @@ type Upstream struct {
 	// SlowStart ramps the traffic of a new endpoint up over this window;
 	// zero means the default, negative turns it off.
 	SlowStart time.Duration
+	// TLS, when set, makes the cluster speak TLS to the endpoints.
+	TLS *UpstreamTLS
 }
 
 // Endpoint is one backend address with an optional weight (default 1).

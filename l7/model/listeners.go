@@ -31,6 +31,9 @@ type EnvoyListener struct {
 	Target string
 	// RedirectHTTPS: an HTTP listener that redirects every request to https.
 	RedirectHTTPS bool
+	// TLSPolicy and ClientCertificate are the gateway listener's (HTTPS).
+	TLSPolicy         *TLSPolicy
+	ClientCertificate *ClientCertificate
 	// Services are the names of the services served on it, sorted (HTTP and
 	// HTTPS only).
 	Services []string
@@ -121,7 +124,8 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 			out = append(out, EnvoyListener{
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
 				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
-				Tracing: tracingOf(g),
+				Tracing:   tracingOf(g),
+				TLSPolicy: l.TLSPolicy, ClientCertificate: l.ClientCertificate,
 			})
 		}
 	}

@@ -192,6 +192,7 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 	if kind == GRPC {
 		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
 		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs, httpFilters{})})
+		grpcWithoutUpstreamTLS(out)
 		return out
 	}
 	byName := make(map[string]model.Service, len(svcs))
@@ -241,6 +242,7 @@ func (c *Cache) listener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.Jw
 		return e.l
 	}
 	el.TLS = slices.Clone(el.TLS)
+	el.TLSPolicy, el.ClientCertificate = cloneListenerTLS(el.TLSPolicy, el.ClientCertificate)
 	e := &listenerEntry{el: el, f: f, jwt: jwt, l: gatewayListener(el, f, jwt)}
 	c.listeners[key] = e
 	return e.l

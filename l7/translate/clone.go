@@ -59,6 +59,7 @@ func cloneService(s model.Service) model.Service {
 	us := make([]model.Upstream, len(s.Upstreams))
 	for i, u := range s.Upstreams {
 		u.Endpoints = slices.Clone(u.Endpoints)
+		u.TLS = cloneUpstreamTLS(u.TLS)
 		if u.HealthCheck != nil {
 			hc := *u.HealthCheck
 			hc.ExpectedStatuses = slices.Clone(hc.ExpectedStatuses)

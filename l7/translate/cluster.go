@@ -35,6 +35,7 @@ func Clusters(r model.Resolved, group string) []*cluster.Cluster {
 				c.LbPolicy = cluster.Cluster_RING_HASH
 			}
 			applyHealth(c, s, u, sticky[name])
+			c.TransportSocket = upstreamTLS(u)
 			if u.HTTP2 {
 				opts := &upstreamhttp.HttpProtocolOptions{UpstreamProtocolOptions: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig_{
 					ExplicitHttpConfig: &upstreamhttp.HttpProtocolOptions_ExplicitHttpConfig{

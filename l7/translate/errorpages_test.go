@@ -21,12 +21,12 @@ import (
 // none; a listener whose routes have no pages has no filter.
 func TestErrorPagesOnlyWhereAsked(t *testing.T) {
 	hcms, rcs := gatewaySet(t, respResolved(t, respGateway, respSite, respOther))
-	for _, l := range []string{web, tls} {
+	for _, l := range []string{web, webTLS} {
 		if got := filterNames(hcms[l]); len(got) == 0 || got[0] != translate.CustomResponseFilter {
 			t.Errorf("%s filters = %v, want custom_response first", l, got)
 		}
 	}
-	rs := routesByName(rcs[tls])
+	rs := routesByName(rcs[webTLS])
 	cr := perRoute[customresponse.CustomResponse](t, rs["site/main"], translate.CustomResponseFilter)
 	ms := cr.GetCustomResponseMatcher().GetMatcherList().GetMatchers()
 	if len(ms) != 2 {

@@ -84,8 +84,8 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 			l.FilterChains = append(l.FilterChains, &listener.FilterChain{
 				Name:             c.Certificate,
 				FilterChainMatch: &listener.FilterChainMatch{ServerNames: c.ServerNames},
-				Filters:          []*listener.Filter{hcmFilter(el.Name, el.Name, f, jwt)},
-				TransportSocket:  downstreamTLS(c.Certificate),
+				Filters:          []*listener.Filter{forwardClientCert(hcmFilter(el.Name, el.Name, f, jwt), el.ClientCertificate)},
+				TransportSocket:  downstreamTLS(c.Certificate, el),
 			})
 		}
 	case model.TCP:
@@ -101,12 +101,13 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 	return l
 }
 
-func downstreamTLS(secret string) *core.TransportSocket {
+func downstreamTLS(secret string, el model.EnvoyListener) *core.TransportSocket {
 	ctx := &tls.DownstreamTlsContext{CommonTlsContext: &tls.CommonTlsContext{
-		TlsParams:                      &tls.TlsParameters{TlsMinimumProtocolVersion: tls.TlsParameters_TLSv1_2},
+		TlsParams:                      downstreamTLSParams(el.TLSPolicy),
 		TlsCertificateSdsSecretConfigs: []*tls.SdsSecretConfig{{Name: secret, SdsConfig: adsSource()}},
 		AlpnProtocols:                  []string{"h2", "http/1.1"},
 	}}
+	applyClientCertificate(ctx, el.ClientCertificate)
 	return &core.TransportSocket{
 		Name:       wellknown.TransportSocketTLS,
 		ConfigType: &core.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},

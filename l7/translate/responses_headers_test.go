@@ -26,7 +26,7 @@ routes:
   - {name: all, prefix: /, target: u}
 `
 	_, rcs := gatewaySet(t, respResolved(t, respGateway, respSite, respOther, plain))
-	s := routesByName(rcs[tls])
+	s := routesByName(rcs[webTLS])
 	want := map[string]string{
 		"site/api":  "max-age=3600; includeSubDomains|OVERWRITE_IF_EXISTS_OR_ADD",
 		"site/down": "max-age=3600; includeSubDomains|OVERWRITE_IF_EXISTS_OR_ADD",
@@ -56,7 +56,7 @@ routes:
 	if hcms[web].GetLocalReplyConfig() != nil {
 		t.Errorf("the HTTP listener maps local replies: %v", hcms[web].GetLocalReplyConfig())
 	}
-	ms := hcms[tls].GetLocalReplyConfig().GetMappers()
+	ms := hcms[webTLS].GetLocalReplyConfig().GetMappers()
 	if len(ms) != 1 || ms[0].GetFilter().GetExtensionFilter() == nil || len(ms[0].GetHeadersToAdd()) != 1 ||
 		ms[0].GetHeadersToAdd()[0].GetHeader().GetKey() != model.HSTSHeader ||
 		ms[0].GetHeadersToAdd()[0].GetHeader().GetValue() != "%METADATA(ROUTE:tlb:hsts)%" || ms[0].GetStatusCode() != nil {
@@ -68,7 +68,7 @@ routes:
 // on the service's routes only; the other service's routes carry none.
 func TestHeaderRulesOnTheirRoutes(t *testing.T) {
 	_, rcs := gatewaySet(t, respResolved(t, respGateway, respSite, respOther))
-	s := routesByName(rcs[tls])
+	s := routesByName(rcs[webTLS])
 	api := s["site/api"]
 	req := headerMap(api.GetRequestHeadersToAdd())
 	if req["x-env"] != "prod|OVERWRITE_IF_EXISTS_OR_ADD" || req["x-route"] != "api|APPEND_IF_EXISTS_OR_ADD" || len(req) != 2 {

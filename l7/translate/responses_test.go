@@ -108,7 +108,7 @@ func headerMap(hs []*core.HeaderValueOption) map[string]string {
 
 const (
 	web = "http-203.0.113.1-80"
-	tls = "https-203.0.113.1-443"
+	webTLS = "https-203.0.113.1-443"
 )
 
 // TestHTTPSRedirectPerServiceAndRoute: on the HTTP listener the service's
@@ -117,7 +117,7 @@ const (
 // they are served; another service on the same listener is untouched.
 func TestHTTPSRedirectPerServiceAndRoute(t *testing.T) {
 	_, rcs := gatewaySet(t, respResolved(t, respGateway, respSite, respOther))
-	w, s := routesByName(rcs[web]), routesByName(rcs[tls])
+	w, s := routesByName(rcs[web]), routesByName(rcs[webTLS])
 	for _, n := range []string{"site/api", "site/main"} {
 		rd := w[n].GetRedirect()
 		if !rd.GetHttpsRedirect() || rd.GetResponseCode() != route.RedirectAction_MOVED_PERMANENTLY {
@@ -147,7 +147,7 @@ func TestHTTPSRedirectPerServiceAndRoute(t *testing.T) {
 // service's other routes and the other service are served.
 func TestMaintenanceAndDirectResponse(t *testing.T) {
 	_, rcs := gatewaySet(t, respResolved(t, respGateway, respSite, respOther))
-	for _, l := range []string{web, tls} {
+	for _, l := range []string{web, webTLS} {
 		rs := routesByName(rcs[l])
 		down := rs["site/down"]
 		d := down.GetDirectResponse()
@@ -168,13 +168,13 @@ func TestMaintenanceAndDirectResponse(t *testing.T) {
 		if ping.GetStatus() != 200 || ping.GetBody().GetInlineString() != "pong" {
 			t.Errorf("%s site/ping = %v", l, rs["site/ping"].GetAction())
 		}
-		if l == tls && (rs["site/main"].GetRoute() == nil || rs["other/all"].GetRoute() == nil) {
+		if l == webTLS && (rs["site/main"].GetRoute() == nil || rs["other/all"].GetRoute() == nil) {
 			t.Errorf("%s: routes not in maintenance must be served", l)
 		}
 	}
 	// Turning maintenance off is one field: the route is served again.
 	_, rcs = gatewaySet(t, respResolved(t, respGateway, strings.Replace(respSite, "{enabled: true, retryAfter: 120s}", "{enabled: false}", 1), respOther))
-	if rt := routesByName(rcs[tls])["site/down"]; rt.GetRoute().GetCluster() != "site/u" || len(headerMap(rt.GetResponseHeadersToAdd())) != 2 {
+	if rt := routesByName(rcs[webTLS])["site/down"]; rt.GetRoute().GetCluster() != "site/u" || len(headerMap(rt.GetResponseHeadersToAdd())) != 2 {
 		t.Errorf("site/down after maintenance = %v", rt)
 	}
 }
