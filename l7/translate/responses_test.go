@@ -107,7 +107,7 @@ func headerMap(hs []*core.HeaderValueOption) map[string]string {
 }
 
 const (
-	web = "http-203.0.113.1-80"
+	web    = "http-203.0.113.1-80"
 	webTLS = "https-203.0.113.1-443"
 )
 
