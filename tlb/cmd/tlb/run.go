@@ -108,6 +108,9 @@ func run(ctx context.Context, path string, once bool, routerID string, sysctls p
 	if err != nil {
 		return err
 	}
+	// Per-VIP traffic: IPVS's own counters, read at scrape time, for the
+	// services d owns only.
+	srv.Registry.MustRegister(director.NewTrafficCollector(handle, d))
 	routes, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("open route netlink socket: %w", err)
