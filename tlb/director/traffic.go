@@ -41,7 +41,7 @@ type TrafficCollector struct {
 	ipvs  IPVSStats
 	owner Owner
 
-	ok, conns, pktsIn, bytesIn            *prometheus.Desc
+	ok, conns, pktsIn, bytesIn             *prometheus.Desc
 	rsConns, rsActive, rsInactive, rsBytes *prometheus.Desc
 }
 
