@@ -46,7 +46,7 @@ ratelimit-test:
 ## and rules to the metrics our code declares (docs/monitoring.md).
 monitoring-test: deps
 	promtool check rules deploy/monitoring/rules.yaml
-	cd deploy/monitoring && promtool test rules rules_test.yaml
+	promtool test rules tools/monitoring/rules_test.yaml
 	$(GO) test -count=1 ./deploy/monitoring
 
 ## image: the container image every manifest in deploy/ names

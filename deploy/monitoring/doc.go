@@ -4,6 +4,6 @@
 // the code: every metric a dashboard or a rule names is one our code
 // registers, the PrometheusRule says exactly what rules.yaml says, and
 // every alert links to its runbook in docs/monitoring.md. The rules'
-// behaviour is tested by promtool (rules_test.yaml, `make
+// behaviour is tested by promtool (tools/monitoring/rules_test.yaml, `make
 // monitoring-test`). It must not be imported.
 package monitoring
