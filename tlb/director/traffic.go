@@ -3,6 +3,7 @@ package director
 import (
 	"net/netip"
 	"strconv"
+	"sync"
 
 	"github.com/moby/ipvs"
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,7 +13,9 @@ import (
 
 // IPVSStats is the part of IPVS the traffic collector reads: the services
 // with their counters, and each service's real servers with theirs.
-// *ipvs.Handle implements it, and so does every IPVS.
+// *ipvs.Handle implements it. Give the collector a handle of its own: an
+// *ipvs.Handle is one netlink socket, not safe for two goroutines, and the
+// director's reconciles use theirs concurrently with scrapes.
 type IPVSStats interface {
 	GetServices() ([]*ipvs.Service, error)
 	GetDestinations(*ipvs.Service) ([]*ipvs.Destination, error)
@@ -38,6 +41,7 @@ var _ Owner = (*Director)(nil)
 // byte counters are 64-bit): they wrap, which rate() treats as a counter
 // reset.
 type TrafficCollector struct {
+	mu    sync.Mutex // serialises scrapes on the one IPVS handle
 	ipvs  IPVSStats
 	owner Owner
 
@@ -82,6 +86,8 @@ func (c *TrafficCollector) Describe(ch chan<- *prometheus.Desc) {
 // GetDestinations per owned service. A failed read reports
 // tlb_director_ipvs_stats_read_ok 0 and the series read so far.
 func (c *TrafficCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	ok := 1.0
 	if err := c.collect(ch); err != nil {
 		ok = 0
