@@ -8,7 +8,7 @@ export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
         bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s clean image image-test \
-        ratelimit-test
+        ratelimit-test monitoring-test
 
 all: build
 
@@ -25,7 +25,7 @@ demo: deps
 ## test: every test: unit tests on the host, the lab tests inside the VM,
 ## the Kubernetes tests against a real kube-apiserver, the rate limit tests
 ## against the real rate limit service.
-test: deps vet unit-test image-test lab-test k8s-test ratelimit-test
+test: deps vet unit-test monitoring-test image-test lab-test k8s-test ratelimit-test
 
 unit-test:
 	$(GO) test -count=1 ./...
@@ -40,6 +40,14 @@ k8s-test:
 ## envoyproxy/ratelimit service (built once from the module proxy) and Redis.
 ratelimit-test:
 	./tools/ratelimit-test.sh
+
+## monitoring-test: the alert rules through promtool (check, then the
+## unit tests in rules_test.yaml), and the Go tests that hold the dashboards
+## and rules to the metrics our code declares (docs/monitoring.md).
+monitoring-test: deps
+	promtool check rules deploy/monitoring/rules.yaml
+	promtool test rules tools/monitoring/rules_test.yaml
+	$(GO) test -count=1 ./deploy/monitoring
 
 ## image: the container image every manifest in deploy/ names
 ## (ghcr.io/tlbproject/tlb:v0.1.0), built in Go without Docker, as a

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"sync"
+	"time"
 
 	api "github.com/osrg/gobgp/v3/api"
 	"github.com/osrg/gobgp/v3/pkg/server"
@@ -42,6 +43,7 @@ type Speaker struct {
 	passwords []string // per peer, index-aligned with cfg.Peers; never logged
 	log       *slog.Logger
 	metrics   *metrics
+	now       func() time.Time // stamps PeerStatus.Since
 
 	srv   *server.BgpServer
 	paths pathTable
@@ -64,6 +66,9 @@ type PeerStatus struct {
 	// State is the BGP FSM state: idle, connect, active, opensent,
 	// openconfirm or established.
 	State string
+	// Since is when the session entered State (when the peer was added,
+	// for the first state).
+	Since time.Time
 }
 
 // NewSpeaker validates cfg (after applying defaults), reads the peers'
@@ -86,15 +91,20 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 	if err != nil {
 		return nil, err
 	}
-	return &Speaker{
+	s := &Speaker{
 		cfg:       cfg,
 		allowed:   cfg.allowedRanges(),
 		passwords: pws,
 		log:       log,
 		metrics:   m,
+		now:       time.Now,
 		announced: map[netip.Prefix][]byte{},
 		states:    map[string]PeerStatus{},
-	}, nil
+	}
+	if err := registerPeerCollector(reg, s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Start starts GoBGP, installs the import and export policies, then adds
@@ -158,8 +168,11 @@ func (s *Speaker) Stop(ctx context.Context) error {
 	s.srv.Stop()
 	s.started = false
 	s.stateMu.Lock()
+	now := s.now()
 	for addr, st := range s.states {
-		st.State = "idle"
+		if st.State != "idle" {
+			st.State, st.Since = "idle", now
+		}
 		s.states[addr] = st
 		s.metrics.sessionUp.WithLabelValues(addr).Set(0)
 	}
@@ -196,7 +209,11 @@ func (s *Speaker) Established() bool {
 func (s *Speaker) setState(addr string, asn uint32, state string) {
 	s.stateMu.Lock()
 	prev := s.states[addr]
-	s.states[addr] = PeerStatus{Address: addr, ASN: asn, State: state}
+	since := prev.Since
+	if prev.State != state {
+		since = s.now()
+	}
+	s.states[addr] = PeerStatus{Address: addr, ASN: asn, State: state, Since: since}
 	s.stateMu.Unlock()
 	up := 0.0
 	if state == "established" {

@@ -2,7 +2,8 @@
 # deps.sh installs everything the demo and the tests need on a fresh Debian
 # machine, and is quick when it is all there already:
 #   - Debian packages (qemu, busybox-static, kmod, cpio, ipvsadm, iproute2,
-#     bird2, etcd-server, runc and the CNI plugins for the lab node, ...);
+#     bird2, etcd-server, runc and the CNI plugins for the lab node,
+#     prometheus for promtool, ...);
 #   - Debian's stock kernel, fetched with apt-get download and unpacked into
 #     the lab cache (never installed), resolved through linux-image-amd64;
 #   - Go modules (go mod download).
@@ -10,7 +11,7 @@ set -euo pipefail
 
 PKGS=(qemu-system-x86 busybox-static kmod cpio ipvsadm iproute2 bird2
       etcd-server nftables curl openssl procps psmisc redis-server
-      runc containernetworking-plugins util-linux)
+      runc containernetworking-plugins util-linux prometheus)
 CACHE=${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}
 
 missing=()
@@ -26,7 +27,7 @@ fi
 
 # Debian packages start their own daemons where an init system runs; the
 # tests run their own instances per namespace, so stop the packaged ones.
-for svc in bird etcd redis-server; do
+for svc in bird etcd redis-server prometheus; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl stop "$svc" || true
   fi

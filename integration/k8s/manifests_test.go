@@ -132,6 +132,13 @@ func dryRunApply(ctx context.Context, t *testing.T, mapper meta.RESTMapper, dc d
 	t.Helper()
 	gvk := o.GroupVersionKind()
 	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil && gvk.Group == "monitoring.coreos.com" {
+		// deploy/monitoring's PrometheusRule needs the Prometheus
+		// Operator's CRDs, which this API server does not have; promtool
+		// checks its rules (make monitoring-test).
+		t.Logf("%s: %s %s: skipped, no Prometheus Operator CRDs here", from, gvk, o.GetName())
+		return false
+	}
 	if err != nil {
 		t.Errorf("%s: %s %s: no such resource on the API server: %v", from, gvk, o.GetName(), err)
 		return false

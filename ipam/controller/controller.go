@@ -126,6 +126,7 @@ func New(o Options) (*Controller, error) {
 	poolInf := c.dynInformers.ForResource(v1alpha1.VIPPoolResource)
 	clusterInf := c.dynInformers.ForResource(v1alpha1.L4ClusterResource)
 	c.pools, c.clusters = poolInf.Lister(), clusterInf.Lister()
+	registerPoolCollector(o.Registry, c)
 	for _, inf := range []cache.SharedIndexInformer{poolInf.Informer(), clusterInf.Informer()} {
 		if _, err := inf.AddEventHandler(onCRD); err != nil {
 			return nil, fmt.Errorf("watch VIPPools and L4Clusters: %w", err)

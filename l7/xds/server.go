@@ -103,6 +103,7 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 	}
 	s.cache = cachev3.NewSnapshotCache(true, nodeKey{}, cacheLogger{log})
 	s.streams = newStreamLog(s)
+	registerStreamCollector(reg, s.streams, opts.Group)
 	s.metrics.generation.WithLabelValues(s.generation, opts.Group).Set(1)
 	s.xds = serverv3.NewServer(ctx, s.cache, s.streams)
 	return s

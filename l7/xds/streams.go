@@ -25,6 +25,7 @@ type streamLog struct {
 	mu   sync.Mutex
 	sent map[int64]map[string]sentResponse // stream -> type -> last response
 	ids  map[int64]Identity                // stream -> who the transport says it is
+	seen map[int64]*streamSeen             // stream -> node, ACKs, NACKs (streammetrics.go)
 }
 
 type sentResponse struct{ nonce, version string }
@@ -90,6 +91,7 @@ func (c *streamLog) closed(id int64) {
 	c.mu.Lock()
 	delete(c.sent, id)
 	delete(c.ids, id)
+	delete(c.seen, id)
 	c.mu.Unlock()
 }
 
@@ -125,6 +127,7 @@ func (c *streamLog) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) e
 	if err := c.admit(id, req.GetNode()); err != nil {
 		return err
 	}
+	c.noteRequest(id, req)
 	if req.GetErrorDetail() == nil {
 		return nil
 	}

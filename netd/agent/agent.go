@@ -81,6 +81,7 @@ func (a *Agent) Reconcile() (netd.Result, error) {
 	}
 	start := a.now()
 	res, err := a.rec.Reconcile(a.current.Gateway)
+	a.metrics.vips.observe(a.current.Gateway, res, err)
 	a.metrics.ReconcileDuration.Observe(a.now().Sub(start).Seconds())
 	a.metrics.KernelWrites.Add(float64(res.Writes))
 	if err != nil {
@@ -129,6 +130,8 @@ type Metrics struct {
 	ReconcileDuration prometheus.Histogram
 	KernelWrites      prometheus.Counter
 	ConfigErrors      prometheus.Counter
+
+	vips *vipBound // netd_vip_bound{vip}
 }
 
 // NewMetrics creates the metrics and registers them on reg.
@@ -150,7 +153,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		ConfigErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "netd_config_errors_total", Help: "Configuration files rejected as invalid.",
 		}),
+		vips: newVIPBound(),
 	}
-	reg.MustRegister(m.VIPsBound, m.ReconcileErrors, m.ReconcileDuration, m.KernelWrites, m.ConfigErrors)
+	reg.MustRegister(m.VIPsBound, m.ReconcileErrors, m.ReconcileDuration, m.KernelWrites, m.ConfigErrors, m.vips.gauge)
 	return m
 }

@@ -108,6 +108,15 @@ func run(ctx context.Context, path string, once bool, routerID string, sysctls p
 	if err != nil {
 		return err
 	}
+	// Per-VIP traffic: IPVS's own counters, read at scrape time, for the
+	// services d owns only, on a socket of its own (an IPVS handle is one
+	// netlink socket and must not serve two goroutines at once).
+	stats, err := ipvs.New("")
+	if err != nil {
+		return fmt.Errorf("open IPVS netlink socket for traffic metrics: %w", err)
+	}
+	defer stats.Close()
+	srv.Registry.MustRegister(director.NewTrafficCollector(stats, d))
 	routes, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("open route netlink socket: %w", err)
