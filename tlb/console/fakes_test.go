@@ -72,8 +72,13 @@ func testComponents() []Component {
 // status and body.
 func get(t *testing.T, api APISource, comps ComponentSource, path string) (int, string) {
 	t.Helper()
-	h, err := NewHandler(Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: func() time.Time { return time.Unix(1700000100, 0) }},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return getWith(t, Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: func() time.Time { return time.Unix(1700000100, 0) }}, path)
+}
+
+// getWith serves one request to a console over col.
+func getWith(t *testing.T, col Collector, path string) (int, string) {
+	t.Helper()
+	h, err := NewHandler(col, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,22 +77,24 @@ func consoleCommand(args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := serveConsole(ctx, *listen, col, log); err != nil {
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "tlb console: listen for the console on %s: %v\n", *listen, err)
+		return 1
+	}
+	if err := serveConsole(ctx, ln, col, log); err != nil {
 		log.Error("tlb console failed", "err", err)
 		return 1
 	}
 	return 0
 }
 
-// serveConsole serves the page on addr until ctx ends.
-func serveConsole(ctx context.Context, addr string, col console.Collector, log *slog.Logger) error {
+// serveConsole serves the page on ln until ctx ends.
+func serveConsole(ctx context.Context, ln net.Listener, col console.Collector, log *slog.Logger) error {
 	h, err := console.NewHandler(col, log)
 	if err != nil {
+		_ = ln.Close()
 		return err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen for the console on %s: %w", addr, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	log.Info("serving the console", "addr", ln.Addr().String(), "kubernetes", col.API != nil)
