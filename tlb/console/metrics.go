@@ -24,6 +24,7 @@ const (
 	metricCertExpiry     = "tlb_l7_certificate_expiry_days"
 	metricNACKs          = "tlb_l7_xds_nacks_total"
 	metricConfigProblems = "tlb_l7_config_problems"
+	metricL7Rejected     = "tlb_l7_snapshot_rejected_total"
 	// prefixVIP starts the director's per-VIP series; each carries a vip
 	// label. Another part of the project adds IPVS's counters there.
 	prefixVIP = "tlb_director_vip_"
@@ -47,7 +48,7 @@ func applyMetrics(c *Component, r io.Reader) error {
 		c.RealServers = append(c.RealServers, RealServer{Address: label(m, "real_server"), Up: value(m) == 1})
 	}
 	slices.SortFunc(c.RealServers, func(a, b RealServer) int { return cmp.Compare(a.Address, b.Address) })
-	c.Rejected = sum(fams[metricDirRejected]) + sum(fams[metricNetdRejected])
+	c.Rejected = sum(fams[metricDirRejected]) + sum(fams[metricNetdRejected]) + sum(fams[metricL7Rejected])
 	if f, ok := fams[metricNetdBound]; ok {
 		c.VIPsBound = sum(f)
 	}

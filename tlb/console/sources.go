@@ -133,7 +133,8 @@ type Component struct {
 	// Traffic are the director's per-VIP series (tlb_director_vip_*),
 	// by VIP; empty when the director does not export them.
 	Traffic map[string][]Sample
-	// Rejected counts rejected configs (director and netd files).
+	// Rejected counts rejected configs: the director's and netd's files,
+	// the L7 server's resource sets that failed validation.
 	Rejected float64
 	// Bound are the VIPs netd has bound (when it exports them per VIP).
 	Bound []string

@@ -60,8 +60,10 @@ type DirectorVIP struct {
 	HasGTM     bool
 	SessionsUp int
 	Sessions   int
-	// Announcing: ready, GTM up (or no GTM) and a BGP session established.
+	// Announcing: ready, a BGP session established, prefixes announced,
+	// and GTM up (or no health checks).
 	Announcing bool
+	announced  float64
 	Traffic    []Sample
 	// RealServers are the director's real servers and their health.
 	RealServers []RealServer
@@ -197,7 +199,7 @@ func vipRows(s Snapshot) []VIPRow {
 		}
 		for i := range r.Directors {
 			d := &r.Directors[i]
-			d.Announcing = d.Ready && d.SessionsUp > 0 && (!d.HasGTM || d.GTM.Up)
+			d.Announcing = d.Ready && d.SessionsUp > 0 && d.announced > 0 && (!d.HasGTM || d.GTM.Up)
 			if d.HasGTM && d.GTM.Up {
 				r.Up++
 			} else if d.HasGTM {
@@ -219,7 +221,7 @@ func directorVIP(r *VIPRow, c Component) *DirectorVIP {
 			return &r.Directors[i]
 		}
 	}
-	d := DirectorVIP{Name: c.Name, Ready: c.Ready, Sessions: len(c.Sessions), RealServers: c.RealServers}
+	d := DirectorVIP{Name: c.Name, Ready: c.Ready, Sessions: len(c.Sessions), RealServers: c.RealServers, announced: c.Announced}
 	for _, s := range c.Sessions {
 		if s.Established {
 			d.SessionsUp++
