@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/tlbproject/tlb/tlb/status"
 )
 
 // Collector asks every source at once, each within Timeout.
@@ -11,8 +13,11 @@ type Collector struct {
 	// API is nil in file mode (no Kubernetes).
 	API        APISource
 	Components ComponentSource
-	Timeout    time.Duration
-	Now        func() time.Time
+	// IPVS is nil unless the console runs on a director and may read its
+	// kernel.
+	IPVS    IPVSReader
+	Timeout time.Duration
+	Now     func() time.Time
 }
 
 // Snapshot is what the sources said at one moment.
@@ -23,6 +28,11 @@ type Snapshot struct {
 	// APIErr says why the API server could not be read ("" when it was).
 	APIErr     string
 	Components []Component
+	// HasIPVS is set when the local kernel's IPVS was a source; IPVSErr
+	// says why it could not be read.
+	HasIPVS bool
+	IPVS    []status.Service
+	IPVSErr string
 }
 
 // Collect reads every source. A source that fails or runs out of time
@@ -46,6 +56,17 @@ func (c Collector) Collect(ctx context.Context) Snapshot {
 				return
 			}
 			s.API = st
+		})
+	}
+	if c.IPVS != nil {
+		s.HasIPVS = true
+		wg.Go(func() {
+			svcs, err := c.IPVS.ReadIPVS(ctx)
+			if err != nil {
+				s.IPVSErr = err.Error()
+				return
+			}
+			s.IPVS = svcs
 		})
 	}
 	if c.Components != nil {

@@ -29,6 +29,9 @@ func problems(s Snapshot, vips []VIPRow) []Problem {
 	if s.APIErr != "" {
 		add("api", "API server", "unreachable: %s", s.APIErr)
 	}
+	if s.IPVSErr != "" {
+		add("ipvs", "local IPVS", "unreadable: %s", s.IPVSErr)
+	}
 	for _, c := range s.Components {
 		src := string(c.Role) + " " + c.Name
 		if c.Err != "" {

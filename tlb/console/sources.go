@@ -3,6 +3,8 @@ package console
 import (
 	"context"
 	"time"
+
+	"github.com/tlbproject/tlb/tlb/status"
 )
 
 // APISource reads what the API server knows. It returns an error when
@@ -17,6 +19,13 @@ type APISource interface {
 // Component (Err), not as an error of the whole source.
 type ComponentSource interface {
 	ReadComponents(ctx context.Context) []Component
+}
+
+// IPVSReader reads the IPVS services of the host the console runs on
+// (tlb/status.Read over a netlink handle: real servers with weights and
+// connection counts), for a console run on a director.
+type IPVSReader interface {
+	ReadIPVS(ctx context.Context) ([]status.Service, error)
 }
 
 // APIState is the part of the API server the console shows.

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 	"time"
+
+	"github.com/tlbproject/tlb/tlb/status"
 )
 
 // View is the page's data: a Snapshot arranged into panels.
@@ -21,6 +23,10 @@ type View struct {
 	Leases            []Lease
 	GatewaysInstalled bool
 	Gateways          []Gateway
+	// HasIPVS and IPVSErr: whether the local kernel was read, and why
+	// not when it failed.
+	HasIPVS bool
+	IPVSErr string
 }
 
 // EnvironmentRow is one environment of the inventory with its clusters.
@@ -50,6 +56,9 @@ type VIPRow struct {
 	Certificates []Certificate
 	// Up and Down count the directors whose GTM answer is up or down.
 	Up, Down int
+	// IPVS are the local kernel's IPVS services of the VIP (real servers
+	// with weight, forwarding and connections).
+	IPVS []status.Service
 }
 
 // DirectorVIP is what one director says about one VIP.
@@ -75,7 +84,7 @@ const expiringDays = 14
 // BuildView arranges s into the page's panels.
 func BuildView(s Snapshot) View {
 	v := View{Taken: s.Taken, FileMode: s.FileMode, APIErr: s.APIErr, Events: s.API.Events, Leases: s.API.Leases,
-		GatewaysInstalled: s.API.GatewaysInstalled, Gateways: s.API.Gateways}
+		GatewaysInstalled: s.API.GatewaysInstalled, Gateways: s.API.Gateways, HasIPVS: s.HasIPVS, IPVSErr: s.IPVSErr}
 	v.Components = slices.Clone(s.Components)
 	slices.SortStableFunc(v.Components, func(a, b Component) int { return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name)) })
 	v.Inventory = inventory(s.API)
@@ -175,6 +184,11 @@ func vipRows(s Snapshot) []VIPRow {
 			if r := row(a); r != nil {
 				r.BoundOn = append(r.BoundOn, c.Name)
 			}
+		}
+	}
+	for _, svc := range s.IPVS {
+		if r := row(svc.VIP); r != nil {
+			r.IPVS = append(r.IPVS, svc)
 		}
 	}
 	pools := poolPrefixes(s.API.Pools)

@@ -15,8 +15,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/tlb/config"
 	"github.com/tlbproject/tlb/tlb/console"
+	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/kube"
+	"github.com/tlbproject/tlb/tlb/status"
 )
 
 // endpointsFlag collects repeated NAME=URL flags of one role.
@@ -49,6 +53,8 @@ func consoleCommand(args []string, stderr io.Writer) int {
 	leaseNS := fs.String("lease-namespace", "tlb-system", "namespace whose Leases (leader election) are shown")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long one page waits for its sources; a source that takes longer shows a banner")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	localIPVS := fs.Bool("ipvs", false, "also read this host's IPVS (as `tlb status` does; on a director, as root): real servers with weights and connections")
+	runtimeDir := fs.String("runtime-dir", config.DefaultRuntimeDir, "with --ipvs: directory of the director's ownership record")
 	var eps []console.Endpoint
 	fs.Var(endpointsFlag{console.RoleDirector, &eps}, "director", "NAME=URL of a director's obs listener (metricsAddress), repeatable")
 	fs.Var(endpointsFlag{console.RoleNetd, &eps}, "netd", "NAME=URL of a netd's obs listener, repeatable")
@@ -67,6 +73,9 @@ func consoleCommand(args []string, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	col := console.Collector{Components: console.HTTPComponents{Endpoints: eps, Client: &http.Client{}}, Timeout: *timeout, Now: time.Now}
+	if *localIPVS {
+		col.IPVS = kernelIPVS{runtimeDir: *runtimeDir}
+	}
 	if *kubeconfig != "" || *inCluster {
 		c, err := kube.NewClients(*kubeconfig, *inCluster, "tlb-console")
 		if err != nil {
@@ -87,6 +96,23 @@ func consoleCommand(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// kernelIPVS reads this host's IPVS services as `tlb status` does, with a
+// netlink handle opened per page.
+type kernelIPVS struct{ runtimeDir string }
+
+func (k kernelIPVS) ReadIPVS(context.Context) ([]status.Service, error) {
+	rec, err := director.LoadRecord(k.runtimeDir)
+	if err != nil {
+		return nil, err
+	}
+	h, err := ipvs.New("")
+	if err != nil {
+		return nil, fmt.Errorf("open IPVS netlink socket: %w", err)
+	}
+	defer h.Close()
+	return status.Read(h, rec.Owns)
 }
 
 // serveConsole serves the page on ln until ctx ends.

@@ -18,7 +18,7 @@ const usage = `usage:
   tlb run --config FILE [--log-level info] [--once]
   tlb status [--json] [--runtime-dir /run/tlb]
   tlb console [--listen 127.0.0.1:8480] [--kubeconfig FILE | --in-cluster]
-              [--director NAME=URL]... [--netd NAME=URL]... [--l7 NAME=URL]...
+              [--director NAME=URL]... [--netd NAME=URL]... [--l7 NAME=URL]... [--ipvs]
 `
 
 func main() {
