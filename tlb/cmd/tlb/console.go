@@ -107,6 +107,10 @@ func (k kernelIPVS) ReadIPVS(context.Context) ([]status.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Without the ip_vs module the netlink dump lists nothing: say so.
+	if err := director.CheckKernel(director.ProcSys{}); err != nil {
+		return nil, err
+	}
 	h, err := ipvs.New("")
 	if err != nil {
 		return nil, fmt.Errorf("open IPVS netlink socket: %w", err)
