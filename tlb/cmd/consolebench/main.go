@@ -50,7 +50,7 @@ func run(w io.Writer, vips, directors, rounds int) error {
 	var size int
 	for i := 0; i <= rounds; i++ {
 		start := time.Now()
-		n, err := load(srv.URL + "/")
+		n, err := load(srv.URL+"/", vips)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func run(w io.Writer, vips, directors, rounds int) error {
 	return nil
 }
 
-func load(url string) (int, error) {
+func load(url string, vips int) (int, error) {
 	resp, err := http.Get(url)
 	if err != nil {
 		return 0, err
@@ -80,8 +80,8 @@ func load(url string) (int, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
 	}
-	if !strings.Contains(string(b), "VIPs (") {
-		return 0, fmt.Errorf("GET %s: not the inventory page", url)
+	if !strings.Contains(string(b), fmt.Sprintf("VIPs (%d)", vips)) {
+		return 0, fmt.Errorf("GET %s: not the inventory page of %d VIPs", url, vips)
 	}
 	return len(b), nil
 }
