@@ -30,8 +30,11 @@ type Handler struct {
 }
 
 // NewHandler returns the console's HTTP handler reading src on every
-// request.
+// request; log (nil: discard) gets render failures.
 func NewHandler(src Snapshotter, log *slog.Logger) (*Handler, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	t, err := template.New("console").Funcs(template.FuncMap{
 		"ts":    func(t time.Time) string { return fmtTime(t) },
 		"pct":   percent,
@@ -58,7 +61,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	v := BuildView(h.src.Collect(r.Context()))
-	h.render(w, "index", v)
+	h.render(w, http.StatusOK, "index", v)
 }
 
 // vipPage is the data of /vip/{ip}.
@@ -82,14 +85,17 @@ func (h *Handler) serveVIP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
+	code := http.StatusOK
 	if !p.Found {
-		w.WriteHeader(http.StatusNotFound)
+		code = http.StatusNotFound
 		p.VIP.Address = addr.String()
 	}
-	h.render(w, "vip", p)
+	h.render(w, code, "vip", p)
 }
 
-func (h *Handler) render(w http.ResponseWriter, name string, data any) {
+// render executes the template into a buffer first, so that a failure
+// is a clean 500 rather than half a page.
+func (h *Handler) render(w http.ResponseWriter, code int, name string, data any) {
 	var buf bytes.Buffer
 	if err := h.tmpl.ExecuteTemplate(&buf, name, data); err != nil {
 		h.log.Error("render console page", "page", name, "err", err)
@@ -97,6 +103,7 @@ func (h *Handler) render(w http.ResponseWriter, name string, data any) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
 }
 
