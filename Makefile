@@ -7,7 +7,7 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s clean image image-test \
+        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console clean image image-test \
         ratelimit-test monitoring-test
 
 all: build
@@ -70,7 +70,7 @@ fmt:
 lint: deps
 	./tools/lint.sh
 
-bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s
+bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console
 
 bench-l4: deps
 	./tools/bench-l4.sh
@@ -90,6 +90,12 @@ bench-authz: deps
 
 bench-k8s: deps
 	./tools/bench-k8s.sh
+
+## bench-console: the console's inventory page (GET /) with 1,000 VIPs from
+## fake sources over loopback HTTP; BENCH console_page_ms_1000_vips (goal
+## under 300 ms).
+bench-console: deps
+	$(GO) run ./tlb/cmd/consolebench -vips 1000
 
 clean:
 	rm -rf .cache

@@ -275,8 +275,9 @@ func TestKustomizeConfigMapReferences(t *testing.T) {
 }
 
 // TestKustomizeOverlayAll: deploy/overlays/all builds exactly the objects
-// of deploy/ (the L4 tier) and deploy/envoy (the L7 tier), and deploy/ holds
-// nothing of deploy/envoy, as docs/kubernetes.md says.
+// of deploy/ (the L4 tier), deploy/envoy (the L7 tier) and deploy/console
+// (the read-only console), and deploy/ holds nothing of deploy/envoy or
+// deploy/console, as docs/kubernetes.md says.
 func TestKustomizeOverlayAll(t *testing.T) {
 	byDir := map[string]map[string]bool{}
 	for _, b := range buildDeploy(t) {
@@ -286,14 +287,19 @@ func TestKustomizeOverlayAll(t *testing.T) {
 		}
 		byDir[b.dir] = set
 	}
-	l4, l7, all := byDir["deploy"], byDir["deploy/envoy"], byDir["deploy/overlays/all"]
+	l4, l7, console, all := byDir["deploy"], byDir["deploy/envoy"], byDir["deploy/console"], byDir["deploy/overlays/all"]
 	for k := range l7 {
 		if l4[k] {
 			t.Errorf("deploy/ (the L4 tier) builds %s of deploy/envoy", k)
 		}
 	}
+	for k := range console {
+		if l4[k] {
+			t.Errorf("deploy/ (the L4 tier) builds %s of deploy/console", k)
+		}
+	}
 	want := map[string]bool{}
-	for _, set := range []map[string]bool{l4, l7} {
+	for _, set := range []map[string]bool{l4, l7, console} {
 		for k := range set {
 			want[k] = true
 		}
@@ -305,7 +311,7 @@ func TestKustomizeOverlayAll(t *testing.T) {
 	}
 	for k := range all {
 		if !want[k] {
-			t.Errorf("deploy/overlays/all builds %s, which neither deploy/ nor deploy/envoy builds", k)
+			t.Errorf("deploy/overlays/all builds %s, which none of deploy/, deploy/envoy and deploy/console builds", k)
 		}
 	}
 	if len(all) < 20 {

@@ -2,9 +2,10 @@
 // IPVS from a YAML file and keeps it in step with the file, probes the
 // real servers (`health:`), announces the VIP ranges over BGP while ready
 // (`bgp:`), and on SIGTERM withdraws, drains with IPVS in place and exits;
-// `tlb status` prints what the kernel holds. main only wires; the logic
-// lives in tlb/config, tlb/agent, tlb/director, tlb/health, bgp and
-// tlb/status.
+// `tlb status` prints what the kernel holds; `tlb console` serves the
+// read-only operations page. main only wires; the logic lives in
+// tlb/config, tlb/agent, tlb/director, tlb/health, bgp, tlb/status and
+// tlb/console.
 package main
 
 import (
@@ -16,6 +17,8 @@ import (
 const usage = `usage:
   tlb run --config FILE [--log-level info] [--once]
   tlb status [--json] [--runtime-dir /run/tlb]
+  tlb console [--listen 127.0.0.1:8480] [--kubeconfig FILE | --in-cluster]
+              [--director NAME=URL]... [--netd NAME=URL]... [--l7 NAME=URL]... [--ipvs]
 `
 
 func main() {
@@ -32,6 +35,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return runCommand(args[1:], stderr)
 	case "status":
 		return statusCommand(args[1:], stdout, stderr)
+	case "console":
+		return consoleCommand(args[1:], stderr)
 	case "-h", "--help", "help":
 		_, _ = fmt.Fprint(stdout, usage)
 		return 0

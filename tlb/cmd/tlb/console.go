@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/tlb/config"
+	"github.com/tlbproject/tlb/tlb/console"
+	"github.com/tlbproject/tlb/tlb/director"
+	"github.com/tlbproject/tlb/tlb/kube"
+	"github.com/tlbproject/tlb/tlb/status"
+)
+
+// endpointsFlag collects repeated NAME=URL flags of one role.
+type endpointsFlag struct {
+	role console.Role
+	eps  *[]console.Endpoint
+}
+
+func (f endpointsFlag) String() string { return "" }
+
+func (f endpointsFlag) Set(v string) error {
+	name, raw, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=URL, e.g. node-1=http://10.0.0.1:9100", v)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q: %q is not an http(s) URL", v, raw)
+	}
+	*f.eps = append(*f.eps, console.Endpoint{Role: f.role, Name: name, URL: raw})
+	return nil
+}
+
+func consoleCommand(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tlb console", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:8480", "address to serve the page on; loopback by default (reach it with kubectl port-forward)")
+	kubeconfig := fs.String("kubeconfig", "", "read the API server of this kubeconfig")
+	inCluster := fs.Bool("in-cluster", false, "read the API server of the pod's service account")
+	leaseNS := fs.String("lease-namespace", "tlb-system", "namespace whose Leases (leader election) are shown")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long one page waits for its sources; a source that takes longer shows a banner")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	localIPVS := fs.Bool("ipvs", false, "also read this host's IPVS (as `tlb status` does; on a director, as root): real servers with weights and connections")
+	runtimeDir := fs.String("runtime-dir", config.DefaultRuntimeDir, "with --ipvs: directory of the director's ownership record")
+	var eps []console.Endpoint
+	fs.Var(endpointsFlag{console.RoleDirector, &eps}, "director", "NAME=URL of a director's obs listener (metricsAddress), repeatable")
+	fs.Var(endpointsFlag{console.RoleNetd, &eps}, "netd", "NAME=URL of a netd's obs listener, repeatable")
+	fs.Var(endpointsFlag{console.RoleL7, &eps}, "l7", "NAME=URL of an l7 server's metrics listener, repeatable")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		_, _ = fmt.Fprintf(stderr, "tlb console: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		_, _ = fmt.Fprintf(stderr, "tlb console: --log-level: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	col := console.Collector{Components: console.HTTPComponents{Endpoints: eps, Client: &http.Client{}}, Timeout: *timeout, Now: time.Now}
+	if *localIPVS {
+		col.IPVS = kernelIPVS{runtimeDir: *runtimeDir}
+	}
+	if *kubeconfig != "" || *inCluster {
+		c, err := kube.NewClients(*kubeconfig, *inCluster, "tlb-console")
+		if err != nil {
+			_, _ = fmt.Fprintf(stderr, "tlb console: %v\n", err)
+			return 1
+		}
+		col.API = console.KubeSource{Kube: c.Kube, Dynamic: c.Dynamic, LeaseNamespace: *leaseNS}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "tlb console: listen for the console on %s: %v\n", *listen, err)
+		return 1
+	}
+	if err := serveConsole(ctx, ln, col, log); err != nil {
+		log.Error("tlb console failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// kernelIPVS reads this host's IPVS services as `tlb status` does, with a
+// netlink handle opened per page.
+type kernelIPVS struct{ runtimeDir string }
+
+func (k kernelIPVS) ReadIPVS(context.Context) ([]status.Service, error) {
+	rec, err := director.LoadRecord(k.runtimeDir)
+	if err != nil {
+		return nil, err
+	}
+	// Without the ip_vs module the netlink dump lists nothing: say so.
+	if err := director.CheckKernel(director.ProcSys{}); err != nil {
+		return nil, err
+	}
+	h, err := ipvs.New("")
+	if err != nil {
+		return nil, fmt.Errorf("open IPVS netlink socket: %w", err)
+	}
+	defer h.Close()
+	return status.Read(h, rec.Owns)
+}
+
+// serveConsole serves the page on ln until ctx ends.
+func serveConsole(ctx context.Context, ln net.Listener, col console.Collector, log *slog.Logger) error {
+	h, err := console.NewHandler(col, log)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	log.Info("serving the console", "addr", ln.Addr().String(), "kubernetes", col.API != nil)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("stop the console: %w", err)
+	}
+	if err := <-done; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

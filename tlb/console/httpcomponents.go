@@ -1,0 +1,115 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// maxBody bounds what the console reads from one endpoint.
+const maxBody = 32 << 20
+
+// Endpoint is the obs listener of one component, e.g.
+// {RoleDirector, "node-1", "http://10.0.0.1:9100"}.
+type Endpoint struct {
+	Role Role
+	Name string
+	URL  string
+}
+
+// HTTPComponents reads each endpoint's /readyz, /metrics and, for a
+// director, /vip/ (its GTM answer) with Client.
+type HTTPComponents struct {
+	Endpoints []Endpoint
+	Client    *http.Client
+}
+
+// ReadComponents implements ComponentSource: every endpoint at once, in
+// the order given.
+func (h HTTPComponents) ReadComponents(ctx context.Context) []Component {
+	out := make([]Component, len(h.Endpoints))
+	var wg sync.WaitGroup
+	for i, ep := range h.Endpoints {
+		wg.Go(func() { out[i] = h.read(ctx, ep) })
+	}
+	wg.Wait()
+	return out
+}
+
+func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
+	c := Component{Role: ep.Role, Name: ep.Name, URL: ep.URL, VIPsBound: -1}
+	base := strings.TrimRight(ep.URL, "/")
+	code, body, err := h.get(ctx, base+"/readyz")
+	if err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	c.Ready = code == http.StatusOK
+	if !c.Ready {
+		c.ReadyReason = strings.TrimSpace(body)
+	}
+	code, body, err = h.get(ctx, base+"/metrics")
+	switch {
+	case err != nil:
+		c.Err = err.Error()
+		return c
+	case code != http.StatusOK:
+		c.Err = fmt.Sprintf("GET /metrics: HTTP %d", code)
+		return c
+	}
+	if err := applyMetrics(&c, strings.NewReader(body)); err != nil {
+		c.Err = fmt.Sprintf("GET /metrics: %v", err)
+		return c
+	}
+	if ep.Role == RoleDirector {
+		code, body, err = h.get(ctx, base+"/vip/")
+		switch {
+		case err != nil:
+			c.Err = err.Error()
+		case code == http.StatusOK:
+			c.GTM = parseGTM(body)
+		}
+		// 404: the director has no health checks, so no GTM answer.
+	}
+	return c
+}
+
+func (h HTTPComponents) get(ctx context.Context, url string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", fmt.Errorf("GET %s: %w", url, err)
+	}
+	client := h.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return 0, "", fmt.Errorf("GET %s: read body: %w", url, err)
+	}
+	return resp.StatusCode, string(b), nil
+}
+
+// parseGTM reads the director's /vip/ body: one line per VIP,
+// "203.0.113.10 up healthy=2 total=2 ...".
+func parseGTM(body string) map[string]GTMAnswer {
+	out := map[string]GTMAnswer{}
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 {
+			continue
+		}
+		out[f[0]] = GTMAnswer{Up: f[1] == "up", Line: sc.Text()}
+	}
+	return out
+}

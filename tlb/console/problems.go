@@ -1,0 +1,88 @@
+package console
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Problem is one thing an operator should look at.
+type Problem struct {
+	// Source is where it was seen: "api", or a component's role and name.
+	Source string
+	// Object is what it is about (a VIP, a Service, a peer, a pool).
+	Object string
+	What   string
+}
+
+// poolFullPercent is the use above which a pool is a problem.
+const poolFullPercent = 90
+
+// problems lists, in a stable order: the sources that could not be read,
+// components not ready, BGP sessions down, rejected configs, NACKs and
+// L7 config problems, certificates near expiry, VIPs down for GTM, pools
+// nearly full, and the Warning Events of the API server.
+func problems(s Snapshot, vips []VIPRow) []Problem {
+	var out []Problem
+	add := func(src, obj, format string, args ...any) {
+		out = append(out, Problem{Source: src, Object: obj, What: fmt.Sprintf(format, args...)})
+	}
+	if s.APIErr != "" {
+		add("api", "API server", "unreachable: %s", s.APIErr)
+	}
+	if s.IPVSErr != "" {
+		add("ipvs", "local IPVS", "unreadable: %s", s.IPVSErr)
+	}
+	for _, c := range s.Components {
+		src := string(c.Role) + " " + c.Name
+		if c.Err != "" {
+			add(src, c.URL, "unreachable: %s", c.Err)
+			continue
+		}
+		if !c.Ready {
+			add(src, c.Name, "not ready: %s", c.ReadyReason)
+		}
+		for _, ss := range c.Sessions {
+			if !ss.Established {
+				add(src, "peer "+ss.Peer, "BGP session down")
+			}
+		}
+		if c.Rejected > 0 {
+			add(src, "config", "%g configuration(s) rejected since start; the last good one is in force", c.Rejected)
+		}
+		for _, n := range c.NACKs {
+			add(src, n.Labels, "%g xDS NACK(s)", n.Value)
+		}
+		if c.ConfigProblems > 0 {
+			add(src, "L7 config", "%g problem(s) in the last published config", c.ConfigProblems)
+		}
+		for _, ct := range c.Certificates {
+			if ct.DaysLeft < expiringDays {
+				add(src, "certificate "+ct.Name, "expires in %.1f days", ct.DaysLeft)
+			}
+		}
+	}
+	for _, v := range vips {
+		if v.Down > 0 {
+			var names []string
+			for _, d := range v.Directors {
+				if d.HasGTM && !d.GTM.Up {
+					names = append(names, d.Name)
+				}
+			}
+			add("gtm", "VIP "+v.Address, "down for GTM on %s", strings.Join(names, ", "))
+		}
+	}
+	for _, p := range s.API.Pools {
+		if total := p.Used + p.Free; total > 0 && p.Used*100 > total*poolFullPercent {
+			add("api", "VIPPool "+p.Name, "%d of %d addresses used (over %d%%)", p.Used, total, poolFullPercent)
+		}
+	}
+	for _, e := range s.API.Events {
+		obj := e.Kind + " " + e.Name
+		if e.Namespace != "" {
+			obj = e.Kind + " " + e.Namespace + "/" + e.Name
+		}
+		add("event", obj, "%s: %s (x%d)", e.Reason, e.Message, e.Count)
+	}
+	return out
+}

@@ -1,0 +1,47 @@
+package console
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestProblems(t *testing.T) {
+	tests := map[string]struct {
+		snap Snapshot
+		want string // Source | Object | What of one problem
+	}{
+		"API server down": {Snapshot{APIErr: "connection refused"}, "api|API server|unreachable: connection refused"},
+		"component down": {Snapshot{Components: []Component{{Role: RoleNetd, Name: "gw-a", URL: "http://x:9101", Err: "timeout"}}},
+			"netd gw-a|http://x:9101|unreachable: timeout"},
+		"config rejected": {Snapshot{Components: []Component{{Role: RoleDirector, Name: "d", Ready: true, Rejected: 2}}},
+			"director d|config|2 configuration(s) rejected since start; the last good one is in force"},
+		"L7 config problems": {Snapshot{Components: []Component{{Role: RoleL7, Name: "e", Ready: true, ConfigProblems: 3}}},
+			"l7 e|L7 config|3 problem(s) in the last published config"},
+		"expired certificate": {Snapshot{Components: []Component{{Role: RoleL7, Name: "e", Ready: true, Certificates: []Certificate{{"a.b.c", -1}}}}},
+			"l7 e|certificate a.b.c|expires in -1.0 days"},
+		"pool over 90%": {Snapshot{API: APIState{Pools: []Pool{{Name: "p", Used: 15, Free: 1}}}}, "api|VIPPool p|15 of 16 addresses used (over 90%)"},
+		"cluster-scoped event": {Snapshot{API: APIState{Events: []Event{{Kind: "VIPPool", Name: "p", Reason: "PoolExhausted", Message: "no address left", Count: 1}}}},
+			"event|VIPPool p|PoolExhausted: no address left (x1)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			v := BuildView(tc.snap)
+			var got []string
+			for _, p := range v.Problems {
+				got = append(got, p.Source+"|"+p.Object+"|"+p.What)
+			}
+			found := false
+			for _, g := range got {
+				found = found || g == tc.want
+			}
+			if !found {
+				t.Errorf("problems:\n%s\nwant %q among them", strings.Join(got, "\n"), tc.want)
+			}
+		})
+	}
+	healthy := BuildView(Snapshot{API: APIState{Pools: []Pool{{Name: "p", Used: 9, Free: 1}}},
+		Components: []Component{{Role: RoleDirector, Name: "d", Ready: true, Sessions: []BGPSession{{"198.18.1.1", true}}, Certificates: []Certificate{{"c", 30}}}}})
+	if len(healthy.Problems) != 0 {
+		t.Errorf("a healthy fleet (pool at 90%%, certificate 30 days) has problems: %+v", healthy.Problems)
+	}
+}

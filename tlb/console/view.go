@@ -1,0 +1,263 @@
+package console
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/tlbproject/tlb/tlb/status"
+)
+
+// View is the page's data: a Snapshot arranged into panels.
+type View struct {
+	Taken    time.Time
+	FileMode bool
+	// APIErr is the banner of every panel built from the API server.
+	APIErr            string
+	Inventory         []EnvironmentRow
+	VIPs              []VIPRow
+	Components        []Component
+	Problems          []Problem
+	Events            []Event
+	Leases            []Lease
+	GatewaysInstalled bool
+	Gateways          []Gateway
+	// HasIPVS and IPVSErr: whether the local kernel was read, and why
+	// not when it failed.
+	HasIPVS bool
+	IPVSErr string
+}
+
+// EnvironmentRow is one environment of the inventory with its clusters.
+type EnvironmentRow struct {
+	Environment string
+	Used, Free  int64
+	Clusters    []ClusterRow
+}
+
+// ClusterRow is one L4 cluster with its pools.
+type ClusterRow struct {
+	L4Cluster
+	Pools []Pool
+}
+
+// VIPRow is one VIP and everything known about it.
+type VIPRow struct {
+	Address     string
+	addr        netip.Addr
+	Environment string
+	L4Cluster   string
+	Pool        string
+	Services    []Service
+	Directors   []DirectorVIP
+	// BoundOn names the netd instances that have the VIP bound.
+	BoundOn      []string
+	Certificates []Certificate
+	// Up and Down count the directors whose GTM answer is up or down.
+	Up, Down int
+	// IPVS are the local kernel's IPVS services of the VIP (real servers
+	// with weight, forwarding and connections).
+	IPVS []status.Service
+}
+
+// DirectorVIP is what one director says about one VIP.
+type DirectorVIP struct {
+	Name       string
+	Ready      bool
+	GTM        GTMAnswer
+	HasGTM     bool
+	SessionsUp int
+	Sessions   int
+	// Announcing: ready, a BGP session established, prefixes announced,
+	// and GTM up (or no health checks).
+	Announcing bool
+	announced  float64
+	Traffic    []Sample
+	// RealServers are the director's real servers and their health.
+	RealServers []RealServer
+}
+
+// expiringDays is when a certificate becomes a problem.
+const expiringDays = 14
+
+// BuildView arranges s into the page's panels.
+func BuildView(s Snapshot) View {
+	v := View{Taken: s.Taken, FileMode: s.FileMode, APIErr: s.APIErr, Events: s.API.Events, Leases: s.API.Leases,
+		GatewaysInstalled: s.API.GatewaysInstalled, Gateways: s.API.Gateways, HasIPVS: s.HasIPVS, IPVSErr: s.IPVSErr}
+	v.Components = slices.Clone(s.Components)
+	slices.SortStableFunc(v.Components, func(a, b Component) int { return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name)) })
+	v.Inventory = inventory(s.API)
+	v.VIPs = vipRows(s)
+	v.Problems = problems(s, v.VIPs)
+	return v
+}
+
+func inventory(api APIState) []EnvironmentRow {
+	poolsOf := map[string][]Pool{}
+	for _, p := range api.Pools {
+		poolsOf[p.L4Cluster] = append(poolsOf[p.L4Cluster], p)
+	}
+	byEnv := map[string]*EnvironmentRow{}
+	var envs []string
+	for _, c := range api.Clusters {
+		e, ok := byEnv[c.Environment]
+		if !ok {
+			e = &EnvironmentRow{Environment: c.Environment}
+			byEnv[c.Environment] = e
+			envs = append(envs, c.Environment)
+		}
+		pools := poolsOf[c.Name]
+		slices.SortFunc(pools, func(a, b Pool) int { return cmp.Compare(a.Name, b.Name) })
+		e.Clusters = append(e.Clusters, ClusterRow{L4Cluster: c, Pools: pools})
+		e.Used += c.Used
+		e.Free += c.Free
+		delete(poolsOf, c.Name)
+	}
+	// Pools naming a cluster that does not exist still show.
+	for name, pools := range poolsOf {
+		e, ok := byEnv[""]
+		if !ok {
+			e = &EnvironmentRow{}
+			byEnv[""] = e
+			envs = append(envs, "")
+		}
+		e.Clusters = append(e.Clusters, ClusterRow{L4Cluster: L4Cluster{Name: name}, Pools: pools})
+	}
+	slices.Sort(envs)
+	out := make([]EnvironmentRow, 0, len(envs))
+	for _, env := range envs {
+		e := byEnv[env]
+		slices.SortFunc(e.Clusters, func(a, b ClusterRow) int { return cmp.Compare(a.Name, b.Name) })
+		out = append(out, *e)
+	}
+	return out
+}
+
+// vipRows joins the API server's Services and pools with what every
+// component says, one row per VIP any source knows.
+func vipRows(s Snapshot) []VIPRow {
+	rows := map[netip.Addr]*VIPRow{}
+	row := func(a string) *VIPRow {
+		addr, err := netip.ParseAddr(a)
+		if err != nil {
+			return nil
+		}
+		r, ok := rows[addr]
+		if !ok {
+			r = &VIPRow{Address: addr.String(), addr: addr}
+			rows[addr] = r
+		}
+		return r
+	}
+	envOf := map[string]string{}
+	for _, c := range s.API.Clusters {
+		envOf[c.Name] = c.Environment
+	}
+	for _, svc := range s.API.Services {
+		for _, a := range svc.VIPs {
+			if r := row(a); r != nil {
+				r.Services = append(r.Services, svc)
+				r.Pool, r.L4Cluster = cmp.Or(r.Pool, svc.Pool), cmp.Or(r.L4Cluster, svc.L4Cluster)
+			}
+		}
+	}
+	certs := map[string]Certificate{}
+	for _, c := range s.Components {
+		for _, ct := range c.Certificates {
+			if old, ok := certs[ct.Name]; !ok || ct.DaysLeft < old.DaysLeft {
+				certs[ct.Name] = ct
+			}
+		}
+		for a, ans := range c.GTM {
+			if r := row(a); r != nil {
+				d := directorVIP(r, c)
+				d.GTM, d.HasGTM = ans, true
+			}
+		}
+		for a, samples := range c.Traffic {
+			if r := row(a); r != nil {
+				directorVIP(r, c).Traffic = samples
+			}
+		}
+		for _, a := range c.Bound {
+			if r := row(a); r != nil {
+				r.BoundOn = append(r.BoundOn, c.Name)
+			}
+		}
+	}
+	for _, svc := range s.IPVS {
+		if r := row(svc.VIP); r != nil {
+			r.IPVS = append(r.IPVS, svc)
+		}
+	}
+	pools := poolPrefixes(s.API.Pools)
+	out := make([]VIPRow, 0, len(rows))
+	for addr, r := range rows {
+		if r.Pool == "" {
+			for _, p := range pools {
+				if p.prefix.Contains(addr) {
+					r.Pool, r.L4Cluster = p.pool.Name, cmp.Or(r.L4Cluster, p.pool.L4Cluster)
+					break
+				}
+			}
+		}
+		r.Environment = envOf[r.L4Cluster]
+		for _, svc := range r.Services {
+			if svc.L7 != nil && svc.L7.TLSSecret != "" {
+				// l7/kube names a Service's certificate namespace.name.secret.
+				if ct, ok := certs[svc.Namespace+"."+svc.Name+"."+svc.L7.TLSSecret]; ok {
+					r.Certificates = append(r.Certificates, ct)
+				}
+			}
+		}
+		for i := range r.Directors {
+			d := &r.Directors[i]
+			d.Announcing = d.Ready && d.SessionsUp > 0 && d.announced > 0 && (!d.HasGTM || d.GTM.Up)
+			if d.HasGTM && d.GTM.Up {
+				r.Up++
+			} else if d.HasGTM {
+				r.Down++
+			}
+		}
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b VIPRow) int {
+		return a.addr.Compare(b.addr)
+	})
+	return out
+}
+
+// directorVIP returns r's entry for director c, adding it when new.
+func directorVIP(r *VIPRow, c Component) *DirectorVIP {
+	for i := range r.Directors {
+		if r.Directors[i].Name == c.Name {
+			return &r.Directors[i]
+		}
+	}
+	d := DirectorVIP{Name: c.Name, Ready: c.Ready, Sessions: len(c.Sessions), RealServers: c.RealServers, announced: c.Announced}
+	for _, s := range c.Sessions {
+		if s.Established {
+			d.SessionsUp++
+		}
+	}
+	r.Directors = append(r.Directors, d)
+	return &r.Directors[len(r.Directors)-1]
+}
+
+type poolPrefix struct {
+	prefix netip.Prefix
+	pool   Pool
+}
+
+func poolPrefixes(pools []Pool) []poolPrefix {
+	var out []poolPrefix
+	for _, p := range pools {
+		for _, c := range p.CIDRs {
+			if pfx, err := netip.ParsePrefix(c); err == nil {
+				out = append(out, poolPrefix{pfx, p})
+			}
+		}
+	}
+	return out
+}
