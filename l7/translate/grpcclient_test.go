@@ -2,26 +2,18 @@ package translate_test
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/xds"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/translate"
-	tlbxds "github.com/tlbproject/tlb/l7/xds"
 )
 
 type namedBackend struct {
@@ -80,35 +72,7 @@ func TestProxylessClientAcceptsHealth(t *testing.T) {
 		},
 	}}}
 
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	reg := prometheus.NewRegistry()
-	srv := tlbxds.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, time.Now, tlbxds.Options{Group: "internal", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
-	gs := grpc.NewServer()
-	srv.Register(gs)
-	go func() { _ = gs.Serve(lis) }()
-	t.Cleanup(func() { gs.Stop(); cancel() })
-	if rep := srv.Publish(ctx, cfg); len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
-		t.Fatalf("publish: %v %v", rep.Problems, rep.Invalid)
-	}
-
-	bootstrap := fmt.Sprintf(`{
-  "xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
-  "node": {"id": "health-client", "cluster": "internal", "metadata": {%q: "grpc", %q: %q}}
-}`, lis.Addr().String(), tlbxds.MetaKind, tlbxds.MetaSchema, tlbxds.Generation())
-	resolver, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := grpc.NewClient("xds:///greeter.internal", grpc.WithResolvers(resolver), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cc.Close()
-	client := testgrpc.NewTestServiceClient(cc)
+	client, reg, ctx := proxyless(t, cfg, "health-client")
 	for _, tc := range []struct{ to, want string }{{"", "a"}, {"http", "b"}, {"tcp", "a"}, {"sticky", "b"}} {
 		for i := 0; i < 5; i++ {
 			rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)

@@ -1,0 +1,57 @@
+package translate_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	testgrpc "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/xds"
+
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/translate"
+	tlbxds "github.com/tlbproject/tlb/l7/xds"
+)
+
+// proxyless publishes cfg for group "internal" on a real xDS server and
+// returns a real proxyless grpc-go client (node nodeID) of
+// xds:///greeter.internal, the server's metrics registry and a context
+// that ends with the test.
+func proxyless(t *testing.T, cfg model.Config, nodeID string) (testgrpc.TestServiceClient, *prometheus.Registry, context.Context) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	reg := prometheus.NewRegistry()
+	srv := tlbxds.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, time.Now, tlbxds.Options{Group: "internal", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
+	gs := grpc.NewServer()
+	srv.Register(gs)
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(func() { gs.Stop(); cancel() })
+	if rep := srv.Publish(ctx, cfg); len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
+		t.Fatalf("publish: %v %v", rep.Problems, rep.Invalid)
+	}
+	bootstrap := fmt.Sprintf(`{
+  "xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
+  "node": {"id": %q, "cluster": "internal", "metadata": {%q: "grpc", %q: %q}}
+}`, lis.Addr().String(), nodeID, tlbxds.MetaKind, tlbxds.MetaSchema, tlbxds.Generation())
+	resolver, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := grpc.NewClient("xds:///greeter.internal", grpc.WithResolvers(resolver), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return testgrpc.NewTestServiceClient(cc), reg, ctx
+}
