@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -54,4 +55,29 @@ func proxyless(t *testing.T, cfg model.Config, nodeID string) (testgrpc.TestServ
 	}
 	t.Cleanup(func() { _ = cc.Close() })
 	return testgrpc.NewTestServiceClient(cc), reg, ctx
+}
+
+// TestProxylessClientOfOneOfSeveralServices: a group with two services
+// for proxyless clients; a grpc-go client asks for its target's listener
+// alone (never all of them, unlike Envoy's wildcard LDS) and must be
+// answered: the cache may not wait for requests that name every listener
+// of the group.
+func TestProxylessClientOfOneOfSeveralServices(t *testing.T) {
+	a, b := grpcBackend(t, "a"), grpcBackend(t, "b")
+	svc := func(name string, ap netip.AddrPort) model.Service {
+		return model.Service{Name: name, Group: "internal", Hosts: []string{name + ".internal"},
+			Upstreams: []model.Upstream{{Name: "grpc", HTTP2: true, Endpoints: []model.Endpoint{{Addr: ap, Weight: 1}}}},
+			Routes:    []model.Route{{Name: "all", Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "grpc", Weight: 1}}}}}
+	}
+	cfg := model.Config{Services: []model.Service{svc("greeter", a), svc("other", b)}}
+	client, reg, ctx := proxyless(t, cfg, "one-of-two")
+	rctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	resp, err := client.UnaryCall(rctx, &testgrpc.SimpleRequest{}, grpc.WaitForReady(true))
+	if err != nil || resp.GetHostname() != "a" {
+		t.Fatalf("RPC to greeter.internal: %v %v (want an answer from its backend a)", resp, err)
+	}
+	if nacks := counterSum(t, reg, "tlb_l7_xds_nacks_total"); nacks != 0 {
+		t.Errorf("the client NACKed %v times", nacks)
+	}
 }

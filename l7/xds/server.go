@@ -12,7 +12,6 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -61,7 +60,7 @@ func (o Options) serves(kind translate.Kind) bool { return slices.Contains(o.Kin
 // Server is the L7 xDS control plane of one gateway group.
 type Server struct {
 	log        *slog.Logger
-	cache      cachev3.SnapshotCache
+	cache      *kindCaches
 	xds        serverv3.Server
 	metrics    *metrics
 	now        func() time.Time
@@ -101,11 +100,11 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 		hexes:        map[validate.Sum]string{},
 		translations: translate.NewCache(),
 	}
-	s.cache = cachev3.NewSnapshotCache(true, nodeKey{}, cacheLogger{log})
+	s.cache = newKindCaches(cacheLogger{log})
 	s.streams = newStreamLog(s)
 	registerStreamCollector(reg, s.streams, opts.Group)
 	s.metrics.generation.WithLabelValues(s.generation, opts.Group).Set(1)
-	s.xds = serverv3.NewServer(ctx, s.cache, s.streams)
+	s.xds = serverv3.NewServer(ctx, s.cache.mux, s.streams)
 	return s
 }
 
