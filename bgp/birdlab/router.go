@@ -161,6 +161,20 @@ func (r *Router) Birdc(ctx context.Context, args ...string) (string, error) {
 	return string(out), nil
 }
 
+// Disable shuts BIRD's protocol name down (`birdc disable NAME`, which
+// restricted mode refuses): BIRD closes the session with a Cease and
+// refuses the peer until enabled again, as an operator cutting a peer does.
+func (r *Router) Disable(ctx context.Context, name string) error {
+	out, err := exec.CommandContext(ctx, "birdc", "-s", r.sock, "disable", name).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("birdc disable %s: %w: %s", name, err, out)
+	}
+	if !strings.Contains(string(out), name+": disabled") {
+		return fmt.Errorf("birdc disable %s: %s", name, out)
+	}
+	return nil
+}
+
 // Route is one BGP route in BIRD's table.
 type Route struct {
 	// Protocol is the BIRD protocol that learned it (the Neighbor name).
