@@ -70,7 +70,8 @@ func Run(ctx context.Context, opts Options) (err error) {
 
 	say("\n== 2. netd on each gateway: tunl0 up, VIP bound on it, DSR sysctls, MSS clamp")
 	for i, gw := range s.gateways {
-		cfg := r.writeFile(s.tmp, gw.Name+".yaml", fmt.Sprintf("netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\nvips: [%s]\n", vip))
+		// The obs listener on the gateway's address, for the console.
+		cfg := r.writeFile(s.tmp, gw.Name+".yaml", fmt.Sprintf("netd:\n  metricsAddress: %s:9101\n  mss: 1440\nvips: [%s]\n", s.gwAddr[i], vip))
 		gw.Start(r, filepath.Join(opts.BinDir, "netd"), "run", "--config", cfg)
 		waitFor(r, 20*time.Second, gw.Name+" binds the VIP on tunl0", func() bool {
 			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
@@ -142,6 +143,9 @@ func Run(ctx context.Context, opts Options) (err error) {
 	if err := killMidTransfer(ctx, r, s, say); err != nil {
 		return err
 	}
+	if err := showConsole(r, s, opts.BinDir, say); err != nil {
+		return err
+	}
 	say("\nDemo finished: %d requests, answered by %d gateways through %d directors; a director lost mid-transfer broke no download.",
 		opts.Requests, len(counts), len(s.directors))
 	return ctx.Err()
@@ -149,7 +153,8 @@ func Run(ctx context.Context, opts Options) (err error) {
 
 func directorConfig(runtimeDir, addr, router string, gateways []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n  drainPeriod: 2s\n", runtimeDir, vipRange)
+	// The obs listener on the director's address, for the console.
+	fmt.Fprintf(&b, "director:\n  metricsAddress: %s:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n  drainPeriod: 2s\n", addr, runtimeDir, vipRange)
 	fmt.Fprintf(&b, "bgp:\n  localASN: 64512\n  routerID: %s\n  allowedPrefixes: [%s]\n  peers:\n    - {address: %s, asn: 64500, localAddress: %s}\n",
 		addr, vipRange, router, addr)
 	fmt.Fprintf(&b, "services:\n  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", vip)

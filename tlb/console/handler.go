@@ -21,7 +21,8 @@ type Snapshotter interface {
 }
 
 // Handler serves the console: GET / (inventory, VIPs, problems,
-// components, API objects) and GET /vip/{ip} (one VIP in detail).
+// components, API objects; with ?format=text the same state as plain
+// text) and GET /vip/{ip} (one VIP in detail).
 type Handler struct {
 	src  Snapshotter
 	log  *slog.Logger
@@ -61,6 +62,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	v := BuildView(h.src.Collect(r.Context()))
+	if r.URL.Query().Get("format") == "text" {
+		var buf bytes.Buffer
+		if err := WriteText(&buf, v); err != nil {
+			h.log.Error("render console text", "err", err)
+			http.Error(w, "cannot render the summary", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write(buf.Bytes())
+		return
+	}
 	h.render(w, http.StatusOK, "index", v)
 }
 

@@ -1,0 +1,264 @@
+//go:build lab
+
+package e2e_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+
+	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/integration/topo"
+)
+
+// TestConsoleInHeadlessChromium points `tlb console` at the real API
+// server (with the ServiceAccount and RBAC of deploy/console) and at the
+// director and both netds, and reads its page in Debian's headless
+// Chromium, as a person would: the Service's VIP appears with its
+// director, GTM health and the gateways that bind it; the director's BGP
+// session turning down shows down; with the API server stopped the API
+// panels carry the banner while the component panels still render. The
+// screenshots go to $TLB_LAB_ARTIFACTS when set, and into the test log
+// as base64 otherwise (the VM's file system is gone when it powers off).
+func TestConsoleInHeadlessChromium(t *testing.T) {
+	bin := os.Getenv("TLB_BIN_DIR")
+	if bin == "" {
+		t.Fatal("TLB_BIN_DIR is not set: run through tools/lab-test.sh")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatalf("Debian's chromium is not installed (tools/deps.sh): %v", err)
+	}
+	c := startCluster(t)
+	d := buildDC(t, 2)
+	for _, n := range append([]*topo.Node{d.director}, d.gateways...) {
+		reachAPIServer(t, n, c.hostport)
+	}
+	c.createPool(t, l4cluster, env, "lab-east-a", pool)
+	for i, gw := range d.gateways {
+		c.createGatewayNode(t, gw.Name, d.gatewayAddr[i])
+	}
+	consoleKC := c.consoleKubeconfig(t)
+	tmp := t.TempDir()
+
+	startLogged(t, filepath.Join(bin, "ipam"), tmp, "ipam", "--kubeconfig", c.ipamKC,
+		"--metrics-addr", "127.0.0.1:9470", "--lease-namespace", "tlb-system", "--identity", "e2e")
+	// netd with deploy/netd's file, but its obs listener on the gateway's
+	// address, where the console (in the director's namespace) reaches it.
+	netdFile, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "netd", "netd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	consoleArgs := []string{"console", "--listen", "127.0.0.1:8480", "--kubeconfig", consoleKC, "--timeout", "30s",
+		"--director", d.director.Name + "=http://127.0.0.1:9100"}
+	for i, gw := range d.gateways {
+		cfg := filepath.Join(tmp, gw.Name+"-netd.yaml")
+		addr := d.gatewayAddr[i] + ":9101"
+		if err := os.WriteFile(cfg, []byte(strings.Replace(string(netdFile), "127.0.0.1:9101", addr, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		gw.Start(t, filepath.Join(bin, "netd"), "run", "--config", cfg, "--kubeconfig", c.netdKC, "--node", gw.Name)
+		consoleArgs = append(consoleArgs, "--netd", gw.Name+"=http://"+addr)
+	}
+	dcfg := filepath.Join(tmp, "director.yaml")
+	err = os.WriteFile(dcfg, fmt.Appendf(nil, `director:
+  metricsAddress: 127.0.0.1:9100
+  runtimeDir: %s
+  drainPeriod: 2s
+  resyncInterval: 5s
+bgp:
+  localASN: 64512
+  routerID: 192.0.2.1
+  allowedPrefixes: [%s]
+  peers:
+    - {address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2, holdTimeSeconds: 3, keepaliveSeconds: 1}
+health:
+  kind: http
+  port: 8081
+  path: /healthz
+  interval: 2s
+  timeout: 1s
+  rise: 1
+  fall: 3
+`, filepath.Join(tmp, "director-run"), pool), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.director.Start(t, filepath.Join(bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", c.directorKC,
+		"--l4-cluster", l4cluster, "--router-id", "198.18.1.2")
+	d.director.Start(t, filepath.Join(bin, "tlb"), consoleArgs...)
+
+	c.mustCreateNamespace(t, "shop")
+	created := time.Now()
+	c.createService(t, "shop", "web", nil)
+	vip := c.waitVIP(t, "shop", "web", created)
+	for i, gw := range d.gateways {
+		serveWhoAmI(t, gw, vip+":80", "l4")
+		// The director's HTTP health check (any path answers 200).
+		serveWhoAmI(t, gw, d.gatewayAddr[i]+":8081", "health")
+	}
+
+	b := &browser{t: t, node: d.director, bin: chromium, home: filepath.Join(tmp, "chromium")}
+	const page = "http://127.0.0.1:8480/"
+	// The VIP with its Service, one director whose GTM answer is up and
+	// which announces it, bound on both gateways; the director's session
+	// established and both real servers passing its health check.
+	b.waitPage(page, "the console shows "+vip+" served, healthy and announced", []string{
+		`<a href="/vip/` + vip + `">` + vip + `</a>`,
+		"<td>shop/web </td>",
+		`<td>1 (<span class="up">1</span>/0)</td>`,
+		"<td>director </td>",
+		"<td>gateway1 gateway2 </td>",
+		`<td>198.18.1.1</td><td><span class="up">established</span></td>`,
+		rsUp("198.18.11.2"),
+		rsUp("198.18.12.2"),
+	}, []string{`class="banner"`})
+	b.screenshot(page, "console.png")
+
+	// The director's BGP session goes down (the router drops its BGP
+	// packets; hold time 3 s): the console shows it down and the director
+	// no longer announcing.
+	cut := filepath.Join(tmp, "bgp-cut.nft")
+	if err := os.WriteFile(cut, []byte(`table inet bgpcut {
+	chain input {
+		type filter hook input priority 0; policy accept;
+		ip saddr 198.18.1.2 tcp dport 179 drop
+		ip saddr 198.18.1.2 tcp sport 179 drop
+	}
+}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.router.Run(t, "nft", "-f", cut)
+	b.waitPage(page, "the console shows the director's BGP session down", []string{
+		`<td>198.18.1.1</td><td><span class="down">down</span></td>`,
+	}, []string{"<td>director </td>"})
+	b.screenshot(page, "console-session-down.png")
+
+	// The API server stops: every panel built from it carries the banner,
+	// the components' panels still render what the director and netds say.
+	c.server.Stop()
+	b.waitPage(page, "the console shows the API banner and still the components", []string{
+		`<div class="banner" data-source="api">API server unreachable`,
+		`data-role="director" data-name="director"`,
+		`<td>198.18.1.1</td><td><span class="down">down</span></td>`,
+		`data-role="netd" data-name="gateway1"`,
+		`data-role="netd" data-name="gateway2"`,
+	}, []string{`data-source="director director"`, `data-source="netd gateway1"`})
+	b.screenshot(page, "console-api-down.png")
+}
+
+// consoleKubeconfig applies deploy/console's RBAC and returns the
+// kubeconfig of its ServiceAccount once it may list Services.
+func (c *cluster) consoleKubeconfig(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	objs, err := apiserver.ReadManifests(filepath.Join(repoRoot(t), "deploy", "console", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.server.CreateAll(ctx, objs); err != nil {
+		t.Fatalf("apply deploy/console/rbac.yaml: %v", err)
+	}
+	kc, err := c.server.ServiceAccountKubeconfig(ctx, "tlb-system", "tlb-console")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAllowed(t, kc, "tlb-console", authorizationv1.ResourceAttributes{Verb: "list", Resource: "services"})
+	return kc
+}
+
+// browser runs Debian's headless Chromium inside a node, as root (hence
+// --no-sandbox), with a profile of its own.
+type browser struct {
+	t    *testing.T
+	node *topo.Node
+	bin  string
+	home string
+}
+
+func (b *browser) run(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := b.node.CmdContext(ctx, b.bin, append([]string{"--headless=new", "--no-sandbox", "--disable-gpu",
+		"--no-first-run", "--user-data-dir=" + filepath.Join(b.home, "profile")}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+b.home)
+	cmd.Dir = b.home
+	out, err := cmd.Output()
+	return string(out), err
+}
+
+// rsUp is a pattern for the DOM of a real server at addr (with or without
+// the health check's port) shown up.
+func rsUp(addr string) string {
+	return "re:<td>" + regexp.QuoteMeta(addr) + `(:\d+)?</td><td><span class="up">up</span></td>`
+}
+
+// has reports whether dom contains w: a regular expression when w starts
+// with "re:", a literal otherwise.
+func has(dom, w string) bool {
+	if p, ok := strings.CutPrefix(w, "re:"); ok {
+		return regexp.MustCompile(p).MatchString(dom)
+	}
+	return strings.Contains(dom, w)
+}
+
+// waitPage loads url until its DOM has every string of want and none of
+// deny (see has).
+func (b *browser) waitPage(url, what string, want, deny []string) {
+	b.t.Helper()
+	if err := os.MkdirAll(b.home, 0o700); err != nil {
+		b.t.Fatal(err)
+	}
+	poll.Explained(b.t, 3*time.Minute, what, func() (bool, string) {
+		dom, err := b.run("--dump-dom", url)
+		if err != nil {
+			return false, fmt.Sprintf("chromium --dump-dom: %v", err)
+		}
+		for _, w := range want {
+			if !has(dom, w) {
+				return false, fmt.Sprintf("the page lacks %q:\n%s", w, dom)
+			}
+		}
+		for _, n := range deny {
+			if has(dom, n) {
+				return false, fmt.Sprintf("the page has %q:\n%s", n, dom)
+			}
+		}
+		return true, ""
+	})
+}
+
+// screenshot saves a 1280x2000 screenshot of url as name in
+// $TLB_LAB_ARTIFACTS, or logs it as base64 (one line starting
+// "TLB-ARTIFACT name ") when that is not set.
+func (b *browser) screenshot(url, name string) {
+	b.t.Helper()
+	file := filepath.Join(b.home, name)
+	if out, err := b.run("--screenshot="+file, "--window-size=1280,2000", "--hide-scrollbars", url); err != nil {
+		b.t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	png, err := os.ReadFile(file)
+	if err != nil || len(png) < 8 || string(png[1:4]) != "PNG" {
+		b.t.Fatalf("chromium wrote no PNG to %s: %v", file, err)
+	}
+	if dir := os.Getenv("TLB_LAB_ARTIFACTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+		b.t.Logf("screenshot %s", filepath.Join(dir, name))
+		return
+	}
+	b.t.Logf("TLB-ARTIFACT %s %s", name, base64.StdEncoding.EncodeToString(png))
+}

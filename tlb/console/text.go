@@ -1,0 +1,106 @@
+package console
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteText writes v as plain text: the same state as the page (API
+// banner, VIPs with their Services and directors, components with their
+// BGP sessions, gateways, problems), for terminals and scripts such as
+// the demo. GET /?format=text serves it.
+func WriteText(w io.Writer, v View) error {
+	p := &textPrinter{w: w}
+	p.line("TLB console, taken %s", fmtTime(v.Taken))
+	switch {
+	case v.FileMode:
+		p.line("API server: none (file mode)")
+	case v.APIErr != "":
+		p.line("API server unreachable: %s", v.APIErr)
+	default:
+		p.line("API server: ok")
+	}
+	p.line("")
+	p.line("VIPs (%d):", len(v.VIPs))
+	for _, r := range v.VIPs {
+		var svcs []string
+		for _, s := range r.Services {
+			svcs = append(svcs, s.Namespace+"/"+s.Name)
+		}
+		p.line("  %s  pool %s  cluster %s  services [%s]  bound on [%s]",
+			r.Address, orDash(r.Pool), orDash(r.L4Cluster), strings.Join(svcs, " "), strings.Join(r.BoundOn, " "))
+		for _, d := range r.Directors {
+			health := "no health answer"
+			if d.HasGTM {
+				health = "health " + upDown(d.GTM.Up)
+			}
+			p.line("    director %s: %s, %s, sessions %d/%d up, announcing %t",
+				d.Name, readyWord(d.Ready), health, d.SessionsUp, d.Sessions, d.Announcing)
+		}
+	}
+	p.line("")
+	p.line("Components (%d):", len(v.Components))
+	for _, c := range v.Components {
+		if c.Err != "" {
+			p.line("  %s %s: unreachable: %s", c.Role, c.Name, c.Err)
+			continue
+		}
+		p.line("  %s %s: %s", c.Role, c.Name, readyWord(c.Ready))
+		for _, s := range c.Sessions {
+			p.line("    BGP peer %s: %s", s.Peer, map[bool]string{true: "established", false: "down"}[s.Established])
+		}
+	}
+	p.line("")
+	switch {
+	case v.APIErr != "" || v.FileMode:
+		p.line("Gateways: unknown (no API server)")
+	case !v.GatewaysInstalled:
+		p.line("Gateways: the Gateway API is not installed")
+	default:
+		p.line("Gateways (%d):", len(v.Gateways))
+		for _, g := range v.Gateways {
+			p.line("  %s/%s class %s addresses [%s] programmed %s",
+				g.Namespace, g.Name, g.Class, strings.Join(g.Addresses, " "), orDash(g.Programmed))
+		}
+	}
+	p.line("")
+	p.line("Problems (%d):", len(v.Problems))
+	for _, pr := range v.Problems {
+		p.line("  %s %s: %s", pr.Source, pr.Object, pr.What)
+	}
+	return p.err
+}
+
+// textPrinter writes lines and keeps the first error.
+type textPrinter struct {
+	w   io.Writer
+	err error
+}
+
+func (p *textPrinter) line(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
+	}
+}
+
+func upDown(up bool) string {
+	if up {
+		return "up"
+	}
+	return "down"
+}
+
+func readyWord(ready bool) string {
+	if ready {
+		return "ready"
+	}
+	return "not ready"
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
