@@ -62,6 +62,17 @@ routes:
 
 func resolveDocs(t *testing.T, docs ...string) model.Resolved {
 	t.Helper()
+	r := model.Resolve(parseDocs(t, docs...), model.Options{})
+	if len(r.Problems) > 0 {
+		t.Fatalf("problems: %v", r.Problems)
+	}
+	return r
+}
+
+// parseDocs parses DSL documents (named doca.yaml, docb.yaml, ...) into
+// one config.
+func parseDocs(t *testing.T, docs ...string) model.Config {
+	t.Helper()
 	var cfg model.Config
 	for i, src := range docs {
 		d, err := dsl.Parse("doc"+string(rune('a'+i))+".yaml", []byte(src))
@@ -75,11 +86,7 @@ func resolveDocs(t *testing.T, docs ...string) model.Resolved {
 			cfg.Gateways = append(cfg.Gateways, *d.Gateway)
 		}
 	}
-	r := model.Resolve(cfg, model.Options{})
-	if len(r.Problems) > 0 {
-		t.Fatalf("problems: %v", r.Problems)
-	}
-	return r
+	return cfg
 }
 
 // gatewaySet translates group g twice, without and with the Cache, checks

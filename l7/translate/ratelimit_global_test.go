@@ -11,7 +11,6 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/ratelimit"
 	"github.com/tlbproject/tlb/l7/translate"
@@ -28,20 +27,7 @@ var rlService = &model.RateLimitService{Host: "ratelimit.tlb-system.svc", Port: 
 // resolveWith parses docs and resolves them with opts.
 func resolveWith(t *testing.T, opts model.Options, docs ...string) model.Resolved {
 	t.Helper()
-	var cfg model.Config
-	for i, src := range docs {
-		d, err := dsl.Parse("doc"+string(rune('a'+i))+".yaml", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Service != nil {
-			cfg.Services = append(cfg.Services, *d.Service)
-		}
-		if d.Gateway != nil {
-			cfg.Gateways = append(cfg.Gateways, *d.Gateway)
-		}
-	}
-	return model.Resolve(cfg, opts)
+	return model.Resolve(parseDocs(t, docs...), opts)
 }
 
 func clustersByName(t *testing.T, r model.Resolved) map[string]*cluster.Cluster {

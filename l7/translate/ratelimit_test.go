@@ -75,20 +75,7 @@ func TestRateLimitChainOrder(t *testing.T) {
 // limit is a kept problem (a warning) and produces no rate limit actions.
 func TestRateLimitGlobalKeptNotServed(t *testing.T) {
 	app := strings.Replace(rateLimitApp, "{local: {requestsPerSecond: 0.5, burst: 3}}", "{global: {perRoute: {requests: 10, unit: minute}}}", 1)
-	var cfg model.Config
-	for i, src := range []string{filtersGateway, app} {
-		d, err := dsl.Parse("doc"+string(rune('a'+i))+".yaml", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Service != nil {
-			cfg.Services = append(cfg.Services, *d.Service)
-		}
-		if d.Gateway != nil {
-			cfg.Gateways = append(cfg.Gateways, *d.Gateway)
-		}
-	}
-	r := model.Resolve(cfg, model.Options{})
+	r := model.Resolve(parseDocs(t, filtersGateway, app), model.Options{})
 	if len(r.Problems) != 1 || r.Problems[0].Rejected || r.Problems[0].Field != "routes[0].rateLimit.global" {
 		t.Fatalf("problems = %v, want one kept on routes[0].rateLimit.global", r.Problems)
 	}

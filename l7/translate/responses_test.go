@@ -11,7 +11,6 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
 )
@@ -78,19 +77,8 @@ routes:
 // respResolved resolves the docs with a stand-in certificate for gw.c.
 func respResolved(t *testing.T, docs ...string) model.Resolved {
 	t.Helper()
-	cfg := model.Config{Certificates: []model.Certificate{{Name: "gw.c", Chain: []byte("chain"), Key: model.NewPrivateKey([]byte("key"))}}}
-	for i, src := range docs {
-		d, err := dsl.Parse("doc"+string(rune('a'+i))+".yaml", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Service != nil {
-			cfg.Services = append(cfg.Services, *d.Service)
-		}
-		if d.Gateway != nil {
-			cfg.Gateways = append(cfg.Gateways, *d.Gateway)
-		}
-	}
+	cfg := parseDocs(t, docs...)
+	cfg.Certificates = []model.Certificate{{Name: "gw.c", Chain: []byte("chain"), Key: model.NewPrivateKey([]byte("key"))}}
 	r := model.Resolve(cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)
