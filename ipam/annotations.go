@@ -24,6 +24,14 @@ const (
 	AnnotationVIP = "tlb.io/vip"
 	// AnnotationL7 ("true") exposes the Service through the L7 gateway tier.
 	AnnotationL7 = "tlb.io/l7"
+	// AnnotationGatewayGroup names the L7 gateway group whose nodes serve
+	// the VIP of a Gateway API Gateway (set by the Gateway controller on
+	// the Gateway's VIP Service); the group must belong to the Service's
+	// environment.
+	AnnotationGatewayGroup = "tlb.io/gateway-group"
+	// LabelOwningGateway ("namespace.name") marks the VIP Service the
+	// Gateway controller made for a Gateway API Gateway.
+	LabelOwningGateway = "tlb.io/owning-gateway"
 	// AnnotationAssignedPool is written by the controller: the pool of the VIP.
 	AnnotationAssignedPool = "tlb.io/assigned-pool"
 	// AnnotationAssignedL4Cluster is written by the controller: the L4

@@ -73,6 +73,9 @@ type Listener struct {
 	TLSPolicy *TLSPolicy
 	// ClientCertificate, when set, verifies client certificates (HTTPS only).
 	ClientCertificate *ClientCertificate
+	// Passthrough forwards TLS connections by SNI name without
+	// terminating them (TLS only; Gateway API TLSRoute).
+	Passthrough []SNITarget
 }
 
 // ListenerRef names a listener of a gateway that a service is served on.
@@ -144,12 +147,23 @@ type Service struct {
 
 // Route matches requests and sends them to weighted upstream targets.
 type Route struct {
-	Name    string
-	Prefix  string // one of Prefix, Regex is set
-	Regex   string
+	Name   string
+	Prefix string // exactly one of Prefix, Exact, Regex is set
+	Exact  string
+	Regex  string
+	// Method, when set, matches only requests of that HTTP method.
+	Method  string
 	Headers []HeaderMatch
+	Queries []QueryMatch
 	Targets []WeightedTarget
 	Rewrite *Rewrite
+	// Redirect answers with a redirect instead of forwarding (Targets
+	// empty); URLRewrite changes host and path before forwarding.
+	Redirect   *Redirect
+	URLRewrite *URLRewrite
+	// Mirrors copy requests to other upstreams of the service; their
+	// answers are dropped.
+	Mirrors []Mirror
 	// Timeout and IdleTimeout are zero for the defaults; a negative
 	// value disables that timeout (a long stream then still ends when
 	// idle for IdleTimeout).
@@ -178,11 +192,12 @@ type Route struct {
 	Canary *Canary
 }
 
-// HeaderMatch matches one request header exactly, or by presence when
-// Exact is empty and Present is true.
+// HeaderMatch matches one request header exactly, by RE2 Regex, or by
+// presence when Exact and Regex are empty and Present is true.
 type HeaderMatch struct {
 	Name    string
 	Exact   string
+	Regex   string
 	Present bool
 }
 

@@ -1,0 +1,29 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// GroupName is the API group of TLB's own resources.
+const GroupName = "tlb.io"
+
+// SchemeGroupVersion is tlb.io/v1alpha1.
+var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
+
+// Resource names of this group.
+const (
+	ResourceGatewayClassConfigs = "gatewayclassconfigs"
+	ResourceTrafficPolicies     = "trafficpolicies"
+)
+
+// AddToScheme registers the types of tlb.io/v1alpha1 with a scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(SchemeGroupVersion,
+		&GatewayClassConfig{}, &GatewayClassConfigList{},
+		&TrafficPolicy{}, &TrafficPolicyList{},
+	)
+	metav1.AddToGroupVersion(s, SchemeGroupVersion)
+	return nil
+}

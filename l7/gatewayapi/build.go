@@ -1,0 +1,70 @@
+package gatewayapi
+
+import (
+	"net/netip"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// ControllerName is the spec.controllerName of the GatewayClasses TLB serves.
+const ControllerName gatewayv1.GatewayController = "tlb.io/gateway-controller"
+
+// Inputs is everything Build reads: the Gateway API objects, TLB's
+// extension objects and the core objects routes refer to. Objects of
+// other controllers' classes may be present; Build ignores them.
+type Inputs struct {
+	Classes         []*gatewayv1.GatewayClass
+	ClassConfigs    []*tlbv1alpha1.GatewayClassConfig
+	Gateways        []*gatewayv1.Gateway
+	HTTPRoutes      []*gatewayv1.HTTPRoute
+	GRPCRoutes      []*gatewayv1.GRPCRoute
+	TLSRoutes       []*gatewayv1.TLSRoute
+	ReferenceGrants []*gatewayv1.ReferenceGrant
+	TrafficPolicies []*tlbv1alpha1.TrafficPolicy
+	Namespaces      []*corev1.Namespace
+	Services        []*corev1.Service
+	EndpointSlices  []*discoveryv1.EndpointSlice
+	Secrets         []*corev1.Secret
+	// Addresses is the VIP each Gateway got from the IPAM (read from its
+	// VIP Service's status); a Gateway without one is not Programmed.
+	Addresses map[types.NamespacedName][]netip.Addr
+	// Now is the time written into condition transitions.
+	Now time.Time
+}
+
+// Result is the model of the accepted objects and the status of all of
+// our class's objects.
+type Result struct {
+	Config model.Config
+	Status Status
+}
+
+// Status is the status Build computed for each object of our classes,
+// keyed by namespace/name (GatewayClasses by name).
+type Status struct {
+	GatewayClasses  map[string]gatewayv1.GatewayClassStatus
+	Gateways        map[types.NamespacedName]gatewayv1.GatewayStatus
+	HTTPRoutes      map[types.NamespacedName]gatewayv1.HTTPRouteStatus
+	GRPCRoutes      map[types.NamespacedName]gatewayv1.GRPCRouteStatus
+	TLSRoutes       map[types.NamespacedName]gatewayv1.TLSRouteStatus
+	TrafficPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
+}
+
+// Build translates in into the model and the status of every object.
+func Build(in Inputs) Result {
+	return Result{Status: Status{
+		GatewayClasses:  map[string]gatewayv1.GatewayClassStatus{},
+		Gateways:        map[types.NamespacedName]gatewayv1.GatewayStatus{},
+		HTTPRoutes:      map[types.NamespacedName]gatewayv1.HTTPRouteStatus{},
+		GRPCRoutes:      map[types.NamespacedName]gatewayv1.GRPCRouteStatus{},
+		TLSRoutes:       map[types.NamespacedName]gatewayv1.TLSRouteStatus{},
+		TrafficPolicies: map[types.NamespacedName]gatewayv1.PolicyStatus{},
+	}}
+}

@@ -1,0 +1,62 @@
+package model
+
+// The parts of the model that Gateway API needs beyond the DSL: TLS
+// passthrough listeners, query matches, redirects, URL rewrites and
+// request mirrors. The DSL does not produce them (yet); the translator
+// handles them for every source alike.
+
+// TLS is a listener that routes TLS connections by SNI without
+// terminating them (see Listener.Passthrough).
+const TLS Protocol = "TLS"
+
+// SNITarget forwards TLS connections whose SNI is one of ServerNames
+// ("*.example.com" allowed) to weighted clusters ("service/upstream").
+type SNITarget struct {
+	ServerNames []string
+	Targets     []WeightedCluster
+}
+
+// WeightedCluster is a cluster by global name with a relative weight.
+type WeightedCluster struct {
+	Cluster string
+	Weight  uint32
+}
+
+// QueryMatch matches one query parameter exactly, or by RE2 Regex.
+type QueryMatch struct {
+	Name  string
+	Exact string
+	Regex string
+}
+
+// Redirect answers a request with a redirect. Empty fields keep the
+// request's own value; StatusCode is 301 or 302 (zero for 302).
+type Redirect struct {
+	Scheme     string
+	Hostname   string
+	Port       uint32
+	Path       *PathModifier
+	StatusCode int
+}
+
+// URLRewrite rewrites the Host header and/or the path of a request
+// before it is forwarded.
+type URLRewrite struct {
+	Hostname string
+	Path     *PathModifier
+}
+
+// PathModifier replaces the whole path (Full) or the matched prefix of a
+// Prefix route (ReplacePrefix, when IsPrefix).
+type PathModifier struct {
+	Full          string
+	IsPrefix      bool
+	ReplacePrefix string
+}
+
+// Mirror copies a share of a route's requests to an upstream of the same
+// service; Percent is 1..100 (zero for 100).
+type Mirror struct {
+	Upstream string
+	Percent  uint32
+}
