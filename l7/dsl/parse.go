@@ -164,7 +164,10 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		case r.Target != "":
 			mr.Targets = []model.WeightedTarget{{Upstream: r.Target, Weight: 1}}
 		default:
-			for _, t := range r.Targets {
+			for j, t := range r.Targets {
+				if t.Weight == 0 && len(r.Targets) > 1 { // the model would drop it; in a file it is a mistake
+					errs = append(errs, &FieldError{File: file, Field: fmt.Sprintf("%s.targets[%d].weight", f, j), Msg: "weight must be positive"})
+				}
 				mr.Targets = append(mr.Targets, model.WeightedTarget{Upstream: t.Upstream, Weight: t.Weight})
 			}
 		}

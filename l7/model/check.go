@@ -96,35 +96,9 @@ func checkService(s Service) []Problem {
 			}
 			names[r.Name] = true
 		}
-		switch {
-		case (r.Prefix == "") == (r.Regex == ""):
-			bad(f, "set exactly one of prefix and pattern")
-		case r.Prefix != "" && !strings.HasPrefix(r.Prefix, "/"):
-			bad(f+".prefix", "must start with /")
-		case r.Regex != "":
-			if _, err := regexp.Compile(r.Regex); err != nil {
-				bad(f+".pattern", "not a valid RE2 expression: %v", err)
-			}
-		}
-		for j, h := range r.Headers {
-			if err := checkHeaderName(h.Name); err != nil {
-				bad(fmt.Sprintf("%s.headers[%d].name", f, j), "%v", err)
-			}
-			if h.Exact == "" && !h.Present {
-				bad(fmt.Sprintf("%s.headers[%d]", f, j), "set exact or present")
-			}
-		}
-		if len(r.Targets) == 0 && DirectResponseOf(r) == nil {
-			bad(f+".targets", "a route needs a target")
-		}
-		for j, t := range r.Targets {
-			if !ups[t.Upstream] {
-				bad(fmt.Sprintf("%s.targets[%d].upstream", f, j), "no upstream %q in this service", t.Upstream)
-			}
-			if t.Weight == 0 && len(r.Targets) > 1 {
-				bad(fmt.Sprintf("%s.targets[%d].weight", f, j), "weight must be positive")
-			}
-		}
+		checkRouteMatch(r, f, bad)
+		checkRouteTargets(r, f, ups, bad)
+		checkRouteRewrites(r, f, ups, bad)
 		if r.Rewrite != nil {
 			if _, err := regexp.Compile(r.Rewrite.Regex); err != nil || r.Rewrite.Regex == "" {
 				bad(f+".rewrite.old", "not a valid RE2 expression: %v", err)
@@ -187,6 +161,8 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 			bad(f+".port", "want 1..65535, got %d", l.Port)
 		}
 		switch l.Protocol {
+		case TLS:
+			checkPassthrough(l, f, bad)
 		case HTTP:
 			if len(l.TLS) > 0 {
 				bad(f+".certificates", "only HTTPS listeners carry certificates")
@@ -203,10 +179,13 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 				bad(f+".certificates", "TCP listeners pass TLS through; they carry no certificates")
 			}
 		default:
-			bad(f+".protocol", "want HTTP, HTTPS or TCP, got %q", l.Protocol)
+			bad(f+".protocol", "want HTTP, HTTPS, TCP or TLS, got %q", l.Protocol)
 		}
 		if l.RedirectHTTPS && l.Protocol != HTTP {
 			bad(f+".redirectHTTPS", "only an HTTP listener can redirect to HTTPS")
+		}
+		if l.Protocol != TLS && len(l.Passthrough) > 0 {
+			bad(f+".passthrough", "only TLS listeners pass connections through by server name")
 		}
 		checkListenerTLS(l, f, bad)
 		for j, c := range l.TLS {

@@ -147,8 +147,10 @@ type Service struct {
 
 // Route matches requests and sends them to weighted upstream targets.
 type Route struct {
-	Name   string
-	Prefix string // exactly one of Prefix, Exact, Regex is set
+	Name string
+	// Prefix, Exact (the whole path) and Regex (RE2, the whole path):
+	// exactly one is set.
+	Prefix string
 	Exact  string
 	Regex  string
 	// Method, when set, matches only requests of that HTTP method.
@@ -202,6 +204,10 @@ type HeaderMatch struct {
 }
 
 // WeightedTarget is an upstream of the same service with a relative weight.
+// A lone target's weight is not read. Among several, a target of weight 0
+// gets no traffic, and a route whose targets all weigh 0 answers 500 (the
+// Gateway API rule); a source meaning "no traffic" for a lone target
+// writes a direct response instead.
 type WeightedTarget struct {
 	Upstream string
 	Weight   uint32

@@ -11,6 +11,9 @@ const TLS Protocol = "TLS"
 
 // SNITarget forwards TLS connections whose SNI is one of ServerNames
 // ("*.example.com" allowed) to weighted clusters ("service/upstream").
+// One entry of a listener may list no names: it takes every connection
+// no other entry does (even one without SNI). Weights are those of
+// WeightedTarget, except that some target must weigh more than 0.
 type SNITarget struct {
 	ServerNames []string
 	Targets     []WeightedCluster

@@ -29,6 +29,9 @@ type EnvoyListener struct {
 	TLS []SNICertificate
 	// Target is the cluster of a TCP listener.
 	Target string
+	// Passthrough is a TLS listener's clusters by SNI name, sorted by
+	// first server name (the entry without names last).
+	Passthrough []SNITarget
 	// RedirectHTTPS: an HTTP listener that redirects every request to https.
 	RedirectHTTPS bool
 	// TLSPolicy and ClientCertificate are the gateway listener's (HTTPS).
@@ -83,6 +86,13 @@ func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]st
 					ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: f + ".target", Msg: fmt.Sprintf("no upstream %q (service/upstream) in group %q", l.Target, g.Group), Rejected: true})
 				}
 			}
+			for j, p := range l.Passthrough {
+				for k, t := range p.Targets {
+					if grp, ok := clusters[t.Cluster]; !ok || grp != g.Group {
+						ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: fmt.Sprintf("%s.passthrough[%d].targets[%d].cluster", f, j, k), Msg: fmt.Sprintf("no upstream %q (service/upstream) in group %q", t.Cluster, g.Group), Rejected: true})
+					}
+				}
+			}
 			sni := map[string]bool{}
 			for j, c := range l.TLS {
 				for _, n := range c.ServerNames {
@@ -124,8 +134,9 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 			out = append(out, EnvoyListener{
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
 				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
-				Tracing:   tracingOf(g),
-				TLSPolicy: l.TLSPolicy, ClientCertificate: l.ClientCertificate,
+				Passthrough: sortedPassthrough(l.Passthrough),
+				Tracing:     tracingOf(g),
+				TLSPolicy:   l.TLSPolicy, ClientCertificate: l.ClientCertificate,
 			})
 		}
 	}
@@ -146,6 +157,8 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 				bad("listener %q is in group %q, the service in group %q", ref, el.Group, s.Group)
 			case el.Protocol == TCP:
 				bad("listener %q is TCP; it forwards to its target and serves no routes", ref)
+			case el.Protocol == TLS:
+				bad("listener %q is TLS; it forwards by server name and serves no routes", ref)
 			case el.RedirectHTTPS:
 				bad("listener %q redirects every request to HTTPS and serves no routes", ref)
 			default:
@@ -186,4 +199,24 @@ func covered(certs []SNICertificate, host string) bool {
 		}
 	}
 	return false
+}
+
+// sortedPassthrough copies a TLS listener's entries sorted by first
+// server name, the entry without names (every other name) last.
+func sortedPassthrough(in []SNITarget) []SNITarget {
+	if in == nil {
+		return nil
+	}
+	out := make([]SNITarget, len(in))
+	for i, p := range in {
+		out[i] = SNITarget{ServerNames: slices.Clone(p.ServerNames), Targets: slices.Clone(p.Targets)}
+	}
+	first := func(p SNITarget) string {
+		if len(p.ServerNames) == 0 {
+			return "\xff"
+		}
+		return p.ServerNames[0]
+	}
+	slices.SortFunc(out, func(a, b SNITarget) int { return cmp.Compare(first(a), first(b)) })
+	return out
 }

@@ -71,10 +71,13 @@ func (o ownership) check(s Service) []Problem {
 			field = fmt.Sprintf("hosts[%d]", hi)
 		}
 		for ri, rt := range s.Routes {
-			if rt.Regex == "" && delegated(o.delegations[k], rt.Prefix, s.Namespace) {
+			if rt.Regex == "" && delegated(o.delegations[k], rt.Prefix+rt.Exact, s.Namespace) {
 				continue
 			}
 			what := fmt.Sprintf("routes[%d] (prefix %q)", ri, rt.Prefix)
+			if rt.Exact != "" {
+				what = fmt.Sprintf("routes[%d] (exact path %q)", ri, rt.Exact)
+			}
 			if rt.Regex != "" {
 				what = fmt.Sprintf("routes[%d] (a pattern; only prefix routes can be delegated)", ri)
 			}

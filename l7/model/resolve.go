@@ -82,16 +82,22 @@ func sortedBy[T any](items []T, key func(T) string) []T {
 
 // routeKey identifies what a route matches, to find duplicates.
 func routeKey(group, host string, r Route) string {
-	hs := make([]string, 0, len(r.Headers))
+	hs := make([]string, 0, len(r.Headers)+len(r.Queries))
 	for _, h := range r.Headers {
-		hs = append(hs, fmt.Sprintf("%s=%q/%v", h.Name, h.Exact, h.Present))
+		hs = append(hs, fmt.Sprintf("%s=%q/%q/%v", h.Name, h.Exact, h.Regex, h.Present))
+	}
+	for _, q := range r.Queries {
+		hs = append(hs, fmt.Sprintf("?%s=%q/%q", q.Name, q.Exact, q.Regex))
 	}
 	slices.Sort(hs)
 	m := "prefix:" + r.Prefix
-	if r.Regex != "" {
+	switch {
+	case r.Regex != "":
 		m = "regex:" + r.Regex
+	case r.Exact != "":
+		m = "exact:" + r.Exact
 	}
-	return group + "|" + host + "|" + m + "|" + strings.Join(hs, ",")
+	return group + "|" + host + "|" + m + "|" + r.Method + "|" + strings.Join(hs, ",")
 }
 
 // ServiceHosts returns the hosts of a service, "*" when it names none.

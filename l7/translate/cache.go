@@ -208,7 +208,7 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		f, jwt := listenerFilters(el, byName)
 		ls = append(ls, c.listener(el, f, jwt))
 		switch {
-		case el.Protocol == model.TCP:
+		case el.Protocol == model.TCP, el.Protocol == model.TLS:
 		case el.RedirectHTTPS:
 			rcs = append(rcs, c.redirect(group, el.Name))
 		default:
@@ -242,6 +242,7 @@ func (c *Cache) listener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.Jw
 		return e.l
 	}
 	el.TLS = slices.Clone(el.TLS)
+	el.Passthrough = clonePassthrough(el.Passthrough)
 	el.TLSPolicy, el.ClientCertificate = cloneListenerTLS(el.TLSPolicy, el.ClientCertificate)
 	e := &listenerEntry{el: el, f: f, jwt: jwt, l: gatewayListener(el, f, jwt)}
 	c.listeners[key] = e

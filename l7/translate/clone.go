@@ -19,6 +19,9 @@ func cloneService(s model.Service) model.Service {
 	for i, r := range s.Routes {
 		r.Headers = slices.Clone(r.Headers)
 		r.Targets = slices.Clone(r.Targets)
+		r.Queries = slices.Clone(r.Queries)
+		r.Mirrors = slices.Clone(r.Mirrors)
+		r.Redirect, r.URLRewrite = cloneRedirect(r.Redirect), cloneURLRewrite(r.URLRewrite)
 		if r.Rewrite != nil {
 			v := *r.Rewrite
 			r.Rewrite = &v
@@ -118,4 +121,42 @@ func cloneRateLimit(l *ratelimit.RouteLimits) *ratelimit.RouteLimits {
 		c.Global = &v
 	}
 	return &c
+}
+
+func cloneRedirect(r *model.Redirect) *model.Redirect {
+	if r == nil {
+		return nil
+	}
+	v := *r
+	v.Path = clonePathModifier(r.Path)
+	return &v
+}
+
+func cloneURLRewrite(u *model.URLRewrite) *model.URLRewrite {
+	if u == nil {
+		return nil
+	}
+	v := *u
+	v.Path = clonePathModifier(u.Path)
+	return &v
+}
+
+func clonePathModifier(p *model.PathModifier) *model.PathModifier {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// clonePassthrough deep-copies a TLS listener's entries.
+func clonePassthrough(in []model.SNITarget) []model.SNITarget {
+	if in == nil {
+		return nil
+	}
+	out := make([]model.SNITarget, len(in))
+	for i, p := range in {
+		out[i] = model.SNITarget{ServerNames: slices.Clone(p.ServerNames), Targets: slices.Clone(p.Targets)}
+	}
+	return out
 }

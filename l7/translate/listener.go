@@ -49,7 +49,7 @@ func Listeners(r model.Resolved, group string) []*listener.Listener {
 // jwt_authn configuration when it has the filter: none for TCP and for a
 // listener that only redirects to HTTPS.
 func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (httpFilters, *jwtauthn.JwtAuthentication) {
-	if el.Protocol == model.TCP || el.RedirectHTTPS {
+	if !servesRoutes(el) {
 		return httpFilters{}, nil
 	}
 	svcs := servicesOn(el, byName)
@@ -97,8 +97,21 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 				IdleTimeout:      dur(tcpIdleTimeout),
 			})},
 		}}}}
+	case model.TLS:
+		l.ListenerFilters = []*listener.ListenerFilter{{
+			Name:       wellknown.TlsInspector,
+			ConfigType: &listener.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspector.TlsInspector{})},
+		}}
+		l.FilterChains = passthroughChains(el)
 	}
 	return l
+}
+
+// servesRoutes reports whether a listener runs the HTTP connection
+// manager with its own route configuration: HTTP and HTTPS, except an
+// HTTP listener that only redirects to HTTPS.
+func servesRoutes(el model.EnvoyListener) bool {
+	return (el.Protocol == model.HTTP || el.Protocol == model.HTTPS) && !el.RedirectHTTPS
 }
 
 func downstreamTLS(secret string, el model.EnvoyListener) *core.TransportSocket {

@@ -56,7 +56,7 @@ func rateLimitCluster(r model.Resolved, group string) *cluster.Cluster {
 		byName[s.Name] = s
 	}
 	for _, el := range r.Listeners {
-		if el.Group != group || el.Protocol == model.TCP || el.RedirectHTTPS {
+		if el.Group != group || !servesRoutes(el) {
 			continue
 		}
 		if globalRateLimitDomain(el, servicesOn(el, byName)) != "" {

@@ -28,7 +28,7 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 	}
 	var out []*route.RouteConfiguration
 	for _, el := range r.Listeners {
-		if el.Group != group || el.Protocol == model.TCP {
+		if el.Group != group || el.Protocol == model.TCP || el.Protocol == model.TLS {
 			continue
 		}
 		if el.RedirectHTTPS {
@@ -78,7 +78,9 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 		return cmp.Or(
 			cmp.Compare(a.host, b.host),
 			cmp.Compare(specificity(b.route), specificity(a.route)),
+			cmp.Compare(hasMethod(b.route), hasMethod(a.route)),
 			cmp.Compare(len(b.route.Headers), len(a.route.Headers)),
+			cmp.Compare(len(b.route.Queries), len(a.route.Queries)),
 			cmp.Compare(a.svc, b.svc),
 			cmp.Compare(a.idx, b.idx))
 	})
@@ -113,13 +115,26 @@ func redirectRoutes(name string) *route.RouteConfiguration {
 	}}}
 }
 
-// specificity orders routes: regexes (written to be exact) first, then
-// longer prefixes before shorter ones.
+// specificity orders routes as Gateway API does: exact paths first,
+// then regexes (written to be exact), then longer prefixes before
+// shorter ones.
 func specificity(r model.Route) int {
-	if r.Regex != "" {
+	switch {
+	case r.Exact != "":
+		return 1<<21 + len(r.Exact)
+	case r.Regex != "":
 		return 1 << 20
 	}
 	return len(r.Prefix)
+}
+
+// hasMethod is 1 for a route that matches a method: it goes before the
+// routes of the same path without one.
+func hasMethod(r model.Route) int {
+	if r.Method != "" {
+		return 1
+	}
+	return 0
 }
 
 // RouteName is the name of a service's i-th route.
@@ -129,22 +144,7 @@ func RouteName(service string, i int, r model.Route) string { return model.Route
 // filters f (the zero set for proxyless gRPC clients).
 func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 	svc, r := s.Name, s.Routes[i]
-	m := &route.RouteMatch{}
-	if r.Regex != "" {
-		m.PathSpecifier = &route.RouteMatch_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: r.Regex}}
-	} else {
-		m.PathSpecifier = &route.RouteMatch_Prefix{Prefix: r.Prefix}
-	}
-	for _, h := range r.Headers {
-		hm := &route.HeaderMatcher{Name: h.Name}
-		if h.Exact != "" {
-			hm.HeaderMatchSpecifier = &route.HeaderMatcher_StringMatch{StringMatch: &matcher.StringMatcher{
-				MatchPattern: &matcher.StringMatcher_Exact{Exact: h.Exact}}}
-		} else {
-			hm.HeaderMatchSpecifier = &route.HeaderMatcher_PresentMatch{PresentMatch: true}
-		}
-		m.Headers = append(m.Headers, hm)
-	}
+	m := routeMatch(r)
 	timeout := r.Timeout
 	if timeout == 0 {
 		timeout = model.DefaultTimeout
@@ -161,16 +161,7 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 	default:
 		a.IdleTimeout = dur(idle)
 	}
-	if len(r.Targets) == 1 {
-		a.ClusterSpecifier = &route.RouteAction_Cluster{Cluster: model.ClusterName(svc, r.Targets[0].Upstream)}
-	} else {
-		wc := &route.WeightedCluster{}
-		for _, t := range r.Targets {
-			wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{
-				Name: model.ClusterName(svc, t.Upstream), Weight: u32(t.Weight)})
-		}
-		a.ClusterSpecifier = &route.RouteAction_WeightedClusters{WeightedClusters: wc}
-	}
+	clusterSpecifier(a, svc, r)
 	a.UpgradeConfigs = routeUpgrades(r)
 	canaryPercent(a, svc, r)
 	if r.Rewrite != nil {
@@ -197,11 +188,15 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		}
 		a.HashPolicy = []*route.RouteAction_HashPolicy{{PolicySpecifier: &route.RouteAction_HashPolicy_Cookie_{Cookie: c}}}
 	}
+	urlRewrite(a, r)
+	requestMirrors(a, svc, r)
 	a.RateLimits = globalRateLimitActions(s, i, f)
-	return applyResponses(&route.Route{
+	rt := &route.Route{
 		Name:                 RouteName(svc, i, r),
 		Match:                m,
 		Action:               &route.Route_Route{Route: a},
 		TypedPerFilterConfig: f.perRoute(s, r),
-	}, s, r, f)
+	}
+	gatewayAPIAction(rt, r)
+	return applyResponses(rt, s, r, f)
 }

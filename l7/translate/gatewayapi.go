@@ -1,0 +1,187 @@
+package translate
+
+import (
+	"regexp"
+	"strings"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// The route fields Gateway API brought to the model (model/gatewayapi.go),
+// translated for every source alike: path and method matches, query and
+// header regex matches, weights of 0, redirects, URL rewrites and request
+// mirrors.
+
+// routeMatch is what a route matches: its path (prefix, exact path or
+// RE2 regex), its method (the :method pseudo-header), its headers and
+// its query parameters.
+func routeMatch(r model.Route) *route.RouteMatch {
+	m := &route.RouteMatch{}
+	switch {
+	case r.Regex != "":
+		m.PathSpecifier = &route.RouteMatch_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: r.Regex}}
+	case r.Exact != "":
+		m.PathSpecifier = &route.RouteMatch_Path{Path: r.Exact}
+	default:
+		m.PathSpecifier = &route.RouteMatch_Prefix{Prefix: r.Prefix}
+	}
+	if r.Method != "" {
+		m.Headers = append(m.Headers, &route.HeaderMatcher{Name: ":method", HeaderMatchSpecifier: &route.HeaderMatcher_StringMatch{
+			StringMatch: exactOrRegex(r.Method, "")}})
+	}
+	for _, h := range r.Headers {
+		hm := &route.HeaderMatcher{Name: h.Name}
+		if h.Exact != "" || h.Regex != "" {
+			hm.HeaderMatchSpecifier = &route.HeaderMatcher_StringMatch{StringMatch: exactOrRegex(h.Exact, h.Regex)}
+		} else {
+			hm.HeaderMatchSpecifier = &route.HeaderMatcher_PresentMatch{PresentMatch: true}
+		}
+		m.Headers = append(m.Headers, hm)
+	}
+	for _, q := range r.Queries {
+		m.QueryParameters = append(m.QueryParameters, &route.QueryParameterMatcher{Name: q.Name,
+			QueryParameterMatchSpecifier: &route.QueryParameterMatcher_StringMatch{StringMatch: exactOrRegex(q.Exact, q.Regex)}})
+	}
+	return m
+}
+
+func exactOrRegex(exact, regex string) *matcher.StringMatcher {
+	if regex != "" {
+		return &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: regex}}}
+	}
+	return &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_Exact{Exact: exact}}
+}
+
+// liveTargets returns the targets that get traffic: a lone target, or
+// those of positive weight among several (none when all weigh 0).
+func liveTargets(r model.Route) []model.WeightedTarget {
+	if len(r.Targets) == 1 {
+		return r.Targets
+	}
+	var out []model.WeightedTarget
+	for _, t := range r.Targets {
+		if t.Weight > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// noLiveTarget reports whether every one of a route's several targets
+// weighs 0: the route then answers 500, as Gateway API asks.
+func noLiveTarget(r model.Route) bool { return len(r.Targets) > 1 && len(liveTargets(r)) == 0 }
+
+// clusterSpecifier sends to the route's live targets: one cluster, or
+// weighted clusters.
+func clusterSpecifier(a *route.RouteAction, svc string, r model.Route) {
+	live := liveTargets(r)
+	if len(live) == 1 {
+		a.ClusterSpecifier = &route.RouteAction_Cluster{Cluster: model.ClusterName(svc, live[0].Upstream)}
+		return
+	}
+	wc := &route.WeightedCluster{}
+	for _, t := range live {
+		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{
+			Name: model.ClusterName(svc, t.Upstream), Weight: u32(t.Weight)})
+	}
+	a.ClusterSpecifier = &route.RouteAction_WeightedClusters{WeightedClusters: wc}
+}
+
+// urlRewrite sets a route's Host rewrite (host_rewrite_literal) and path
+// rewrite (prefix_rewrite, or regex_rewrite for a whole path).
+func urlRewrite(a *route.RouteAction, r model.Route) {
+	u := r.URLRewrite
+	if u == nil {
+		return
+	}
+	if u.Hostname != "" {
+		a.HostRewriteSpecifier = &route.RouteAction_HostRewriteLiteral{HostRewriteLiteral: u.Hostname}
+	}
+	switch p := u.Path; {
+	case p == nil:
+	case p.IsPrefix:
+		a.PrefixRewrite, a.RegexRewrite = prefixRewrite(r.Prefix, p.ReplacePrefix)
+	default:
+		a.RegexRewrite = fullPathRewrite(p.Full)
+	}
+}
+
+// prefixRewrite replaces a route's matched prefix: prefix_rewrite, except
+// for a replacement of "/", where "/api/x" must become "/x", not "//x":
+// a regex that also eats the slashes after the prefix.
+func prefixRewrite(prefix, repl string) (string, *matcher.RegexMatchAndSubstitute) {
+	if repl != "/" {
+		return repl, nil
+	}
+	return "", &matcher.RegexMatchAndSubstitute{
+		Pattern:      &matcher.RegexMatcher{Regex: "^" + regexp.QuoteMeta(strings.TrimSuffix(prefix, "/")) + "/*"},
+		Substitution: "/",
+	}
+}
+
+// fullPathRewrite replaces the whole path (the query string is kept).
+func fullPathRewrite(full string) *matcher.RegexMatchAndSubstitute {
+	return &matcher.RegexMatchAndSubstitute{
+		Pattern:      &matcher.RegexMatcher{Regex: "^/.*$"},
+		Substitution: strings.ReplaceAll(full, `\`, `\\`),
+	}
+}
+
+// requestMirrors copies a share of the route's requests to the mirror
+// upstreams (request_mirror_policies, runtime_fraction out of 100).
+func requestMirrors(a *route.RouteAction, svc string, r model.Route) {
+	for _, m := range r.Mirrors {
+		p := m.Percent
+		if p == 0 {
+			p = 100
+		}
+		a.RequestMirrorPolicies = append(a.RequestMirrorPolicies, &route.RouteAction_RequestMirrorPolicy{
+			Cluster: model.ClusterName(svc, m.Upstream),
+			RuntimeFraction: &core.RuntimeFractionalPercent{DefaultValue: &typev3.FractionalPercent{
+				Numerator: p, Denominator: typev3.FractionalPercent_HUNDRED}},
+		})
+	}
+}
+
+// redirectAction is a route's redirect: scheme, host, port and path
+// (whole, or the matched prefix replaced), 302 unless 301 is asked.
+func redirectAction(r model.Route) *route.RedirectAction {
+	rd := r.Redirect
+	a := &route.RedirectAction{HostRedirect: rd.Hostname, PortRedirect: rd.Port, ResponseCode: route.RedirectAction_FOUND}
+	if rd.StatusCode == 301 {
+		a.ResponseCode = route.RedirectAction_MOVED_PERMANENTLY
+	}
+	if rd.Scheme != "" {
+		a.SchemeRewriteSpecifier = &route.RedirectAction_SchemeRedirect{SchemeRedirect: rd.Scheme}
+	}
+	switch p := rd.Path; {
+	case p == nil:
+	case p.IsPrefix:
+		if pr, re := prefixRewrite(r.Prefix, p.ReplacePrefix); re != nil {
+			a.PathRewriteSpecifier = &route.RedirectAction_RegexRewrite{RegexRewrite: re}
+		} else {
+			a.PathRewriteSpecifier = &route.RedirectAction_PrefixRewrite{PrefixRewrite: pr}
+		}
+	default:
+		a.PathRewriteSpecifier = &route.RedirectAction_PathRedirect{PathRedirect: p.Full}
+	}
+	return a
+}
+
+// gatewayAPIAction replaces a built route's forwarding action with a
+// redirect, or with a 500 when every target weighs 0. The response
+// settings applied after it (maintenance, a direct response, the HTTPS
+// redirect) still take precedence.
+func gatewayAPIAction(rt *route.Route, r model.Route) {
+	switch {
+	case r.Redirect != nil:
+		rt.Action = &route.Route_Redirect{Redirect: redirectAction(r)}
+	case noLiveTarget(r):
+		rt.Action = &route.Route_DirectResponse{DirectResponse: &route.DirectResponseAction{Status: 500}}
+	}
+}
