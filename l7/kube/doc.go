@@ -11,6 +11,14 @@
 // turn bad, records a Warning Event on a Service with a problem, and calls
 // a publish callback only when the model changed.
 //
+// With Options.GatewayAPI, and when the API server serves the Gateway API
+// CRDs, Source also reads GatewayClasses, Gateways, HTTP/GRPC/TLS routes,
+// ReferenceGrants, Namespaces and tlb.io GatewayClassConfigs and
+// TrafficPolicies, hands them to gatewayapi.Build (a function value) and
+// merges the gateways and services of its own group into the model. The
+// status of those objects is the Gateway controller's to write, not this
+// package's.
+//
 // It reads Services, EndpointSlices and Secrets of type kubernetes.io/tls,
 // and writes only Events. It must not change any object, must not write
 // key material anywhere but the model's redacting model.PrivateKey (never

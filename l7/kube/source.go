@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/model"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
@@ -40,6 +41,9 @@ type Options struct {
 	Namespaces []string
 	// Now is the clock certificates are checked against (required).
 	Now func() time.Time
+	// GatewayAPI, when set, also reads Gateway API objects if their CRDs
+	// are installed (see GatewayAPI); nil: annotated Services only.
+	GatewayAPI *GatewayAPI
 }
 
 // Source watches Services, EndpointSlices and TLS Secrets and publishes
@@ -47,8 +51,11 @@ type Options struct {
 // Run.
 type Source struct {
 	log    *slog.Logger
+	client kubernetes.Interface
 	events *eventSink
 	opts   Options
+	// gatewayAPI is set by Run when Gateway API objects are read.
+	gatewayAPI *gatewayAPIWatch
 
 	factories []interface{ Start(<-chan struct{}) }
 	shutdown  []func()
@@ -71,17 +78,17 @@ func NewSource(client kubernetes.Interface, log *slog.Logger, opts Options) (*So
 	if client == nil || log == nil || opts.Group == "" || opts.Now == nil {
 		return nil, errors.New("l7 kube source: client, logger, group and clock are required")
 	}
+	if ga := opts.GatewayAPI; ga != nil && (ga.Client == nil || ga.Build == nil) {
+		return nil, errors.New("l7 kube source: Gateway API needs a client and a Build function")
+	}
 	s := &Source{
-		log:  log,
-		opts: opts,
+		log:    log,
+		client: client,
+		opts:   opts,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-l7-model"}),
 	}
-	namespaces := opts.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	for _, ns := range namespaces {
+	for _, ns := range s.namespaces() {
 		all := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
 		// Only Secrets of type kubernetes.io/tls are cached.
 		tls := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns), informers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -111,8 +118,13 @@ func NewSource(client kubernetes.Interface, log *slog.Logger, opts Options) (*So
 // have synced nothing is published (a control plane started while the API
 // server is unreachable publishes nothing; it says so in its log every
 // few seconds). Run returns when ctx ends; an error only if the caches
-// never synced.
+// never synced. With Options.GatewayAPI, Run first asks the API server
+// which Gateway API kinds it serves (retrying until it answers) and
+// watches those too.
 func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
+	if s.opts.GatewayAPI != nil {
+		s.startGatewayAPI(ctx, s.client)
+	}
 	s.events.start()
 	defer s.events.shutdown()
 	loop := &tlbkube.ModelLoop[model.Config]{
@@ -129,7 +141,7 @@ func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
 // a problem is left out. The model is a function of the objects alone.
 // An error means the caches could not be read.
 func (s *Source) build() (*model.Config, error) {
-	var svcs []*corev1.Service
+	var svcs, all []*corev1.Service
 	var sl []*discoveryv1.EndpointSlice
 	var secs []*corev1.Secret
 	for _, c := range s.caches {
@@ -137,6 +149,7 @@ func (s *Source) build() (*model.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list Services: %w", err)
 		}
+		all = append(all, ss...)
 		for _, svc := range ss {
 			if GroupOf(svc) == s.opts.Group {
 				svcs = append(svcs, svc)
@@ -156,6 +169,13 @@ func (s *Source) build() (*model.Config, error) {
 	built, problems := Build(svcs, sl, secs, s.opts.Now())
 	s.events.report(problems, s.services)
 	cfg := Assemble(built)
+	if w := s.gatewayAPI; w != nil {
+		in, err := w.inputs(all, gatewayapi.Inputs{EndpointSlices: sl, Secrets: secs, Now: s.opts.Now()})
+		if err != nil {
+			return nil, err
+		}
+		mergeGroup(&cfg, w.build(in).Config, s.opts.Group)
+	}
 	return &cfg, nil
 }
 

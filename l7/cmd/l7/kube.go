@@ -1,17 +1,48 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/kube"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
-// newKubeSource builds the L7 controller's Kubernetes source.
-func newKubeSource(kubeconfig string, inCluster bool, log *slog.Logger, opts kube.Options) (*kube.Source, error) {
-	c, err := tlbkube.NewClients(kubeconfig, inCluster, "tlb-l7")
-	if err != nil {
-		return nil, err
+// newKubeSource builds the L7 controller's Kubernetes source; with
+// gatewayAPI it also reads Gateway API objects (when their CRDs are
+// installed) through gatewayapi.Build.
+func newKubeSource(kubeconfig string, inCluster, gatewayAPI bool, log *slog.Logger, opts kube.Options) (*kube.Source, error) {
+	var cfg *rest.Config
+	var err error
+	if inCluster {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
-	return kube.NewSource(c.Kube, log.With("source", "kubernetes"), opts)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client config: %w", err)
+	}
+	cfg.UserAgent = "tlb-l7"
+	kc, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	if gatewayAPI {
+		gc, err := gwclient.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("gateway API client: %w", err)
+		}
+		dc, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+		}
+		opts.GatewayAPI = &kube.GatewayAPI{Client: gc, Dynamic: dc, Build: gatewayapi.Build}
+	}
+	return kube.NewSource(kc, log.With("source", "kubernetes"), opts)
 }

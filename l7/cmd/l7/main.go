@@ -114,6 +114,7 @@ func runServe(args []string) error {
 	kubeconfig := fs.String("kubeconfig", "", "also serve Services that opt into L7 from the API server of this kubeconfig")
 	inCluster := fs.Bool("in-cluster", false, "also serve Services that opt into L7 from the API server of the pod's service account")
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)")
+	gatewayAPI := fs.Bool("gateway-api", true, "with the API server, also serve the group's Gateway API Gateways and routes when their CRDs are installed")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	gcPercent := fs.Int("gc-percent", serve.DefaultGCPercent, "garbage collector target (GOGC wins when set)")
 	authzAddr := fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) here: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at) or loopback host:port; default off")
@@ -195,7 +196,7 @@ func runServe(args []string) error {
 	errc := make(chan error, 3)
 	rl := &serve.Reloader{Dir: dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), Server: merger.For("dsl"), Log: log}
 	if kubeOn {
-		src, err := newKubeSource(*kubeconfig, *inCluster, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now})
+		src, err := newKubeSource(*kubeconfig, *inCluster, *gatewayAPI, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,64 @@
+package kube
+
+import (
+	"net/netip"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// vipAddresses reads the VIP each Gateway got from the status of its VIP
+// Service: the Service labelled ipam.LabelOwningGateway whose controller
+// is the Gateway (same namespace), as the Gateway controller makes it.
+func vipAddresses(services []*corev1.Service) map[types.NamespacedName][]netip.Addr {
+	out := map[types.NamespacedName][]netip.Addr{}
+	for _, svc := range services {
+		if _, ok := svc.Labels[ipam.LabelOwningGateway]; !ok {
+			continue
+		}
+		ref := metav1.GetControllerOfNoCopy(svc)
+		if ref == nil || ref.Kind != "Gateway" {
+			continue
+		}
+		gw := types.NamespacedName{Namespace: svc.Namespace, Name: ref.Name}
+		for _, in := range svc.Status.LoadBalancer.Ingress {
+			if a, err := netip.ParseAddr(in.IP); err == nil {
+				out[gw] = append(out[gw], a)
+			}
+		}
+	}
+	return out
+}
+
+// mergeGroup adds to cfg the gateways and services of from that belong to
+// group, and the certificates their listeners serve: a Source serves its
+// own group alone, whatever other groups the Gateway API objects name.
+func mergeGroup(cfg *model.Config, from model.Config, group string) {
+	certs := map[string]bool{}
+	for _, g := range from.Gateways {
+		if g.Group != group {
+			continue
+		}
+		cfg.Gateways = append(cfg.Gateways, g)
+		for _, l := range g.Listeners {
+			for _, c := range l.TLS {
+				certs[c.Certificate] = true
+			}
+		}
+	}
+	for _, s := range from.Services {
+		if s.Group == group {
+			cfg.Services = append(cfg.Services, s)
+		}
+	}
+	for _, c := range from.Certificates {
+		if certs[c.Name] && !slices.ContainsFunc(cfg.Certificates, func(have model.Certificate) bool { return have.Name == c.Name }) {
+			cfg.Certificates = append(cfg.Certificates, c)
+		}
+	}
+}

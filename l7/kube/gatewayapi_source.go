@@ -1,0 +1,239 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
+
+	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	"github.com/tlbproject/tlb/l7/gatewayapi"
+	tlbkube "github.com/tlbproject/tlb/tlb/kube"
+)
+
+// GatewayAPIBuild turns Gateway API objects into the model:
+// gatewayapi.Build, or a stand-in in tests.
+type GatewayAPIBuild func(gatewayapi.Inputs) gatewayapi.Result
+
+// GatewayAPI lets a Source read Gateway API objects (Gateways, routes of
+// TLB's GatewayClasses, ReferenceGrants) and tlb.io/v1alpha1
+// GatewayClassConfigs and TrafficPolicies, and merge what Build makes of
+// them for the Source's group into the model. Only the kinds whose CRDs
+// the API server serves when Run starts are watched; without the
+// GatewayClass and Gateway CRDs the feature is off (logged once). CRDs
+// installed later are seen after a restart.
+type GatewayAPI struct {
+	Client  gwclient.Interface
+	Dynamic dynamic.Interface
+	Build   GatewayAPIBuild
+}
+
+// gatewayAPIVersion is the group/version of the kinds read.
+var gatewayAPIVersion = gatewayv1.GroupVersion.String()
+
+// gatewayAPIWatch is the informers of the Gateway API kinds served; each
+// lister appends its objects to the Inputs.
+type gatewayAPIWatch struct {
+	build GatewayAPIBuild
+	lists []func(*gatewayapi.Inputs) error
+}
+
+// served returns the resource names the API server serves in a
+// group/version; none (and no error) when it serves no such version.
+func served(d discovery.DiscoveryInterface, groupVersion string) (map[string]bool, error) {
+	l, err := d.ServerResourcesForGroupVersion(groupVersion)
+	if apierrors.IsNotFound(err) {
+		return map[string]bool{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("discover the resources of %s: %w", groupVersion, err)
+	}
+	out := map[string]bool{}
+	for _, r := range l.APIResources {
+		out[r.Name] = true
+	}
+	return out, nil
+}
+
+// discoverGatewayAPI asks the API server which kinds it serves, retrying
+// until it answers or ctx ends; nil resources mean ctx ended.
+func discoverGatewayAPI(ctx context.Context, d discovery.DiscoveryInterface, log *slog.Logger) (gw, tlb map[string]bool) {
+	_ = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(context.Context) (bool, error) {
+		var err error
+		if gw, err = served(d, gatewayAPIVersion); err == nil {
+			tlb, err = served(d, tlbv1alpha1.SchemeGroupVersion.String())
+		}
+		if err != nil {
+			log.Warn("Gateway API discovery failed; retrying", "err", err)
+			return false, nil
+		}
+		return true, nil
+	})
+	return gw, tlb
+}
+
+// startGatewayAPI discovers the Gateway API kinds and adds informers on
+// those served to the Source, before its loop starts. It reports whether
+// the feature is on.
+func (s *Source) startGatewayAPI(ctx context.Context, client kubernetes.Interface) bool {
+	ga := s.opts.GatewayAPI
+	gw, tlb := discoverGatewayAPI(ctx, client.Discovery(), s.log)
+	if gw == nil {
+		return false
+	}
+	if !gw["gatewayclasses"] || !gw["gateways"] {
+		s.log.Info("Gateway API CRDs not installed; serving annotated Services only", "groupVersion", gatewayAPIVersion)
+		return false
+	}
+	w := &gatewayAPIWatch{build: ga.Build}
+	handler := tlbkube.QueueHandler(s.queue, s.log)
+	add := func(inf cache.SharedIndexInformer) error {
+		if _, err := inf.AddEventHandler(handler); err != nil {
+			return err
+		}
+		s.synced = append(s.synced, inf.HasSynced)
+		return nil
+	}
+	var errs []error
+	watch := func(inf cache.SharedIndexInformer, list func(*gatewayapi.Inputs) error) {
+		if err := add(inf); err != nil {
+			errs = append(errs, err)
+		}
+		w.lists = append(w.lists, list)
+	}
+	all := labels.Everything()
+
+	cluster := gwinformers.NewSharedInformerFactory(ga.Client, 0)
+	classes := cluster.Gateway().V1().GatewayClasses()
+	watch(classes.Informer(), func(in *gatewayapi.Inputs) (err error) { in.Classes, err = classes.Lister().List(all); return })
+	core := informers.NewSharedInformerFactory(client, 0)
+	nss := core.Core().V1().Namespaces()
+	watch(nss.Informer(), func(in *gatewayapi.Inputs) (err error) { in.Namespaces, err = nss.Lister().List(all); return })
+	s.addFactories(cluster, cluster.Shutdown)
+	s.addFactories(core, core.Shutdown)
+	if tlb[tlbv1alpha1.ResourceGatewayClassConfigs] && ga.Dynamic != nil {
+		dyn := dynamicinformer.NewDynamicSharedInformerFactory(ga.Dynamic, 0)
+		inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceGatewayClassConfigs))
+		watch(inf.Informer(), func(in *gatewayapi.Inputs) (err error) {
+			in.ClassConfigs, err = typedList[tlbv1alpha1.GatewayClassConfig](inf.Lister())
+			return
+		})
+		s.addFactories(dyn, dyn.Shutdown)
+	}
+
+	for _, ns := range s.namespaces() {
+		f := gwinformers.NewSharedInformerFactoryWithOptions(ga.Client, 0, gwinformers.WithNamespace(ns))
+		v1 := f.Gateway().V1()
+		gws := v1.Gateways()
+		watch(gws.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.Gateways, gws.Lister().List) })
+		if gw["httproutes"] {
+			hr := v1.HTTPRoutes()
+			watch(hr.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.HTTPRoutes, hr.Lister().List) })
+		}
+		if gw["grpcroutes"] {
+			gr := v1.GRPCRoutes()
+			watch(gr.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.GRPCRoutes, gr.Lister().List) })
+		}
+		if gw["tlsroutes"] {
+			tr := v1.TLSRoutes()
+			watch(tr.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.TLSRoutes, tr.Lister().List) })
+		}
+		if gw["referencegrants"] {
+			rg := v1.ReferenceGrants()
+			watch(rg.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.ReferenceGrants, rg.Lister().List) })
+		}
+		s.addFactories(f, f.Shutdown)
+		if tlb[tlbv1alpha1.ResourceTrafficPolicies] && ga.Dynamic != nil {
+			dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(ga.Dynamic, 0, ns, nil)
+			inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceTrafficPolicies))
+			watch(inf.Informer(), func(in *gatewayapi.Inputs) error {
+				ps, err := typedList[tlbv1alpha1.TrafficPolicy](inf.Lister())
+				in.TrafficPolicies = append(in.TrafficPolicies, ps...)
+				return err
+			})
+			s.addFactories(dyn, dyn.Shutdown)
+		}
+	}
+	if len(errs) > 0 {
+		s.log.Warn("Gateway API informers could not be watched; serving annotated Services only", "err", errs[0])
+		return false
+	}
+	s.gatewayAPI = w
+	s.log.Info("reading Gateway API objects", "groupVersion", gatewayAPIVersion, "kinds", slices.Sorted(maps.Keys(gw)))
+	return true
+}
+
+func (s *Source) addFactories(f interface{ Start(<-chan struct{}) }, shutdown func()) {
+	s.factories = append(s.factories, f)
+	s.shutdown = append(s.shutdown, shutdown)
+}
+
+// namespaces returns the namespaces watched, NamespaceAll for every one.
+func (s *Source) namespaces() []string {
+	if len(s.opts.Namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	return s.opts.Namespaces
+}
+
+func appendList[T any](dst *[]*T, list func(labels.Selector) ([]*T, error)) error {
+	items, err := list(labels.Everything())
+	*dst = append(*dst, items...)
+	return err
+}
+
+// typedList decodes the objects of a dynamic informer's cache. An object
+// that does not decode is an error naming it: its CRD should have refused
+// it.
+func typedList[T any](l cache.GenericLister) ([]*T, error) {
+	objs, err := l.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*T, 0, len(objs))
+	for _, o := range objs {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("unexpected %T in a tlb.io cache", o)
+		}
+		t := new(T)
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t); err != nil {
+			return nil, fmt.Errorf("decode %s %s: %w", u.GetKind(), cache.NewObjectName(u.GetNamespace(), u.GetName()), err)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// inputs lists the Gateway API caches into Build's inputs, completed with
+// the core objects the Source already lists.
+func (w *gatewayAPIWatch) inputs(services []*corev1.Service, core gatewayapi.Inputs) (gatewayapi.Inputs, error) {
+	in := core
+	in.Services = services
+	for _, list := range w.lists {
+		if err := list(&in); err != nil {
+			return gatewayapi.Inputs{}, fmt.Errorf("list Gateway API objects: %w", err)
+		}
+	}
+	in.Addresses = vipAddresses(services)
+	return in, nil
+}
