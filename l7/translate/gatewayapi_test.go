@@ -2,6 +2,7 @@ package translate_test
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
@@ -245,6 +246,36 @@ func TestPassthroughListener(t *testing.T) {
 	for _, rc := range set[resource.RouteType] {
 		if rc.(*route.RouteConfiguration).GetName() == tl.GetName() {
 			t.Errorf("a TLS listener has no route configuration")
+		}
+	}
+}
+
+// TestGatewayAPIDeterministic: the order of gateways, services and
+// passthrough entries does not change the output.
+func TestGatewayAPIDeterministic(t *testing.T) {
+	r := gatewayAPIModel(t)
+	cfg := r.Config
+	cfg.Gateways, cfg.Services = slices.Clone(cfg.Gateways), slices.Clone(cfg.Services)
+	slices.Reverse(cfg.Gateways)
+	slices.Reverse(cfg.Services)
+	for i := range cfg.Gateways {
+		ls := slices.Clone(cfg.Gateways[i].Listeners)
+		for j := range ls {
+			ls[j].Passthrough = slices.Clone(ls[j].Passthrough)
+			slices.Reverse(ls[j].Passthrough)
+		}
+		cfg.Gateways[i].Listeners = ls
+	}
+	r2 := model.Resolve(cfg, model.Options{})
+	a, b := translate.Group(r, "g", translate.Gateway), translate.Group(r2, "g", translate.Gateway)
+	for typ := range a {
+		if len(a[typ]) != len(b[typ]) {
+			t.Fatalf("%s: %d vs %d resources", typ, len(a[typ]), len(b[typ]))
+		}
+		for i := range a[typ] {
+			if !proto.Equal(a[typ][i], b[typ][i]) {
+				t.Errorf("%s[%d] differs with reordered input", typ, i)
+			}
 		}
 	}
 }
