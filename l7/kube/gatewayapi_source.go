@@ -77,7 +77,7 @@ func served(d discovery.DiscoveryInterface, groupVersion string) (map[string]boo
 // discoverGatewayAPI asks the API server which kinds it serves, retrying
 // until it answers or ctx ends; nil resources mean ctx ended.
 func discoverGatewayAPI(ctx context.Context, d discovery.DiscoveryInterface, log *slog.Logger) (gw, tlb map[string]bool) {
-	_ = wait.PollUntilContextCancel(ctx, 2*time.Second, true, func(context.Context) (bool, error) {
+	_ = wait.PollUntilContextCancel(ctx, 5*time.Second, true, func(context.Context) (bool, error) {
 		var err error
 		if gw, err = served(d, gatewayAPIVersion); err == nil {
 			tlb, err = served(d, tlbv1alpha1.SchemeGroupVersion.String())
