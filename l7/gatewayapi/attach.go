@@ -127,7 +127,7 @@ func intersect(routeHosts []gatewayv1.Hostname, lh string) (_ []string, ok bool)
 	for _, rh := range routeHosts {
 		h := strings.ToLower(string(rh))
 		switch {
-		case lh == "" || h == lh || (!isWildcard(h) && wildcardMatches(lh, h)):
+		case lh == "" || h == lh || wildcardMatches(lh, h):
 			out = append(out, h)
 		case isWildcard(h) && wildcardMatches(h, lh):
 			out = append(out, lh)
