@@ -40,13 +40,17 @@ func TestHTTPRouteParentConditions(t *testing.T) {
 		resolved string
 		attached int32
 	}{
-		"accepted":                 {accepted: "True/Accepted", resolved: "True/ResolvedRefs", attached: 1},
-		"no such section":          {route: func(r *gatewayv1.HTTPRoute) { r.Spec.ParentRefs[0].SectionName = ptr(gatewayv1.SectionName("nope")) }, accepted: "False/NoMatchingParent", resolved: "True/ResolvedRefs"},
-		"port matches no listener": {route: func(r *gatewayv1.HTTPRoute) { r.Spec.ParentRefs[0].SectionName, r.Spec.ParentRefs[0].Port = nil, ptr(int32(81)) }, accepted: "False/NoMatchingParent", resolved: "True/ResolvedRefs"},
-		"port matches a listener":  {route: func(r *gatewayv1.HTTPRoute) { r.Spec.ParentRefs[0].SectionName, r.Spec.ParentRefs[0].Port = nil, ptr(int32(80)) }, accepted: "True/Accepted", resolved: "True/ResolvedRefs", attached: 1},
-		"namespace not allowed":    {world: sameOnly, accepted: "False/NotAllowedByListeners", resolved: "True/ResolvedRefs"},
-		"selector matches":         {world: selector(map[string]string{"team": "a"}), accepted: "True/Accepted", resolved: "True/ResolvedRefs", attached: 1},
-		"selector does not match":  {world: selector(map[string]string{"team": "b"}), accepted: "False/NotAllowedByListeners", resolved: "True/ResolvedRefs"},
+		"accepted":        {accepted: "True/Accepted", resolved: "True/ResolvedRefs", attached: 1},
+		"no such section": {route: func(r *gatewayv1.HTTPRoute) { r.Spec.ParentRefs[0].SectionName = ptr(gatewayv1.SectionName("nope")) }, accepted: "False/NoMatchingParent", resolved: "True/ResolvedRefs"},
+		"port matches no listener": {route: func(r *gatewayv1.HTTPRoute) {
+			r.Spec.ParentRefs[0].SectionName, r.Spec.ParentRefs[0].Port = nil, ptr(int32(81))
+		}, accepted: "False/NoMatchingParent", resolved: "True/ResolvedRefs"},
+		"port matches a listener": {route: func(r *gatewayv1.HTTPRoute) {
+			r.Spec.ParentRefs[0].SectionName, r.Spec.ParentRefs[0].Port = nil, ptr(int32(80))
+		}, accepted: "True/Accepted", resolved: "True/ResolvedRefs", attached: 1},
+		"namespace not allowed":   {world: sameOnly, accepted: "False/NotAllowedByListeners", resolved: "True/ResolvedRefs"},
+		"selector matches":        {world: selector(map[string]string{"team": "a"}), accepted: "True/Accepted", resolved: "True/ResolvedRefs", attached: 1},
+		"selector does not match": {world: selector(map[string]string{"team": "b"}), accepted: "False/NotAllowedByListeners", resolved: "True/ResolvedRefs"},
 		"kind not allowed": {route: func(r *gatewayv1.HTTPRoute) { r.Spec.ParentRefs[0].SectionName = ptr(gatewayv1.SectionName("tls")) },
 			accepted: "False/NotAllowedByListeners", resolved: "True/ResolvedRefs"},
 		"no matching hostname": {route: func(r *gatewayv1.HTTPRoute) {
@@ -55,7 +59,7 @@ func TestHTTPRouteParentConditions(t *testing.T) {
 		}, accepted: "False/NoMatchingListenerHostname", resolved: "True/ResolvedRefs"},
 		"backend of an unknown kind": {route: backend(gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Kind: ptr(gatewayv1.Kind("Pod")), Name: "web", Port: ptr(int32(8080))}}),
 			accepted: "True/Accepted", resolved: "False/InvalidKind", attached: 1},
-		"backend not found": {route: backend(backendRef("", "nope", 8080, nil)), accepted: "True/Accepted", resolved: "False/BackendNotFound", attached: 1},
+		"backend not found":      {route: backend(backendRef("", "nope", 8080, nil)), accepted: "True/Accepted", resolved: "False/BackendNotFound", attached: 1},
 		"backend port not found": {route: backend(backendRef("", "web", 9999, nil)), accepted: "True/Accepted", resolved: "False/BackendNotFound", attached: 1},
 		"cross-namespace backend without a grant": {world: otherNS, route: backend(backendRef("other", "api", 8080, nil)),
 			accepted: "True/Accepted", resolved: "False/RefNotPermitted", attached: 1},
