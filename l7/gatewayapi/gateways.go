@@ -80,8 +80,23 @@ func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
 // isAccepted reports whether routes may attach to g.
 func (g *gateway) isAccepted() bool { return g.accepted.Status == metav1.ConditionTrue }
 
-// programmed reports whether g is served: accepted, with an address.
-func (g *gateway) programmed() bool { return g.isAccepted() && len(g.addrs) > 0 }
+// programmed reports whether g is served: accepted, with the addresses
+// it asked for.
+func (g *gateway) programmed() bool {
+	return g.isAccepted() && len(g.addrs) > 0 && g.missingAddress() == ""
+}
+
+// missingAddress returns the first IP of spec.addresses that the IPAM did
+// not assign, "" when none.
+func (g *gateway) missingAddress() string {
+	for _, a := range g.obj.Spec.Addresses {
+		ip, err := netip.ParseAddr(a.Value)
+		if err == nil && !slices.Contains(g.addrs, ip) {
+			return a.Value
+		}
+	}
+	return ""
+}
 
 // status is g's status once every route has attached.
 func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
@@ -92,6 +107,9 @@ func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
 		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "the Gateway is not accepted", gen, now)
 	case len(g.addrs) == 0:
 		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned, "no VIP assigned yet", gen, now)
+	case g.missingAddress() != "":
+		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
+			fmt.Sprintf("requested address %s was not assigned (taken, or outside the class's pools)", g.missingAddress()), gen, now)
 	default:
 		prog = condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "programmed", gen, now)
 	}

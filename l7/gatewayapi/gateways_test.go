@@ -30,6 +30,12 @@ func TestGatewayConditions(t *testing.T) {
 		"bad IP requested": {func(in *Inputs) {
 			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Type: ptr(gatewayv1.IPAddressType), Value: "300.1.1.1"}}
 		}, want{false, gatewayv1.GatewayReasonUnsupportedAddress, false, gatewayv1.GatewayReasonInvalid, 1}},
+		"requested address assigned": {func(in *Inputs) {
+			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Type: ptr(gatewayv1.IPAddressType), Value: testVIP}}
+		}, want{true, gatewayv1.GatewayReasonAccepted, true, gatewayv1.GatewayReasonProgrammed, 1}},
+		"requested address not assigned": {func(in *Inputs) {
+			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.99"}}
+		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotUsable, 1}},
 		"some listeners invalid": {func(in *Inputs) {
 			in.Gateways[0].Spec.Listeners = append(in.Gateways[0].Spec.Listeners, gatewayv1.Listener{Name: "udp", Port: 53, Protocol: gatewayv1.UDPProtocolType})
 		}, want{true, gatewayv1.GatewayReasonListenersNotValid, true, gatewayv1.GatewayReasonProgrammed, 1}},

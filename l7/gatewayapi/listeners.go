@@ -189,8 +189,8 @@ func (b *builder) listenerStatus(g *gateway, l *listener) gatewayv1.ListenerStat
 	switch {
 	case !l.programmable() || !g.isAccepted():
 		prog = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "the listener is not valid", gen, now)
-	case len(g.addrs) == 0:
-		prog = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonPending, "no VIP assigned yet", gen, now)
+	case !g.programmed():
+		prog = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonPending, "the Gateway has not got its VIP", gen, now)
 	default:
 		prog = condition(gatewayv1.ListenerConditionProgrammed, true, gatewayv1.ListenerReasonProgrammed, "programmed", gen, now)
 	}
