@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -80,4 +81,32 @@ func sortRoutes(rs []model.Route) {
 			cmp.Compare(len(b.Queries), len(a.Queries)),
 		)
 	})
+}
+
+// dedupeRoutes drops, from routes in precedence order, each route that
+// matches exactly the requests of an earlier one: the spec gives them to
+// the first rule. It returns the routes kept.
+func dedupeRoutes(rs []model.Route) []model.Route {
+	seen := map[string]bool{}
+	out := rs[:0]
+	for _, r := range rs {
+		k := fmt.Sprintf("%q|%q|%q|%q|%v|%v", r.Prefix, r.Exact, r.Regex, r.Method, sortedHeaders(r.Headers), sortedQueries(r.Queries))
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func sortedHeaders(hs []model.HeaderMatch) []model.HeaderMatch {
+	out := slices.Clone(hs)
+	slices.SortFunc(out, func(a, b model.HeaderMatch) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	return out
+}
+
+func sortedQueries(qs []model.QueryMatch) []model.QueryMatch {
+	out := slices.Clone(qs)
+	slices.SortFunc(out, func(a, b model.QueryMatch) int { return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	return out
 }

@@ -21,6 +21,7 @@ func (b *builder) grpcRoutes() {
 			routes = append(routes, grpcRule(fmt.Sprintf("spec.rules[%d]", i), i, rule, rb)...)
 		}
 		sortRoutes(routes)
+		routes = dedupeRoutes(routes)
 		r := route{kind: kindGRPCRoute, namespace: gr.Namespace, gen: gr.Generation, hostnames: gr.Spec.Hostnames, parents: gr.Spec.ParentRefs}
 		parents := b.attach(r, rb.ok())
 		if len(parents) == 0 {

@@ -19,6 +19,7 @@ func (b *builder) httpRoutes() {
 			routes = append(routes, httpRule(fmt.Sprintf("spec.rules[%d]", i), i, rule, rb)...)
 		}
 		sortRoutes(routes)
+		routes = dedupeRoutes(routes)
 		r := route{kind: kindHTTPRoute, namespace: hr.Namespace, gen: hr.Generation, hostnames: hr.Spec.Hostnames, parents: hr.Spec.ParentRefs}
 		parents := b.attach(r, rb.ok())
 		if len(parents) == 0 {

@@ -84,6 +84,17 @@ func TestHTTPRouteTranslation(t *testing.T) {
 			}()},
 			want: []model.Route{{Name: "pair-0", Exact: "/x", Targets: toWeb(1)}, {Name: "pair-1", Exact: "/y", Targets: toWeb(1)}},
 		},
+		"the first of two equal matches wins": {
+			rules: []gatewayv1.HTTPRouteRule{
+				webRule(gatewayv1.HTTPRouteMatch{Path: pathMatch(gatewayv1.PathMatchExact, "/x"), Headers: []gatewayv1.HTTPHeaderMatch{{Name: "a", Value: "1"}, {Name: "b", Value: "2"}}}),
+				{Matches: []gatewayv1.HTTPRouteMatch{{Path: pathMatch(gatewayv1.PathMatchExact, "/x"), Headers: []gatewayv1.HTTPHeaderMatch{{Name: "b", Value: "2"}, {Name: "a", Value: "1"}}}}},
+				{Matches: []gatewayv1.HTTPRouteMatch{{Path: pathMatch(gatewayv1.PathMatchExact, "/x"), Headers: []gatewayv1.HTTPHeaderMatch{{Name: "a", Value: "1"}}}}},
+			},
+			want: []model.Route{
+				{Name: "rule-0", Exact: "/x", Headers: []model.HeaderMatch{{Name: "a", Exact: "1"}, {Name: "b", Exact: "2"}}, Targets: toWeb(1)},
+				{Name: "rule-2", Exact: "/x", Headers: []model.HeaderMatch{{Name: "a", Exact: "1"}}, Responses: internalError()},
+			},
+		},
 		"weights, zero sends none": {
 			rules: []gatewayv1.HTTPRouteRule{{BackendRefs: httpBackends(backendRef("", "web", 8080, ptr(int32(3))), backendRef("", "web2", 8080, ptr(int32(0))))}},
 			want:  []model.Route{{Name: "rule-0", Prefix: "/", Targets: toWeb(3)}},
