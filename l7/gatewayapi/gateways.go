@@ -151,11 +151,16 @@ func (g *gateway) model() (model.Gateway, bool) {
 			ml.Passthrough = append(ml.Passthrough, l.passthrough...)
 		}
 	}
-	if len(byName) == 0 {
-		return model.Gateway{}, false
-	}
 	for _, ml := range byName {
+		// A passthrough listener without routes has nothing to forward
+		// to; leaving it out keeps the model from rejecting the gateway.
+		if ml.Protocol == model.TLS && len(ml.Passthrough) == 0 {
+			continue
+		}
 		mg.Listeners = append(mg.Listeners, *ml)
+	}
+	if len(mg.Listeners) == 0 {
+		return model.Gateway{}, false
 	}
 	slices.SortFunc(mg.Listeners, func(x, y model.Listener) int { return cmp.Compare(x.Name, y.Name) })
 	return mg, true

@@ -61,6 +61,15 @@ func TestGatewayConditions(t *testing.T) {
 			if tc.want.addresses > 0 && (st.Addresses[0].Value != testVIP || *st.Addresses[0].Type != gatewayv1.IPAddressType) {
 				t.Fatalf("address %+v; want IPAddress %s", st.Addresses[0], testVIP)
 			}
+			for _, l := range st.Listeners {
+				if cond(t, l.Conditions, "Accepted").Status != "True" {
+					continue
+				}
+				if c := cond(t, l.Conditions, "Programmed"); (c.Status == "True") != tc.want.programmed ||
+					(tc.want.progReason == gatewayv1.GatewayReasonAddressNotAssigned && c.Reason != string(gatewayv1.ListenerReasonPending)) {
+					t.Errorf("listener %s Programmed %s/%s; want it to follow the Gateway's", l.Name, c.Status, c.Reason)
+				}
+			}
 			if got := len(res.Config.Gateways); (got == 1) != tc.want.programmed {
 				t.Fatalf("%d model gateways; want one only when programmed", got)
 			}
@@ -196,6 +205,7 @@ func TestGatewayModel(t *testing.T) {
 	in.Gateways[0].Spec.Listeners = append(in.Gateways[0].Spec.Listeners,
 		httpsListener("https-shop", 443, "shop.example.org", secretRef("", "shop")))
 	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "shop", "shop.example.org"))
+	in.TLSRoutes = append(in.TLSRoutes, testTLSRoute("t", nil, backendRef("", "web", 8080, nil)))
 	res := Build(in)
 	if len(res.Config.Gateways) != 1 {
 		t.Fatalf("model gateways %+v; want one", res.Config.Gateways)
