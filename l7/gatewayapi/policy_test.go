@@ -194,3 +194,36 @@ func TestPolicyAuthNeedsJWT(t *testing.T) {
 		t.Fatalf("Accepted %+v; want True over the Gateway policy's jwt", c)
 	}
 }
+
+func TestPolicyOnListenerAndGRPCRoute(t *testing.T) {
+	in := world(t)
+	onHTTPS := testHTTPRoute("secure")
+	onHTTPS.Spec.ParentRefs = []gatewayv1.ParentReference{parentRef("infra", "gw", "https")}
+	in.HTTPRoutes = append(in.HTTPRoutes, testHTTPRoute("r"), onHTTPS)
+	in.GRPCRoutes = append(in.GRPCRoutes, &gatewayv1.GRPCRoute{ObjectMeta: meta("app", "g"), Spec: gatewayv1.GRPCRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef("infra", "gw", "https")}},
+		Hostnames:       []gatewayv1.Hostname{"grpc.example.com"},
+		Rules:           []gatewayv1.GRPCRouteRule{{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: backendRef("", "web", 8080, nil)}}}},
+	}})
+	in.TrafficPolicies = append(in.TrafficPolicies,
+		policy("infra", "https-only", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("Gateway", "gw", "https"), CORS: cors("https://tls.example.com")}),
+		policy("app", "grpc", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("GRPCRoute", "g", ""),
+			RateLimit: &tlbv1alpha1.PolicyRateLimit{Local: &tlbv1alpha1.LocalRateLimit{RequestsPerSecond: 0.5, Burst: 1}}}),
+	)
+	res := Build(in)
+	for _, p := range []struct{ ns, name string }{{"infra", "https-only"}, {"app", "grpc"}} {
+		if c := policyStatus(t, res, p.ns, p.name); c.Status != metav1.ConditionTrue {
+			t.Fatalf("policy %s: %+v; want accepted", p.name, c)
+		}
+	}
+	got := map[string]model.Service{}
+	for _, s := range res.Config.Services {
+		got[s.Name] = s
+	}
+	if got["hr.app.r"].CORS != nil || got["hr.app.secure"].CORS == nil || got["gr.app.g"].CORS == nil {
+		t.Fatalf("cors on r %v, secure %v, g %v; want the https listener's routes only", got["hr.app.r"].CORS, got["hr.app.secure"].CORS, got["gr.app.g"].CORS)
+	}
+	if rl := got["gr.app.g"].RateLimit; rl == nil || rl.Local.RequestsPerSecond != 0.5 {
+		t.Fatalf("grpc rate limit %+v; want the policy's", rl)
+	}
+}

@@ -71,6 +71,11 @@ func TestHTTPRouteParentConditions(t *testing.T) {
 		"unsupported redirect status": {route: func(r *gatewayv1.HTTPRoute) {
 			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr(307)}}}
 		}, accepted: "False/UnsupportedValue", resolved: "True/ResolvedRefs"},
+		"prefix rewrite without a prefix match": {route: func(r *gatewayv1.HTTPRoute) {
+			r.Spec.Rules[0].Matches = []gatewayv1.HTTPRouteMatch{{Path: pathMatch(gatewayv1.PathMatchExact, "/x")}}
+			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
+				Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/y")}}}}
+		}, accepted: "False/UnsupportedValue", resolved: "True/ResolvedRefs"},
 		"gateway not accepted": {world: func(in *Inputs) { in.Classes[0].Spec.ParametersRef.Name = "missing" }, accepted: "False/NoMatchingParent", resolved: "True/ResolvedRefs"},
 	} {
 		t.Run(name, func(t *testing.T) {
