@@ -193,3 +193,34 @@ func TestHostnameIntersection(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesAttachToListenersWithUnresolvedRefs: a listener whose
+// certificate does not resolve still counts the routes attached to it
+// (the conformance suite's GatewayWithAttachedRoutes), though it is not
+// programmed.
+func TestRoutesAttachToListenersWithUnresolvedRefs(t *testing.T) {
+	in := world(t)
+	in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{func() gatewayv1.Listener {
+		l := httpsListener("tls", 443, "", secretRef("", "does-not-exist"))
+		l.AllowedRoutes = &gatewayv1.AllowedRoutes{Namespaces: &gatewayv1.RouteNamespaces{From: ptr(gatewayv1.NamespacesFromSelector),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}}}
+		return l
+	}()}
+	hr := testHTTPRoute("r")
+	hr.Spec.ParentRefs = []gatewayv1.ParentReference{parentRef("infra", "gw", "tls")}
+	hr.Spec.Rules[0].BackendRefs = httpBackends(backendRef("", "does-not-exist", 8080, nil))
+	in.HTTPRoutes = append(in.HTTPRoutes, hr)
+	res := Build(in)
+	ls := res.Status.Gateways[gwKey].Listeners[0]
+	if ls.AttachedRoutes != 1 {
+		t.Fatalf("attachedRoutes %d; want 1", ls.AttachedRoutes)
+	}
+	wantCond(t, ls.Conditions, "Programmed", false, "Invalid")
+	wantCond(t, ls.Conditions, "ResolvedRefs", false, "InvalidCertificateRef")
+	p := res.Status.HTTPRoutes[routeKeyR].Parents[0]
+	wantCond(t, p.Conditions, "Accepted", true, "Accepted")
+	wantCond(t, p.Conditions, "ResolvedRefs", false, "BackendNotFound")
+	if len(res.Config.Services) != 0 {
+		t.Fatalf("services %s; want none on an unprogrammed listener", jsonOf(res.Config.Services))
+	}
+}
