@@ -38,7 +38,7 @@ func meta(ns, name string) metav1.ObjectMeta {
 }
 
 // testPair returns a PEM certificate for dnsNames and its key.
-func testPair(t *testing.T, dnsNames ...string) (chain, key []byte) {
+func testPair(t testing.TB, dnsNames ...string) (chain, key []byte) {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -57,7 +57,7 @@ func testPair(t *testing.T, dnsNames ...string) (chain, key []byte) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kd})
 }
 
-func tlsSecret(t *testing.T, ns, name string, dnsNames ...string) *corev1.Secret {
+func tlsSecret(t testing.TB, ns, name string, dnsNames ...string) *corev1.Secret {
 	chain, key := testPair(t, dnsNames...)
 	return &corev1.Secret{ObjectMeta: meta(ns, name), Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: chain, corev1.TLSPrivateKeyKey: key}}
@@ -157,7 +157,7 @@ func endpointSlice(ns, svc, port string, portNum int32, ready map[string]bool) *
 }
 
 // world returns the test world.
-func world(t *testing.T) Inputs {
+func world(t testing.TB) Inputs {
 	t.Helper()
 	return Inputs{
 		Classes: []*gatewayv1.GatewayClass{{
