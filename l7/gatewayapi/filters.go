@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -40,6 +41,7 @@ type ruleFilters struct {
 	redirect   *model.Redirect
 	urlRewrite *model.URLRewrite
 	mirrors    []model.Mirror
+	cors       *model.CORSPolicy
 }
 
 // apply sets the filters on r.
@@ -53,6 +55,7 @@ func (rf ruleFilters) apply(r *model.Route) {
 	}
 	r.Redirect, r.URLRewrite = rf.redirect, rf.urlRewrite
 	r.Mirrors = append([]model.Mirror(nil), rf.mirrors...)
+	r.CORS = rf.cors
 }
 
 // requestHeaders and responseHeaders set one direction's edits.
@@ -154,6 +157,8 @@ func httpFilters(f string, fs []gatewayv1.HTTPRouteFilter, rb *routeBuild) ruleF
 					rf.urlRewrite.Hostname = string(*u.Hostname)
 				}
 			}
+		case gatewayv1.HTTPRouteFilterCORS:
+			rf.cors = corsFilter(ff+".cors", flt.CORS, rb)
 		default:
 			rb.unsupportedf("%s.type: filter %q is not supported", ff, flt.Type)
 		}
@@ -187,4 +192,34 @@ func redirect(f string, r *gatewayv1.HTTPRequestRedirectFilter, rb *routeBuild) 
 		out.StatusCode = *r.StatusCode
 	}
 	return out
+}
+
+// corsFilter maps a CORS filter to the route's cross-origin policy. The
+// model allows "*" or exact origins: a wildcard inside an origin
+// ("https://*.example.com") is not supported.
+func corsFilter(f string, c *gatewayv1.HTTPCORSFilter, rb *routeBuild) *model.CORSPolicy {
+	if c == nil {
+		rb.unsupportedf("%s: missing", f)
+		return nil
+	}
+	p := &model.CORSPolicy{MaxAge: time.Duration(c.MaxAge) * time.Second}
+	if c.AllowCredentials != nil {
+		p.Credentials = *c.AllowCredentials
+	}
+	for i, o := range c.AllowOrigins {
+		if o != "*" && strings.Contains(string(o), "*") {
+			rb.unsupportedf("%s.allowOrigins[%d]: wildcard origins such as %q are not supported; list the origins or use \"*\"", f, i, o)
+		}
+		p.Origins = append(p.Origins, strings.ToLower(string(o)))
+	}
+	for _, m := range c.AllowMethods {
+		p.Methods = append(p.Methods, string(m))
+	}
+	for _, h := range c.AllowHeaders {
+		p.Headers = append(p.Headers, string(h))
+	}
+	for _, h := range c.ExposeHeaders {
+		p.ExposeHeaders = append(p.ExposeHeaders, string(h))
+	}
+	return p
 }

@@ -148,6 +148,16 @@ func TestHTTPRouteTranslation(t *testing.T) {
 			)},
 			want: []model.Route{{Name: "rule-0", Prefix: "/", Targets: toWeb(1), Mirrors: []model.Mirror{{Upstream: "app.web2.8080"}, {Upstream: "app.web2.8080", Percent: 25}, {Upstream: "app.web2.8080", Percent: 1}}}},
 		},
+		"CORS filter": {
+			rules: []gatewayv1.HTTPRouteRule{withFilters(webRule(),
+				gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{
+					AllowOrigins: []gatewayv1.CORSOrigin{"https://App.example.com"}, AllowCredentials: ptr(true),
+					AllowMethods: []gatewayv1.HTTPMethodWithWildcard{"GET", "POST"}, AllowHeaders: []gatewayv1.HTTPHeaderName{"x-a"},
+					ExposeHeaders: []gatewayv1.HTTPHeaderName{"x-b"}, MaxAge: 600}},
+			)},
+			want: []model.Route{{Name: "rule-0", Prefix: "/", Targets: toWeb(1), CORS: &model.CORSPolicy{Origins: []string{"https://app.example.com"},
+				Methods: []string{"GET", "POST"}, Headers: []string{"x-a"}, ExposeHeaders: []string{"x-b"}, Credentials: true, MaxAge: 10 * time.Minute}}},
+		},
 		"timeouts": {
 			rules: []gatewayv1.HTTPRouteRule{
 				func() gatewayv1.HTTPRouteRule {
