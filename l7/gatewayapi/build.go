@@ -57,14 +57,17 @@ type Status struct {
 	TrafficPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
 }
 
-// Build translates in into the model and the status of every object.
+// Build translates in into the model and the status of every object of
+// our classes. It is pure and deterministic: equal inputs give equal
+// results, with every list sorted.
 func Build(in Inputs) Result {
-	return Result{Status: Status{
-		GatewayClasses:  map[string]gatewayv1.GatewayClassStatus{},
-		Gateways:        map[types.NamespacedName]gatewayv1.GatewayStatus{},
-		HTTPRoutes:      map[types.NamespacedName]gatewayv1.HTTPRouteStatus{},
-		GRPCRoutes:      map[types.NamespacedName]gatewayv1.GRPCRouteStatus{},
-		TLSRoutes:       map[types.NamespacedName]gatewayv1.TLSRouteStatus{},
-		TrafficPolicies: map[types.NamespacedName]gatewayv1.PolicyStatus{},
-	}}
+	b := newBuilder(in)
+	b.classes()
+	b.gateways()
+	b.httpRoutes()
+	b.grpcRoutes()
+	b.tlsRoutes()
+	b.policies()
+	b.finish()
+	return b.out
 }

@@ -1,0 +1,155 @@
+package gatewayapi
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlbproject/tlb/l7/kube"
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// routeBuild collects what one route produces besides its model routes:
+// the upstreams its backendRefs resolve to, and the first reason its
+// references or values are not usable.
+type routeBuild struct {
+	b     *builder
+	kind  string
+	ns    string
+	gen   int64
+	http2 bool
+	ups   []model.Upstream
+	upIdx map[string]bool
+	// refReason/refMsg is the first unresolved reference (ResolvedRefs).
+	refReason gatewayv1.RouteConditionReason
+	refMsg    string
+	// unsupported is the first value the model cannot carry (Accepted
+	// False, UnsupportedValue).
+	unsupported string
+}
+
+func (b *builder) newRouteBuild(kind, ns string, gen int64, http2 bool) *routeBuild {
+	return &routeBuild{b: b, kind: kind, ns: ns, gen: gen, http2: http2, upIdx: map[string]bool{}}
+}
+
+func (rb *routeBuild) badRef(reason gatewayv1.RouteConditionReason, msg string) {
+	if rb.refReason == "" {
+		rb.refReason, rb.refMsg = reason, msg
+	}
+}
+
+func (rb *routeBuild) unsupportedf(format string, a ...any) {
+	if rb.unsupported == "" {
+		rb.unsupported = fmt.Sprintf(format, a...)
+	}
+}
+
+// ok reports whether the route may be accepted.
+func (rb *routeBuild) ok() bool { return rb.unsupported == "" }
+
+// resolvedRefs is the route's ResolvedRefs condition.
+func (rb *routeBuild) resolvedRefs() metav1.Condition {
+	if rb.refReason != "" {
+		return condition(gatewayv1.RouteConditionResolvedRefs, false, rb.refReason, rb.refMsg, rb.gen, rb.b.in.Now)
+	}
+	return condition(gatewayv1.RouteConditionResolvedRefs, true, gatewayv1.RouteReasonResolvedRefs, "references resolved", rb.gen, rb.b.in.Now)
+}
+
+// accepted overrides the parents' Accepted when the route itself is
+// not valid.
+func (rb *routeBuild) accepted(parents []parent) {
+	if rb.ok() {
+		return
+	}
+	for i := range parents {
+		if parents[i].accepted.Status == metav1.ConditionTrue {
+			parents[i].accepted = condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonUnsupportedValue, rb.unsupported, rb.gen, rb.b.in.Now)
+			parents[i].matches = nil
+		}
+	}
+}
+
+// backend resolves a backendRef at field f to an upstream of the route;
+// ok is false (and the reason recorded) when it does not resolve.
+func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (string, bool) {
+	if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != kindService) {
+		rb.badRef(gatewayv1.RouteReasonInvalidKind, fmt.Sprintf("%s: only core Services are supported", f))
+		return "", false
+	}
+	ns := rb.ns
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	if ns != rb.ns && !rb.b.granted(rb.ns, gatewayv1.GroupName, rb.kind, ns, "", kindService, string(ref.Name)) {
+		rb.badRef(gatewayv1.RouteReasonRefNotPermitted, fmt.Sprintf("%s: no ReferenceGrant in namespace %s lets %ss of %s refer to Service %s", f, ns, rb.kind, rb.ns, ref.Name))
+		return "", false
+	}
+	svc := rb.b.services[nn(ns, string(ref.Name))]
+	if svc == nil {
+		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s: no Service %s/%s", f, ns, ref.Name))
+		return "", false
+	}
+	if ref.Port == nil {
+		rb.badRef(gatewayv1.RouteReasonUnsupportedValue, fmt.Sprintf("%s.port: a Service backend needs a port", f))
+		return "", false
+	}
+	var port *corev1.ServicePort
+	for i, p := range svc.Spec.Ports {
+		if p.Port == *ref.Port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
+			port = &svc.Spec.Ports[i]
+		}
+	}
+	if port == nil {
+		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no TCP port %d", f, ns, ref.Name, *ref.Port))
+		return "", false
+	}
+	name := modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)))
+	if !rb.upIdx[name] {
+		rb.upIdx[name] = true
+		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
+		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kube.ReadyEndpoints(rb.b.slices[nn(ns, svc.Name)], port.Name)})
+	}
+	return name, true
+}
+
+// targets resolves a rule's backendRefs. Weight 0 sends nothing; an
+// unresolved backend is left out. none is true when no request can be
+// forwarded: the spec then answers 500.
+func (rb *routeBuild) targets(f string, refs []gatewayv1.BackendRef) (ts []model.WeightedTarget, none bool) {
+	for i, ref := range refs {
+		up, ok := rb.backend(fmt.Sprintf("%s.backendRefs[%d]", f, i), ref.BackendObjectReference)
+		w := int32(1)
+		if ref.Weight != nil {
+			w = *ref.Weight
+		}
+		if ok && w > 0 {
+			ts = append(ts, model.WeightedTarget{Upstream: up, Weight: uint32(w)})
+		}
+	}
+	return ts, len(ts) == 0
+}
+
+// internalError is the model's answer of a rule that cannot forward.
+func internalError() *model.RouteResponses {
+	return &model.RouteResponses{DirectResponse: &model.DirectResponse{Status: 500}}
+}
+
+// duration reads a Gateway API duration; zero turns the timeout off.
+func duration(f string, d *gatewayv1.Duration, rb *routeBuild) time.Duration {
+	if d == nil {
+		return 0
+	}
+	v, err := time.ParseDuration(string(*d))
+	if err != nil || v < 0 {
+		rb.unsupportedf("%s: %q is not a duration", f, *d)
+		return 0
+	}
+	if v == 0 {
+		return -1
+	}
+	return v
+}

@@ -1,0 +1,77 @@
+package gatewayapi
+
+import (
+	"fmt"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlbproject/tlb/l7/kube"
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/tlscert"
+)
+
+// listenerCertificates resolves the certificateRefs of an HTTPS listener
+// into model certificates served for the listener's hostname (or, with
+// none, the names in the certificate). The first bad reference sets
+// ResolvedRefs False; the listener is then not programmed.
+func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f string) {
+	gen, now := gw.Generation, b.in.Now
+	bad := func(reason gatewayv1.ListenerConditionReason, msg string) {
+		l.resolved = condition(gatewayv1.ListenerConditionResolvedRefs, false, reason, msg, gen, now)
+		l.certs = nil
+	}
+	if l.spec.TLS == nil || len(l.spec.TLS.CertificateRefs) == 0 {
+		bad(gatewayv1.ListenerReasonInvalidCertificateRef, f+".tls.certificateRefs: an HTTPS listener needs a certificate")
+		return
+	}
+	for j, ref := range l.spec.TLS.CertificateRefs {
+		rf := fmt.Sprintf("%s.tls.certificateRefs[%d]", f, j)
+		if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != kindSecret) {
+			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": only core Secrets are supported")
+			return
+		}
+		ns := gw.Namespace
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			ns = string(*ref.Namespace)
+		}
+		if ns != gw.Namespace && !b.granted(gw.Namespace, gatewayv1.GroupName, kindGateway, ns, "", kindSecret, string(ref.Name)) {
+			bad(gatewayv1.ListenerReasonRefNotPermitted, fmt.Sprintf("%s: no ReferenceGrant in namespace %s lets Gateways of %s refer to Secret %s", rf, ns, gw.Namespace, ref.Name))
+			return
+		}
+		name := modelName("cert", ns, string(ref.Name))
+		c, msg := kube.TLSCertificate(b.secrets[nn(ns, string(ref.Name))], name, ns, string(ref.Name), now)
+		if msg != "" {
+			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": "+msg)
+			return
+		}
+		names, err := serverNames(l, c)
+		if err != nil {
+			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": "+err.Error())
+			return
+		}
+		if j == 0 {
+			// One certificate per server name: the model serves the first.
+			l.certs = []model.SNICertificate{{ServerNames: names, Certificate: name}}
+			if !b.certNames[name] {
+				b.certNames[name] = true
+				b.out.Config.Certificates = append(b.out.Config.Certificates, c)
+			}
+		}
+	}
+}
+
+// serverNames are the SNI names a listener serves a certificate for: its
+// hostname, or the DNS names of the certificate.
+func serverNames(l *listener, c model.Certificate) ([]string, error) {
+	if h := l.hostname(); h != "" {
+		return []string{h}, nil
+	}
+	leaf, err := tlscert.Leaf(c.Chain)
+	if err != nil {
+		return nil, err
+	}
+	if len(leaf.DNSNames) == 0 {
+		return nil, fmt.Errorf("the certificate names no DNS names; set the listener's hostname")
+	}
+	return leaf.DNSNames, nil
+}

@@ -1,0 +1,50 @@
+package gatewayapi
+
+import (
+	"slices"
+
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// SupportedFeatures returns the Gateway API features TLB claims, sorted
+// by name: what GatewayClass status.supportedFeatures lists and what the
+// conformance suite runs. Each extended feature is one the model carries
+// (query and method matches, response headers, redirects, rewrites,
+// mirrors, timeouts, parentRef ports).
+func SupportedFeatures() []features.FeatureName {
+	fs := []features.FeatureName{
+		features.SupportGateway,
+		features.SupportHTTPRoute,
+		features.SupportReferenceGrant,
+		features.SupportGRPCRoute,
+		features.SupportTLSRoute,
+		features.SupportHTTPRouteQueryParamMatching,
+		features.SupportHTTPRouteMethodMatching,
+		features.SupportHTTPRouteResponseHeaderModification,
+		features.SupportHTTPRoutePathRedirect,
+		features.SupportHTTPRouteHostRewrite,
+		features.SupportHTTPRoutePathRewrite,
+		features.SupportHTTPRouteSchemeRedirect,
+		features.SupportHTTPRoutePortRedirect,
+		features.SupportHTTPRouteRequestMirror,
+		features.SupportHTTPRouteRequestMultipleMirrors,
+		features.SupportHTTPRouteRequestPercentageMirror,
+		features.SupportHTTPRouteRequestTimeout,
+		features.SupportHTTPRouteBackendTimeout,
+		features.SupportHTTPRouteParentRefPort,
+	}
+	slices.Sort(fs)
+	return fs
+}
+
+// supportedFeatureStatus is SupportedFeatures in the form of GatewayClass
+// status.
+func supportedFeatureStatus() []gatewayv1.SupportedFeature {
+	fs := SupportedFeatures()
+	out := make([]gatewayv1.SupportedFeature, len(fs))
+	for i, f := range fs {
+		out[i] = gatewayv1.SupportedFeature{Name: gatewayv1.FeatureName(f)}
+	}
+	return out
+}

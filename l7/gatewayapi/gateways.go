@@ -1,0 +1,167 @@
+package gatewayapi
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// gateway is a Gateway of one of our classes while Build runs.
+type gateway struct {
+	obj   *gatewayv1.Gateway
+	name  string // the model gateway
+	group string
+	// accepted is the Gateway's Accepted condition; routes attach only to
+	// an accepted Gateway.
+	accepted  metav1.Condition
+	addrs     []netip.Addr
+	listeners []*listener
+}
+
+// gateways validates every Gateway of our classes and its listeners.
+func (b *builder) gateways() {
+	for _, gw := range sortedByAge(b.in.Gateways) {
+		cls := string(gw.Spec.GatewayClassName)
+		group, ours := b.classGroup[cls]
+		if !ours && !b.classBad[cls] {
+			continue
+		}
+		g := &gateway{obj: gw, name: gatewayModelName(gw.Namespace, gw.Name), group: group}
+		g.addrs = b.in.Addresses[nn(gw.Namespace, gw.Name)]
+		for i := range gw.Spec.Listeners {
+			g.listeners = append(g.listeners, b.newListener(gw, i))
+		}
+		markConflicts(g.listeners)
+		g.accepted = b.gatewayAccepted(g)
+		b.gws[nn(gw.Namespace, gw.Name)] = g
+		b.gwOrder = append(b.gwOrder, g)
+	}
+}
+
+// gatewayAccepted is the Accepted condition of g: its class, its
+// requested addresses, then its listeners.
+func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
+	gen, now := g.obj.Generation, b.in.Now
+	if b.classBad[string(g.obj.Spec.GatewayClassName)] {
+		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters,
+			fmt.Sprintf("GatewayClass %q has invalid parameters", g.obj.Spec.GatewayClassName), gen, now)
+	}
+	for i, a := range g.obj.Spec.Addresses {
+		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
+			return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonUnsupportedAddress,
+				fmt.Sprintf("spec.addresses[%d].type: only %s is supported, got %q", i, gatewayv1.IPAddressType, *a.Type), gen, now)
+		}
+		if _, err := netip.ParseAddr(a.Value); a.Value != "" && err != nil {
+			return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonUnsupportedAddress,
+				fmt.Sprintf("spec.addresses[%d].value: %q is not an IP address", i, a.Value), gen, now)
+		}
+	}
+	valid := 0
+	for _, l := range g.listeners {
+		if l.accepted.Status == metav1.ConditionTrue {
+			valid++
+		}
+	}
+	switch {
+	case valid == 0:
+		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonListenersNotValid, "no listener is valid", gen, now)
+	case valid < len(g.listeners):
+		return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonListenersNotValid, "some listeners are not valid", gen, now)
+	}
+	return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonAccepted, "accepted", gen, now)
+}
+
+// isAccepted reports whether routes may attach to g.
+func (g *gateway) isAccepted() bool { return g.accepted.Status == metav1.ConditionTrue }
+
+// programmed reports whether g is served: accepted, with the addresses
+// it asked for.
+func (g *gateway) programmed() bool {
+	return g.isAccepted() && len(g.addrs) > 0 && g.missingAddress() == ""
+}
+
+// missingAddress returns the first IP of spec.addresses that the IPAM did
+// not assign, "" when none.
+func (g *gateway) missingAddress() string {
+	for _, a := range g.obj.Spec.Addresses {
+		ip, err := netip.ParseAddr(a.Value)
+		if err == nil && !slices.Contains(g.addrs, ip) {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+// status is g's status once every route has attached.
+func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
+	gen, now := g.obj.Generation, b.in.Now
+	var prog metav1.Condition
+	switch {
+	case !g.isAccepted():
+		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "the Gateway is not accepted", gen, now)
+	case len(g.addrs) == 0:
+		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned, "no VIP assigned yet", gen, now)
+	case g.missingAddress() != "":
+		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
+			fmt.Sprintf("requested address %s was not assigned (taken, or outside the class's pools)", g.missingAddress()), gen, now)
+	default:
+		prog = condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "programmed", gen, now)
+	}
+	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}}
+	ipType := gatewayv1.IPAddressType
+	for _, a := range g.addrs {
+		st.Addresses = append(st.Addresses, gatewayv1.GatewayStatusAddress{Type: &ipType, Value: a.String()})
+	}
+	for _, l := range g.listeners {
+		st.Listeners = append(st.Listeners, b.listenerStatus(g, l))
+	}
+	return st
+}
+
+// model returns the model gateway of g: one listener per address and
+// port of its programmed listeners. ok is false when g is not served.
+func (g *gateway) model() (model.Gateway, bool) {
+	if !g.programmed() {
+		return model.Gateway{}, false
+	}
+	mg := model.Gateway{
+		Name: g.name, Group: g.group,
+		Origin:  model.Origin(g.obj.Namespace + "/" + g.obj.Name),
+		Created: g.obj.CreationTimestamp.UTC(),
+	}
+	byName := map[string]*model.Listener{}
+	for _, l := range g.listeners {
+		if !l.programmable() {
+			continue
+		}
+		for ai, a := range g.addrs {
+			n := l.modelListener(ai)
+			ml, ok := byName[n]
+			if !ok {
+				ml = &model.Listener{Name: n, VIP: a, Port: uint32(l.spec.Port), Protocol: l.protocol}
+				byName[n] = ml
+			}
+			ml.TLS = append(ml.TLS, l.certs...)
+			ml.Passthrough = append(ml.Passthrough, l.passthrough...)
+		}
+	}
+	for _, ml := range byName {
+		// A passthrough listener without routes has nothing to forward
+		// to; leaving it out keeps the model from rejecting the gateway.
+		if ml.Protocol == model.TLS && len(ml.Passthrough) == 0 {
+			continue
+		}
+		mg.Listeners = append(mg.Listeners, *ml)
+	}
+	if len(mg.Listeners) == 0 {
+		return model.Gateway{}, false
+	}
+	slices.SortFunc(mg.Listeners, func(x, y model.Listener) int { return cmp.Compare(x.Name, y.Name) })
+	return mg, true
+}

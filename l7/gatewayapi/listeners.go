@@ -1,0 +1,203 @@
+package gatewayapi
+
+import (
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlbproject/tlb/l7/model"
+)
+
+// listener is one listener of a Gateway while Build runs.
+type listener struct {
+	spec     gatewayv1.Listener
+	protocol model.Protocol // "" when unsupported
+	// kinds are the route kinds that may attach (status.supportedKinds).
+	kinds []gatewayv1.RouteGroupKind
+	// accepted, resolved and conflicted are the listener's conditions.
+	accepted, resolved, conflicted metav1.Condition
+	certs                          []model.SNICertificate
+	passthrough                    []model.SNITarget
+	attached                       int32
+}
+
+// Route kinds, in the group gateway.networking.k8s.io.
+const (
+	kindHTTPRoute = "HTTPRoute"
+	kindGRPCRoute = "GRPCRoute"
+	kindTLSRoute  = "TLSRoute"
+	kindGateway   = "Gateway"
+	kindService   = "Service"
+	kindSecret    = "Secret"
+)
+
+// newListener validates listener i of gw: protocol, TLS mode,
+// certificates, route kinds. Conflicts are marked afterwards.
+func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
+	spec := gw.Spec.Listeners[i]
+	gen, now := gw.Generation, b.in.Now
+	l := &listener{spec: spec, kinds: []gatewayv1.RouteGroupKind{}}
+	l.accepted = condition(gatewayv1.ListenerConditionAccepted, true, gatewayv1.ListenerReasonAccepted, "accepted", gen, now)
+	l.resolved = condition(gatewayv1.ListenerConditionResolvedRefs, true, gatewayv1.ListenerReasonResolvedRefs, "references resolved", gen, now)
+	l.conflicted = condition(gatewayv1.ListenerConditionConflicted, false, gatewayv1.ListenerReasonNoConflicts, "no conflicts", gen, now)
+	f := fmt.Sprintf("spec.listeners[%d]", i)
+	mode := gatewayv1.TLSModeTerminate
+	if spec.TLS != nil && spec.TLS.Mode != nil {
+		mode = *spec.TLS.Mode
+	}
+	var supported []string
+	switch spec.Protocol {
+	case gatewayv1.HTTPProtocolType:
+		l.protocol, supported = model.HTTP, []string{kindHTTPRoute, kindGRPCRoute}
+	case gatewayv1.HTTPSProtocolType:
+		l.protocol, supported = model.HTTPS, []string{kindHTTPRoute, kindGRPCRoute}
+		if mode != gatewayv1.TLSModeTerminate {
+			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: HTTPS listeners terminate TLS; use protocol TLS for Passthrough", gen, now)
+		}
+	case gatewayv1.TLSProtocolType:
+		l.protocol, supported = model.TLS, []string{kindTLSRoute}
+		if mode != gatewayv1.TLSModePassthrough {
+			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: TLS listeners support Passthrough only", gen, now)
+		}
+	default:
+		l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
+			fmt.Sprintf("%s.protocol: %q is not supported; use HTTP, HTTPS or TLS", f, spec.Protocol), gen, now)
+		return l
+	}
+	l.kinds = routeKinds(spec.AllowedRoutes, supported, func(msg string) {
+		l.resolved = condition(gatewayv1.ListenerConditionResolvedRefs, false, gatewayv1.ListenerReasonInvalidRouteKinds, f+".allowedRoutes.kinds: "+msg, gen, now)
+	})
+	if l.protocol == model.HTTPS && mode == gatewayv1.TLSModeTerminate {
+		b.listenerCertificates(gw, l, f)
+	}
+	return l
+}
+
+// routeKinds returns the kinds of supported that allowed lets attach;
+// bad is called when allowed names a kind outside supported.
+func routeKinds(allowed *gatewayv1.AllowedRoutes, supported []string, bad func(string)) []gatewayv1.RouteGroupKind {
+	group := gatewayv1.Group(gatewayv1.GroupName)
+	out := []gatewayv1.RouteGroupKind{}
+	if allowed == nil || len(allowed.Kinds) == 0 {
+		for _, k := range supported {
+			out = append(out, gatewayv1.RouteGroupKind{Group: &group, Kind: gatewayv1.Kind(k)})
+		}
+		return out
+	}
+	var invalid []string
+	for _, k := range allowed.Kinds {
+		g := gatewayv1.GroupName
+		if k.Group != nil {
+			g = string(*k.Group)
+		}
+		if g == gatewayv1.GroupName && contains(supported, string(k.Kind)) {
+			out = append(out, gatewayv1.RouteGroupKind{Group: &group, Kind: k.Kind})
+		} else {
+			invalid = append(invalid, g+"/"+string(k.Kind))
+		}
+	}
+	if len(invalid) > 0 {
+		bad(fmt.Sprintf("%s not supported on this listener (supported: %s)", strings.Join(invalid, ", "), strings.Join(supported, ", ")))
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// allowsKind reports whether a route of kind may attach to l.
+func (l *listener) allowsKind(kind string) bool {
+	for _, k := range l.kinds {
+		if string(k.Kind) == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// attachable reports whether routes may attach to l.
+func (l *listener) attachable() bool {
+	return l.accepted.Status == metav1.ConditionTrue && l.conflicted.Status == metav1.ConditionFalse
+}
+
+// programmable reports whether l goes into the model.
+func (l *listener) programmable() bool {
+	return l.attachable() && l.resolved.Status == metav1.ConditionTrue
+}
+
+// modelListener is the model listener name of l on the gateway's address
+// number ai: listeners sharing a port share it.
+func (l *listener) modelListener(ai int) string {
+	n := fmt.Sprintf("%s-%d", strings.ToLower(string(l.protocol)), l.spec.Port)
+	if ai > 0 {
+		n += fmt.Sprintf("-%d", ai)
+	}
+	return n
+}
+
+// hostname is the listener's hostname, "" for any.
+func (l *listener) hostname() string {
+	if l.spec.Hostname == nil {
+		return ""
+	}
+	return string(*l.spec.Hostname)
+}
+
+// markConflicts marks listeners that share a port with an earlier one of
+// another protocol (ProtocolConflict; the model serves one protocol per
+// port), or with the same protocol and hostname (HostnameConflict).
+func markConflicts(ls []*listener) {
+	first := map[int32]model.Protocol{}
+	hosts := map[string]bool{}
+	for _, l := range ls {
+		if l.protocol == "" || l.accepted.Status != metav1.ConditionTrue {
+			continue
+		}
+		c := l.conflicted
+		p, seen := first[l.spec.Port]
+		if !seen {
+			first[l.spec.Port] = l.protocol
+			p = l.protocol
+		}
+		key := fmt.Sprintf("%d|%s", l.spec.Port, l.hostname())
+		switch {
+		case p != l.protocol:
+			c.Status, c.Reason = metav1.ConditionTrue, string(gatewayv1.ListenerReasonProtocolConflict)
+			c.Message = fmt.Sprintf("port %d is already served as %s", l.spec.Port, p)
+		case hosts[key]:
+			c.Status, c.Reason = metav1.ConditionTrue, string(gatewayv1.ListenerReasonHostnameConflict)
+			c.Message = fmt.Sprintf("another listener on port %d has hostname %q", l.spec.Port, l.hostname())
+		default:
+			hosts[key] = true
+		}
+		l.conflicted = c
+	}
+}
+
+// listenerStatus is l's status once routes have attached.
+func (b *builder) listenerStatus(g *gateway, l *listener) gatewayv1.ListenerStatus {
+	gen, now := g.obj.Generation, b.in.Now
+	var prog metav1.Condition
+	switch {
+	case !l.programmable() || !g.isAccepted():
+		prog = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "the listener is not valid", gen, now)
+	case !g.programmed():
+		prog = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonPending, "the Gateway has not got its VIP", gen, now)
+	default:
+		prog = condition(gatewayv1.ListenerConditionProgrammed, true, gatewayv1.ListenerReasonProgrammed, "programmed", gen, now)
+	}
+	return gatewayv1.ListenerStatus{
+		Name:           l.spec.Name,
+		SupportedKinds: l.kinds,
+		AttachedRoutes: l.attached,
+		Conditions:     []metav1.Condition{l.accepted, prog, l.resolved, l.conflicted},
+	}
+}
