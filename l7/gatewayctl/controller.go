@@ -96,18 +96,18 @@ func New(o Options) (*Controller, error) {
 	gw := c.gwInformers.Gateway().V1()
 	core := c.kubeInformers.Core().V1()
 	c.listers = listers{
-		classes:   gw.GatewayClasses().Lister(),
-		gateways:  gw.Gateways().Lister(),
-		http:      gw.HTTPRoutes().Lister(),
-		grpc:      gw.GRPCRoutes().Lister(),
-		tls:       gw.TLSRoutes().Lister(),
-		grants:    gw.ReferenceGrants().Lister(),
-		ns:        core.Namespaces().Lister(),
-		services:  core.Services().Lister(),
-		slices:    c.kubeInformers.Discovery().V1().EndpointSlices().Lister(),
-		secrets:   core.Secrets().Lister(),
-		configs:   c.dynInformers.ForResource(ClassConfigResource).Lister(),
-		policies:  c.dynInformers.ForResource(TrafficPolicyResource).Lister(),
+		classes:  gw.GatewayClasses().Lister(),
+		gateways: gw.Gateways().Lister(),
+		http:     gw.HTTPRoutes().Lister(),
+		grpc:     gw.GRPCRoutes().Lister(),
+		tls:      gw.TLSRoutes().Lister(),
+		grants:   gw.ReferenceGrants().Lister(),
+		ns:       core.Namespaces().Lister(),
+		services: core.Services().Lister(),
+		slices:   c.kubeInformers.Discovery().V1().EndpointSlices().Lister(),
+		secrets:  core.Secrets().Lister(),
+		configs:  c.dynInformers.ForResource(ClassConfigResource).Lister(),
+		policies: c.dynInformers.ForResource(TrafficPolicyResource).Lister(),
 	}
 	onAny := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.queue.Add(syncKey) },
@@ -119,8 +119,8 @@ func New(o Options) (*Controller, error) {
 		"HTTPRoutes": gw.HTTPRoutes().Informer(), "GRPCRoutes": gw.GRPCRoutes().Informer(),
 		"TLSRoutes": gw.TLSRoutes().Informer(), "ReferenceGrants": gw.ReferenceGrants().Informer(),
 		"Namespaces": core.Namespaces().Informer(), "Services": core.Services().Informer(),
-		"EndpointSlices": c.kubeInformers.Discovery().V1().EndpointSlices().Informer(),
-		"Secrets":        core.Secrets().Informer(),
+		"EndpointSlices":      c.kubeInformers.Discovery().V1().EndpointSlices().Informer(),
+		"Secrets":             core.Secrets().Informer(),
 		"GatewayClassConfigs": c.dynInformers.ForResource(ClassConfigResource).Informer(),
 		"TrafficPolicies":     c.dynInformers.ForResource(TrafficPolicyResource).Informer(),
 	} {

@@ -188,7 +188,9 @@ func TestStatusKeepsTransitionTimes(t *testing.T) {
 }
 
 func TestRouteStatusTouchesOnlyOurParents(t *testing.T) {
-	ref := func(n string) gatewayv1.ParentReference { return gatewayv1.ParentReference{Name: gatewayv1.ObjectName(n)} }
+	ref := func(n string) gatewayv1.ParentReference {
+		return gatewayv1.ParentReference{Name: gatewayv1.ObjectName(n)}
+	}
 	theirs := gatewayv1.RouteParentStatus{ParentRef: ref("x"), ControllerName: "example.com/other",
 		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted"}}}
 	ours := gatewayv1.RouteParentStatus{ParentRef: ref("web"), ControllerName: gatewayapi.ControllerName,
