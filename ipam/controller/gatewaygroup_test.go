@@ -112,4 +112,3 @@ func TestControllerRefusesUnservedGatewayGroup(t *testing.T) {
 		t.Fatalf("the allocator holds a VIP for ns/foreign")
 	}
 }
-
