@@ -208,3 +208,21 @@ func TestRouteStatusTouchesOnlyOurParents(t *testing.T) {
 		t.Errorf("a route with only another controller's parents is written")
 	}
 }
+
+func TestPolicyStatusTouchesOnlyOurAncestors(t *testing.T) {
+	ref := gatewayv1.ParentReference{Name: "web"}
+	theirs := gatewayv1.PolicyAncestorStatus{AncestorRef: ref, ControllerName: "example.com/other"}
+	ours := gatewayv1.PolicyAncestorStatus{AncestorRef: ref, ControllerName: gatewayapi.ControllerName,
+		Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted"}}}
+	if _, changed := policyStatus(gatewayv1.PolicyStatus{}, gatewayv1.PolicyStatus{}); changed {
+		t.Errorf("no ancestors before or after, yet the status is written")
+	}
+	st, changed := policyStatus(gatewayv1.PolicyStatus{Ancestors: []gatewayv1.PolicyAncestorStatus{ours}}, gatewayv1.PolicyStatus{})
+	if !changed || st.Ancestors == nil || len(st.Ancestors) != 0 {
+		t.Errorf("our last ancestor removed: %+v (changed %v), want an empty, non-null list", st, changed)
+	}
+	st, changed = policyStatus(gatewayv1.PolicyStatus{Ancestors: []gatewayv1.PolicyAncestorStatus{theirs}}, gatewayv1.PolicyStatus{Ancestors: []gatewayv1.PolicyAncestorStatus{ours}})
+	if !changed || len(st.Ancestors) != 2 || st.Ancestors[0].ControllerName != "example.com/other" {
+		t.Errorf("ancestors = %+v, want theirs kept and ours added", st.Ancestors)
+	}
+}

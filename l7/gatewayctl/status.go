@@ -100,6 +100,9 @@ func policyStatus(have, want gatewayv1.PolicyStatus) (gatewayv1.PolicyStatus, bo
 		a.ControllerName = gatewayapi.ControllerName
 		out.Ancestors = append(out.Ancestors, a)
 	}
+	if out.Ancestors == nil {
+		out.Ancestors = []gatewayv1.PolicyAncestorStatus{} // required: never null
+	}
 	changed := !(len(have.Ancestors) == 0 && len(out.Ancestors) == 0) && !apiequality.Semantic.DeepEqual(have.Ancestors, out.Ancestors)
 	return out, changed
 }
