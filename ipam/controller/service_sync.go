@@ -79,6 +79,15 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 		c.reject(svc, ReasonInvalidAnnotation, err)
 		return nil
 	}
+	if group, ok := svc.Annotations[ipam.AnnotationGatewayGroup]; ok {
+		// The objects as cached, even while they do not form a valid
+		// configuration: the check reads only names and labels.
+		pools, clusters, _, _ := c.readConfig()
+		if err := CheckGatewayGroup(group, req.Request, pools, clusters); err != nil {
+			c.reject(svc, ReasonGatewayGroupNotServed, err)
+			return nil
+		}
+	}
 	before, held := c.alloc.Lookup(key)
 	if held && before.Pool == "" && !c.configValid.Load() {
 		// Its pool may be one the controller could not load: moving the
@@ -143,7 +152,7 @@ func (c *Controller) reject(svc *corev1.Service, reason string, err error) {
 	c.metrics.rejections.WithLabelValues(reason).Inc()
 	// Refusals that a pool change or a freed address may lift are tried
 	// again then; an invalid annotation waits for the user.
-	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted || reason == ReasonNoPool || reason == ReasonPoolNotLoaded)
+	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted || reason == ReasonNoPool || reason == ReasonPoolNotLoaded || reason == ReasonGatewayGroupNotServed)
 	c.log.Warn("VIP request refused", "service", svc.Namespace+"/"+svc.Name, "reason", reason, "err", err)
 	c.recorder.Event(svc, corev1.EventTypeWarning, reason, hint(reason, err))
 }
@@ -168,6 +177,8 @@ func hint(reason string, err error) string {
 		return err.Error() + "; choose another address in tlb.io/vip or remove the annotation"
 	case ReasonNoPool:
 		return err.Error() + "; check tlb.io/environment, tlb.io/pool and tlb.io/vip against `kubectl get vippools,l4clusters`"
+	case ReasonGatewayGroupNotServed:
+		return err.Error() + "; point the GatewayClass's GatewayClassConfig at a gateway group of its environment, or label an L4Cluster of that environment with it"
 	case ReasonPoolNotLoaded:
 		return err.Error() + "; the VIP is kept until the VIPPools and L4Clusters are fixed (the ipam log names the object and field)"
 	}

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/netd/model"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
@@ -24,7 +23,8 @@ type Local struct {
 	// ListenerPorts maps an external TCP port to the unprivileged port the
 	// local L7 gateway listens on (443 -> 10443; see docs/netd.md). It is
 	// applied to the VIPs of Services that opt into L7 (tlb.io/l7: "true")
-	// for each TCP port in their spec.ports.
+	// and of Gateways' VIP Services (label tlb.io/owning-gateway), for each
+	// TCP port in their spec.ports.
 	ListenerPorts map[uint16]uint16
 }
 
@@ -79,9 +79,10 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 }
 
 // portMaps returns the port mappings of one VIP of svc: none unless svc
-// opts into L7; then one per TCP port of spec.ports that listeners maps.
+// opts into L7 or is a Gateway's VIP Service (tlbkube.UsesListenerPorts);
+// then one per TCP port of spec.ports that listeners maps.
 func portMaps(svc *corev1.Service, vip netip.Addr, listeners map[uint16]uint16) []model.PortMap {
-	if svc.Annotations[ipam.AnnotationL7] != "true" {
+	if !tlbkube.UsesListenerPorts(svc) {
 		return nil
 	}
 	var out []model.PortMap

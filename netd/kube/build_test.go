@@ -74,6 +74,10 @@ func TestBuildGateway(t *testing.T) {
 	l7.Annotations[ipam.AnnotationL7] = "true"
 	l7.Spec.Ports = []corev1.ServicePort{{Port: 443}, {Port: 80, Protocol: corev1.ProtocolTCP}, {Port: 443, Protocol: corev1.ProtocolUDP}, {Port: 8443}}
 	services = append(services, l7)
+	gwVIP := svc("shop-vip", "east", "203.0.113.30")
+	gwVIP.Labels = map[string]string{ipam.LabelOwningGateway: "team.shop"}
+	gwVIP.Spec.Ports = []corev1.ServicePort{{Name: "tcp-443", Port: 443, Protocol: corev1.ProtocolTCP}}
+	services = append(services, gwVIP)
 	listeners := map[uint16]uint16{443: 10443, 80: 10080}
 	tests := map[string]struct {
 		node  *corev1.Node
@@ -84,10 +88,12 @@ func TestBuildGateway(t *testing.T) {
 	}{
 		"default group serves every cluster without a group": {
 			node: node("gw-1", true, ""),
-			want: addrs("203.0.113.10", "203.0.113.20", "203.0.113.70", "203.0.113.71"),
+			want: addrs("203.0.113.10", "203.0.113.20", "203.0.113.30", "203.0.113.70", "203.0.113.71"),
 			ports: []model.PortMap{
 				{VIP: netip.MustParseAddr("203.0.113.20"), Protocol: "tcp", Port: 80, TargetPort: 10080},
 				{VIP: netip.MustParseAddr("203.0.113.20"), Protocol: "tcp", Port: 443, TargetPort: 10443},
+				// A Gateway's VIP Service maps its listener ports too.
+				{VIP: netip.MustParseAddr("203.0.113.30"), Protocol: "tcp", Port: 443, TargetPort: 10443},
 			},
 			errs: []string{`Service team/lost: status.loadBalancer.ingress[0].ip: 203.0.113.200 is in no VIPPool of L4 cluster "east"`,
 				`Service team/six: status.loadBalancer.ingress: 2001:db8::1 is not IPv4`},

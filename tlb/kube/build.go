@@ -30,7 +30,9 @@ import (
 //   - L7: for every Service annotated tlb.io/l7 "true", one L7 service
 //     ("namespace/name") per VIP of it that the model serves, with the
 //     count of its ready EndpointSlice endpoints (ReadyBackends). A VIP
-//     whose every L7 service has none is down for GTM.
+//     whose every L7 service has none is down for GTM. A Gateway's VIP
+//     Service (IsGatewayVIP) is never an L7 service: its VIP is up while
+//     its real servers are.
 //
 // Only IPv4 VIPs are served (real servers are IPv4 InternalIPs and IPIP
 // carries IPv4); an IPv6 VIP is left out with an error rather than
@@ -81,7 +83,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 				d.Services = append(d.Services, s)
 				served = true
 			}
-			if served && IsL7(svc) {
+			if served && IsL7(svc) && !IsGatewayVIP(svc) {
 				if ready == nil {
 					ready = ReadyBackends(endpointSlices)
 				}

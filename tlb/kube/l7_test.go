@@ -95,6 +95,13 @@ func TestBuildDesiredL7(t *testing.T) {
 			want: []model.L7Service{{VIP: vipA, Name: "team/api", ReadyBackends: 1}, {VIP: vipA, Name: "team/web"},
 				{VIP: vipB, Name: "team/web"}},
 		},
+		"a Gateway's VIP Service is no L7 service, even annotated tlb.io/l7": {
+			services: []*corev1.Service{func() *corev1.Service {
+				s := l7svc("team", "shop-vip", "203.0.113.10")
+				s.Labels = map[string]string{ipam.LabelOwningGateway: "team.shop"}
+				return s
+			}()},
+		},
 		"a VIP the model does not serve (port taken by an older Service) gets no L7 service": {
 			services: []*corev1.Service{
 				svc("team", "old", "east", 5, []string{"203.0.113.10"}, port(80, corev1.ProtocolTCP)),
@@ -186,5 +193,29 @@ func TestTrimEndpointSliceKeepsWhatIsCounted(t *testing.T) {
 	}
 	if s.Annotations == nil {
 		t.Error("trimming changed its input")
+	}
+}
+
+// TestGatewayVIPUsesListenerPorts: a Gateway's VIP Service (label
+// tlb.io/owning-gateway) and an L7 Service use the listeners' port map;
+// a plain Service does not.
+func TestGatewayVIPUsesListenerPorts(t *testing.T) {
+	plain := svc("team", "plain", "east", 1, nil)
+	gwVIP := svc("team", "shop-vip", "east", 1, nil)
+	gwVIP.Labels = map[string]string{ipam.LabelOwningGateway: "team.shop"}
+	for name, tc := range map[string]struct {
+		s                  *corev1.Service
+		gateway, listeners bool
+	}{
+		"plain":       {plain, false, false},
+		"L7":          {l7svc("team", "web"), false, true},
+		"Gateway VIP": {gwVIP, true, true},
+	} {
+		if got := IsGatewayVIP(tc.s); got != tc.gateway {
+			t.Errorf("%s: IsGatewayVIP = %v, want %v", name, got, tc.gateway)
+		}
+		if got := UsesListenerPorts(tc.s); got != tc.listeners {
+			t.Errorf("%s: UsesListenerPorts = %v, want %v", name, got, tc.listeners)
+		}
 	}
 }

@@ -65,6 +65,8 @@ func main() {
 		err = runInstall(os.Args[2:])
 	case "bootstrap":
 		err = runBootstrap(os.Args[2:])
+	case "gateway-controller":
+		err = runGatewayController(os.Args[2:])
 	case "version":
 		fmt.Println(xds.Generation())
 	default:
@@ -77,7 +79,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: l7 serve --group G --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 bootstrap --group G --out FILE [flags] | l7 envoy [flags] -- envoy ARGS | l7 install DIR | l7 version")
+	fmt.Fprintln(os.Stderr, "usage: l7 serve --group G --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 bootstrap --group G --out FILE [flags] | l7 envoy [flags] -- envoy ARGS | l7 install DIR | l7 gateway-controller [flags] | l7 version")
 	os.Exit(2)
 }
 

@@ -1,0 +1,123 @@
+package gatewayctl
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	"github.com/tlbproject/tlb/l7/gatewayapi"
+)
+
+// statusWrites are copies of cached objects whose status must be written.
+type statusWrites struct {
+	classes  []*gatewayv1.GatewayClass
+	gateways []*gatewayv1.Gateway
+	http     []*gatewayv1.HTTPRoute
+	grpc     []*gatewayv1.GRPCRoute
+	tls      []*gatewayv1.TLSRoute
+	policies []*tlbv1alpha1.TrafficPolicy
+}
+
+func (w statusWrites) empty() bool {
+	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.policies) == 0
+}
+
+// planStatus diffs the status Build computed with each cached object's.
+// The controller owns two parts of a Gateway's status itself: its
+// addresses (from the VIP Service) and, for spec.addresses TLB cannot
+// serve or a VIP Service name that is taken, the Accepted or Programmed
+// condition that says so. Routes and TrafficPolicies not in want lose the
+// entries of our controller.
+func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Status) statusWrites {
+	var w statusWrites
+	for _, gc := range in.Classes {
+		st, ok := want.GatewayClasses[gc.Name]
+		if !ok {
+			continue
+		}
+		if st, changed := classStatus(gc.Status, st); changed {
+			cp := gc.DeepCopy()
+			cp.Status = st
+			w.classes = append(w.classes, cp)
+		}
+	}
+	for _, gw := range in.Gateways {
+		key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
+		if _, ours := p.ours[key]; !ours {
+			continue
+		}
+		st := gatewayOverrides(gw, want.Gateways[key], in.Addresses[key], p.unsupported[key], d.conflicts[key], in.Now)
+		if st, changed := gatewayStatus(gw.Status, st); changed {
+			cp := gw.DeepCopy()
+			cp.Status = st
+			w.gateways = append(w.gateways, cp)
+		}
+	}
+	for _, r := range in.HTTPRoutes {
+		if st, changed := routeStatus(r.Status.RouteStatus, want.HTTPRoutes[nameOf(r)].RouteStatus); changed {
+			cp := r.DeepCopy()
+			cp.Status.RouteStatus = st
+			w.http = append(w.http, cp)
+		}
+	}
+	for _, r := range in.GRPCRoutes {
+		if st, changed := routeStatus(r.Status.RouteStatus, want.GRPCRoutes[nameOf(r)].RouteStatus); changed {
+			cp := r.DeepCopy()
+			cp.Status.RouteStatus = st
+			w.grpc = append(w.grpc, cp)
+		}
+	}
+	for _, r := range in.TLSRoutes {
+		if st, changed := routeStatus(r.Status.RouteStatus, want.TLSRoutes[nameOf(r)].RouteStatus); changed {
+			cp := r.DeepCopy()
+			cp.Status.RouteStatus = st
+			w.tls = append(w.tls, cp)
+		}
+	}
+	for _, tp := range in.TrafficPolicies {
+		if st, changed := policyStatus(tp.Status, want.TrafficPolicies[nameOf(tp)]); changed {
+			cp := tp.DeepCopy()
+			cp.Status = st
+			w.policies = append(w.policies, cp)
+		}
+	}
+	return w
+}
+
+func nameOf(o metav1.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// gatewayOverrides sets the parts of a Gateway's status the controller
+// owns on st, the status Build computed.
+func gatewayOverrides(gw *gatewayv1.Gateway, st gatewayv1.GatewayStatus, vips []netip.Addr, unsupported, conflict string, now time.Time) gatewayv1.GatewayStatus {
+	st = *st.DeepCopy()
+	st.Addresses = nil
+	ip := gatewayv1.IPAddressType
+	for _, a := range vips {
+		st.Addresses = append(st.Addresses, gatewayv1.GatewayStatusAddress{Type: &ip, Value: a.String()})
+	}
+	set := func(typ gatewayv1.GatewayConditionType, reason gatewayv1.GatewayConditionReason, msg string) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: string(typ), Status: metav1.ConditionFalse, Reason: string(reason), Message: msg,
+			ObservedGeneration: gw.Generation, LastTransitionTime: metav1.NewTime(now),
+		})
+	}
+	switch {
+	case unsupported != "":
+		set(gatewayv1.GatewayConditionAccepted, gatewayv1.GatewayReasonUnsupportedAddress, unsupported)
+		set(gatewayv1.GatewayConditionProgrammed, gatewayv1.GatewayReasonAddressNotUsable, unsupported)
+	case conflict != "":
+		set(gatewayv1.GatewayConditionProgrammed, gatewayv1.GatewayReasonAddressNotAssigned, conflict)
+	case len(vips) == 0 && meta.FindStatusCondition(st.Conditions, string(gatewayv1.GatewayConditionProgrammed)) == nil:
+		set(gatewayv1.GatewayConditionProgrammed, gatewayv1.GatewayReasonAddressNotAssigned,
+			fmt.Sprintf("Gateway %s/%s: the IPAM has not assigned a VIP to its Service %s yet (see its Events)", gw.Namespace, gw.Name, VIPServiceName(gw.Name)))
+	}
+	return st
+}

@@ -1,0 +1,93 @@
+package gatewayctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tlbproject/tlb/l7/gatewayapi"
+)
+
+// Event reasons on Gateways.
+const (
+	ReasonVIPServiceCreated  = "VIPServiceCreated"
+	ReasonVIPServiceConflict = "VIPServiceNameTaken"
+)
+
+// fieldManager names the controller in managedFields.
+const fieldManager = "tlb-gateway-controller"
+
+// sync is one pass of watch -> model -> plan -> apply over every object.
+func (c *Controller) sync(ctx context.Context) error {
+	in, err := c.listers.inputs()
+	if err != nil {
+		return err
+	}
+	plan := planVIPs(in.Classes, in.ClassConfigs, in.Gateways)
+	diff := diffVIPs(plan, in.Services)
+	vipErr := c.applyVIPs(ctx, plan, diff)
+
+	in.Addresses = vipAddresses(plan, in.Services)
+	in.Now = c.clock.Now()
+	res := gatewayapi.Build(in)
+	st := planStatus(in, plan, diff, res.Status)
+	if st.empty() {
+		return vipErr
+	}
+	return errors.Join(vipErr, c.applyStatus(ctx, st))
+}
+
+// applyVIPs makes the writes diff asks for; a Gateway whose Service name
+// is taken gets a warning Event.
+func (c *Controller) applyVIPs(ctx context.Context, p vipPlan, d vipDiff) error {
+	for gw, msg := range d.conflicts {
+		c.log.Warn("VIP Service name taken", "gateway", gw.String(), "err", msg)
+		c.event(p, gw, corev1.EventTypeWarning, ReasonVIPServiceConflict, msg)
+	}
+	if d.empty() {
+		return nil
+	}
+	var errs []error
+	for _, s := range d.create {
+		gw, _ := owningGateway(s)
+		if _, err := c.opts.Kube.CoreV1().Services(s.Namespace).Create(ctx, s, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+			errs = append(errs, fmt.Errorf("create VIP Service %s/%s of Gateway %s: %w", s.Namespace, s.Name, gw, err))
+			continue
+		}
+		c.metrics.vipWrites.WithLabelValues("create").Inc()
+		c.log.Info("VIP Service created", "gateway", gw.String(), "service", s.Namespace+"/"+s.Name)
+		c.event(p, gw, corev1.EventTypeNormal, ReasonVIPServiceCreated, "VIP Service "+s.Name+" created; the IPAM assigns its VIP")
+	}
+	for _, s := range d.update {
+		if _, err := c.opts.Kube.CoreV1().Services(s.Namespace).Update(ctx, s, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			errs = append(errs, fmt.Errorf("update VIP Service %s/%s: %w", s.Namespace, s.Name, err))
+			continue
+		}
+		c.metrics.vipWrites.WithLabelValues("update").Inc()
+	}
+	for _, s := range d.delete {
+		gw, _ := owningGateway(s)
+		// Preconditioned on the UID: a Service recreated meanwhile is
+		// another object.
+		err := c.opts.Kube.CoreV1().Services(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete VIP Service %s/%s of Gateway %s: %w", s.Namespace, s.Name, gw, err))
+			continue
+		}
+		c.metrics.vipWrites.WithLabelValues("delete").Inc()
+		c.log.Info("VIP Service deleted", "gateway", gw.String(), "service", s.Namespace+"/"+s.Name)
+	}
+	return errors.Join(errs...)
+}
+
+// event records an Event on Gateway gw when it is in the cache.
+func (c *Controller) event(p vipPlan, gw types.NamespacedName, typ, reason, msg string) {
+	if obj, ok := p.ours[gw]; ok && c.recorder != nil {
+		c.recorder.Event(obj, typ, reason, msg)
+	}
+}

@@ -1,0 +1,219 @@
+package gatewayctl
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlbproject/tlb/ipam"
+	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	"github.com/tlbproject/tlb/l7/gatewayapi"
+)
+
+// placement is where the VIPs of one GatewayClass's Gateways come from.
+type placement struct {
+	environment, pool, group string
+}
+
+// vipPlan is the desired VIP Service of every Gateway of our classes that
+// can have one, and why the others cannot.
+type vipPlan struct {
+	// services are the desired VIP Services by Gateway.
+	services map[types.NamespacedName]*corev1.Service
+	// ours are all Gateways of our classes (with or without a VIP
+	// Service); a VIP Service of any other Gateway is deleted.
+	ours map[types.NamespacedName]*gatewayv1.Gateway
+	// unsupported are Gateways whose spec.addresses TLB cannot serve,
+	// with the message for their Accepted condition.
+	unsupported map[types.NamespacedName]string
+	// unplaced are Gateways whose class's parametersRef cannot be
+	// resolved; their VIP Service, if any, is kept as it is.
+	unplaced map[types.NamespacedName]string
+}
+
+// ourClasses returns the placement of every GatewayClass whose
+// controllerName is ours, and for those whose parametersRef does not
+// resolve to a GatewayClassConfig, why (their Gateways get no VIP).
+func ourClasses(classes []*gatewayv1.GatewayClass, configs []*tlbv1alpha1.GatewayClassConfig) (map[string]placement, map[string]string) {
+	byName := map[string]*tlbv1alpha1.GatewayClassConfig{}
+	for _, c := range configs {
+		byName[c.Name] = c
+	}
+	ok, bad := map[string]placement{}, map[string]string{}
+	for _, gc := range classes {
+		if gc.Spec.ControllerName != gatewayapi.ControllerName || gc.DeletionTimestamp != nil {
+			continue
+		}
+		ref := gc.Spec.ParametersRef
+		if ref == nil {
+			ok[gc.Name] = placement{group: tlbv1alpha1.DefaultGatewayGroup}
+			continue
+		}
+		if string(ref.Group) != tlbv1alpha1.GroupName || string(ref.Kind) != tlbv1alpha1.KindGatewayClassConfig {
+			bad[gc.Name] = fmt.Sprintf("GatewayClass %s: spec.parametersRef names %s/%s; only %s/%s is supported",
+				gc.Name, ref.Group, ref.Kind, tlbv1alpha1.GroupName, tlbv1alpha1.KindGatewayClassConfig)
+			continue
+		}
+		cfg, found := byName[ref.Name]
+		if !found {
+			bad[gc.Name] = fmt.Sprintf("GatewayClass %s: spec.parametersRef.name: GatewayClassConfig %q not found", gc.Name, ref.Name)
+			continue
+		}
+		ok[gc.Name] = placement{environment: cfg.Spec.Environment, pool: cfg.Spec.Pool, group: cfg.Spec.Group()}
+	}
+	return ok, bad
+}
+
+// planVIPs computes the VIP Service of every Gateway of our classes.
+func planVIPs(classes []*gatewayv1.GatewayClass, configs []*tlbv1alpha1.GatewayClassConfig, gateways []*gatewayv1.Gateway) vipPlan {
+	placed, bad := ourClasses(classes, configs)
+	p := vipPlan{
+		services:    map[types.NamespacedName]*corev1.Service{},
+		ours:        map[types.NamespacedName]*gatewayv1.Gateway{},
+		unsupported: map[types.NamespacedName]string{},
+		unplaced:    map[types.NamespacedName]string{},
+	}
+	for _, gw := range gateways {
+		key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
+		class := string(gw.Spec.GatewayClassName)
+		pl, isOurs := placed[class]
+		if msg, isBad := bad[class]; isBad {
+			p.ours[key] = gw
+			p.unplaced[key] = msg
+			continue
+		}
+		if !isOurs || gw.DeletionTimestamp != nil {
+			continue
+		}
+		p.ours[key] = gw
+		vip, err := requestedVIP(gw)
+		if err != nil {
+			p.unsupported[key] = err.Error()
+			continue
+		}
+		p.services[key] = vipService(gw, pl, vip)
+	}
+	return p
+}
+
+// requestedVIP returns the first spec.addresses entry of type IPAddress
+// (an invalid address when there is none); any other type is an error.
+func requestedVIP(gw *gatewayv1.Gateway) (netip.Addr, error) {
+	var vip netip.Addr
+	for i, a := range gw.Spec.Addresses {
+		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
+			return netip.Addr{}, fmt.Errorf("Gateway %s/%s: spec.addresses[%d].type %q is not supported; TLB serves only %s addresses",
+				gw.Namespace, gw.Name, i, *a.Type, gatewayv1.IPAddressType)
+		}
+		addr, err := netip.ParseAddr(a.Value)
+		if err != nil || addr.Zone() != "" {
+			return netip.Addr{}, fmt.Errorf("Gateway %s/%s: spec.addresses[%d].value %q is not an IP address", gw.Namespace, gw.Name, i, a.Value)
+		}
+		if !vip.IsValid() {
+			vip = addr
+		}
+	}
+	return vip, nil
+}
+
+// managedAnnotations are the annotations of a VIP Service the controller
+// owns (the IPAM owns its tlb.io/assigned-* ones).
+var managedAnnotations = []string{ipam.AnnotationEnvironment, ipam.AnnotationPool, ipam.AnnotationVIP, ipam.AnnotationGatewayGroup}
+
+// vipService is the desired VIP Service of gw: a LoadBalancer Service of
+// class tlb.io/l4 without a selector, one TCP port per listener port.
+func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Service {
+	ann := map[string]string{ipam.AnnotationGatewayGroup: pl.group}
+	if pl.environment != "" {
+		ann[ipam.AnnotationEnvironment] = pl.environment
+	}
+	if pl.pool != "" {
+		ann[ipam.AnnotationPool] = pl.pool
+	}
+	if vip.IsValid() {
+		ann[ipam.AnnotationVIP] = vip.String()
+	}
+	var ports []corev1.ServicePort
+	for _, l := range gw.Spec.Listeners {
+		switch l.Protocol {
+		case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType, gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType:
+		default:
+			continue // Build reports the listener's protocol
+		}
+		port := int32(l.Port)
+		if slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port }) {
+			continue
+		}
+		ports = append(ports, corev1.ServicePort{Name: fmt.Sprintf("tcp-%d", port), Protocol: corev1.ProtocolTCP, Port: port})
+	}
+	slices.SortFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
+	class := ipam.LoadBalancerClass
+	noNodePorts := false
+	isController := true
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   gw.Namespace,
+			Name:        VIPServiceName(gw.Name),
+			Labels:      map[string]string{ipam.LabelOwningGateway: OwningGatewayLabel(gw.Namespace, gw.Name)},
+			Annotations: ann,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway",
+				Name: gw.Name, UID: gw.UID, Controller: &isController,
+			}},
+		},
+		Spec: corev1.ServiceSpec{
+			Type:                          corev1.ServiceTypeLoadBalancer,
+			LoadBalancerClass:             &class,
+			AllocateLoadBalancerNodePorts: &noNodePorts,
+			Ports:                         ports,
+		},
+	}
+}
+
+var dns1035 = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+
+// VIPServiceName is the name of the VIP Service of Gateway name: name +
+// "-vip" when that is a valid Service name (a DNS-1035 label of at most
+// 63 characters), else a prefix of name made valid, a hash of name and
+// "-vip", so that two Gateways never share a name.
+func VIPServiceName(name string) string {
+	if n := name + "-vip"; len(n) <= 63 && dns1035.MatchString(n) {
+		return n
+	}
+	sum := sha256.Sum256([]byte(name))
+	base := strings.Trim(strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, name), "-")
+	base = strings.TrimLeft(base, "0123456789-")
+	if len(base) > 40 {
+		base = strings.TrimRight(base[:40], "-")
+	}
+	if base == "" {
+		base = "gw"
+	}
+	return base + "-" + hex.EncodeToString(sum[:])[:10] + "-vip"
+}
+
+// OwningGatewayLabel is the value of ipam.LabelOwningGateway for Gateway
+// namespace/name: "namespace.name", or a prefix of it and a hash when
+// that is longer than a label value may be.
+func OwningGatewayLabel(namespace, name string) string {
+	v := namespace + "." + name
+	if len(v) <= 63 {
+		return v
+	}
+	sum := sha256.Sum256([]byte(v))
+	return strings.TrimRight(v[:50], ".-") + "-" + hex.EncodeToString(sum[:])[:12]
+}
