@@ -7,7 +7,7 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console clean image image-test \
+        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api clean image image-test \
         ratelimit-test monitoring-test
 
 all: build
@@ -70,7 +70,7 @@ fmt:
 lint: deps
 	./tools/lint.sh
 
-bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console
+bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api
 
 bench-l4: deps
 	./tools/bench-l4.sh
@@ -96,6 +96,13 @@ bench-k8s: deps
 ## under 300 ms).
 bench-console: deps
 	$(GO) run ./tlb/cmd/consolebench -vips 1000
+
+## bench-gateway-api: the upstream Gateway API conformance suite against the
+## Gateway API controller on a real kube-apiserver with a simulated node;
+## BENCH gateway_api_conformance_{passed,skipped_data_plane,failed}, the
+## suite's report kept (docs/gateway-api-conformance.md).
+bench-gateway-api: deps
+	./tools/bench-gateway-api.sh
 
 clean:
 	rm -rf .cache
