@@ -4,6 +4,7 @@ package k8s
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/console"
@@ -91,14 +93,16 @@ func TestRBACConsole(t *testing.T) {
 	}
 
 	c := serviceAccountClients(t, "tlb-console")
-	// Discovery needs list on the Pods of tlb-system: refused, it fails.
-	eps, err := console.PodDiscovery{Kube: c.Kube, Namespace: "tlb-system"}.Endpoints(ctx)
-	if err != nil {
-		t.Fatalf("tlb-console discovers the directors: %v", err)
-	}
-	if want := (console.Endpoint{Role: console.RoleDirector, Name: dirPod.Name, URL: "http://198.18.1.77:9100"}); !slices.Contains(eps, want) {
-		t.Errorf("discovered %+v, want %+v among them", eps, want)
-	}
+	// Discovery needs list on the Pods of tlb-system (refused, it fails);
+	// the Role may reach the API server's RBAC cache after the ClusterRole.
+	want := console.Endpoint{Role: console.RoleDirector, Name: dirPod.Name, URL: "http://198.18.1.77:9100"}
+	poll.Explained(t, 30*time.Second, "tlb-console discovers the director Pod at its host IP and metrics port", func() (bool, string) {
+		eps, err := console.PodDiscovery{Kube: c.Kube, Namespace: "tlb-system"}.Endpoints(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Contains(eps, want), fmt.Sprintf("discovered %+v, want %+v among them", eps, want)
+	})
 	src := console.KubeSource{Kube: c.Kube, Dynamic: c.Dynamic, LeaseNamespace: "tlb-system"}
 	st, err := src.ReadAPI(ctx)
 	if err != nil {
