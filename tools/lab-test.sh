@@ -6,6 +6,9 @@
 #   tools/lab-test.sh                     # every lab package
 #   tools/lab-test.sh ./integration/l4    # some of them
 #   LAB_RUN='TestName' tools/lab-test.sh  # only matching tests
+#
+# Files the tests print as TLB-ARTIFACT lines (the console's screenshots)
+# are saved under ${LAB_ARTIFACTS:-.cache/lab/artifacts}/TEST/NAME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -70,7 +73,9 @@ CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration
 go build -modfile=tools/go.mod -o "$bin/kustomize" sigs.k8s.io/kustomize/kustomize/v5
 
 go build -o "$bin/labrun" ./integration/cmd/labrun
-"$bin/labrun" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
+artifacts="${LAB_ARTIFACTS:-$root/.cache/lab/artifacts}"
+mkdir -p "$artifacts"
+"$bin/labrun" -artifacts "$artifacts" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
   -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
   -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
   -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" -- sh "$runner"

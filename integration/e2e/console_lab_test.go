@@ -4,7 +4,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/integration/lab"
 	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
 )
@@ -28,8 +28,10 @@ import (
 // director, GTM health and the gateways that bind it; the director's BGP
 // session turning down shows down; with the API server stopped the API
 // panels carry the banner while the component panels still render. The
-// screenshots go to $TLB_LAB_ARTIFACTS when set, and into the test log
-// as base64 otherwise (the VM's file system is gone when it powers off).
+// screenshots go to $TLB_LAB_ARTIFACTS when set, and otherwise into the
+// test log as TLB-ARTIFACT lines (the VM's file system is gone when it
+// powers off), which tools/lab-test.sh saves on the host as
+// .cache/lab/artifacts/TestConsoleInHeadlessChromium/*.png.
 func TestConsoleInHeadlessChromium(t *testing.T) {
 	bin := os.Getenv("TLB_BIN_DIR")
 	if bin == "" {
@@ -241,8 +243,9 @@ func (b *browser) waitPage(url, what string, want, deny []string) {
 }
 
 // screenshot saves a 1280x2000 screenshot of url as name in
-// $TLB_LAB_ARTIFACTS, or logs it as base64 (one line starting
-// "TLB-ARTIFACT name ") when that is not set.
+// $TLB_LAB_ARTIFACTS, or, when that is not set, logs it as artifact lines
+// (lab.ArtifactLines: base64 in chunks) that the host side of the lab
+// (labrun -artifacts) saves as DIR/TEST/NAME.
 func (b *browser) screenshot(url, name string) {
 	b.t.Helper()
 	file := filepath.Join(b.home, name)
@@ -260,5 +263,11 @@ func (b *browser) screenshot(url, name string) {
 		b.t.Logf("screenshot %s", filepath.Join(dir, name))
 		return
 	}
-	b.t.Logf("TLB-ARTIFACT %s %s", name, base64.StdEncoding.EncodeToString(png))
+	lines, err := lab.ArtifactLines(b.t.Name(), name, png)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, l := range lines {
+		b.t.Log(l)
+	}
 }

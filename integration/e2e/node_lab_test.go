@@ -179,7 +179,8 @@ func TestDeployOnRealNodes(t *testing.T) {
 	var why string
 	waitFor(t, 8*time.Minute, "the director pod runs on "+d.director.Name+" and its /readyz says why it is not ready yet", func() bool {
 		check()
-		why = readyz(d.director, "127.0.0.1:9100")
+		// The DaemonSet puts the obs listener on the node's IP (status.hostIP).
+		why = readyz(d.director, "198.18.1.2:9100")
 		return strings.Contains(why, "no real servers configured")
 	})
 	t.Logf("the director pod runs %s after deploy/ was applied; /readyz: %q", since(applied), why)
@@ -294,7 +295,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 	gw.Sysctl(t, "net.ipv4.conf.all.arp_ignore", "0")
 	waitFor(t, 5*time.Minute, "a netd pod writing the container's /proc/sys says on /readyz that it is read-only", func() bool {
 		check()
-		why = readyz(gw, "127.0.0.1:9101")
+		why = readyz(gw, net.JoinHostPort(d.gatewayAddr[0], "9101"))
 		return strings.Contains(why, "read-only file system") && strings.Contains(why, "--sysctl-dir")
 	})
 	t.Logf("netd without the host's /proc/sys/net: /readyz %q", why)

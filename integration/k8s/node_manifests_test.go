@@ -45,8 +45,12 @@ var nodeAgents = []nodeAgent{
 // its containers has a liveness probe on /healthz and a readiness probe on
 // /readyz at the host and port where the binary's obs listener listens
 // (metricsAddress of the file it is given with --config, read from the
-// ConfigMap of the same build); it drops every capability and adds
-// NET_ADMIN alone (no NET_RAW: nothing opens a raw socket).
+// ConfigMap of the same build, its host replaced by --metrics-host); that
+// listener is on the node's IP from the downward API (status.hostIP), not
+// on a wildcard nor on loopback, so the console and an in-cluster
+// Prometheus reach it, and its port is declared as the container port
+// named "metrics" that they find it by; it drops every capability and
+// adds NET_ADMIN alone (no NET_RAW: nothing opens a raw socket).
 func TestNodeAgentManifestHardening(t *testing.T) {
 	builds := buildDeploy(t)
 	for _, agent := range nodeAgents {
@@ -73,6 +77,12 @@ func TestNodeAgentManifestHardening(t *testing.T) {
 				}
 				for _, c := range pod.Containers {
 					host, port := obsAddress(t, agent, b.objs, pod, c)
+					if host != nodeIP {
+						t.Errorf("container %s: obs listener on %q, want the node's IP (--metrics-host=$(VAR), VAR from status.hostIP)", c.Name, host)
+					}
+					if !portIs(c, "metrics", port) {
+						t.Errorf("container %s: no container port named metrics = %s (metricsAddress's port): %+v", c.Name, port, c.Ports)
+					}
 					checkProbes(t, c, pod.HostNetwork, host, port)
 					sc := c.SecurityContext
 					if sc == nil || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") ||
@@ -96,7 +106,10 @@ func checkProbes(t *testing.T, c corev1.Container, hostNetwork bool, host, port 
 	// it names a host; a listener on loopback needs host: 127.0.0.1. A
 	// wildcard listener answers on any address.
 	wantHost := host
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+	if host == nodeIP && !hostNetwork {
+		t.Errorf("container %s: obs listener on the node's IP but the pod has its own network namespace", c.Name)
+	}
+	if ip := net.ParseIP(host); host == "" || host == nodeIP || ip != nil && ip.IsUnspecified() {
 		wantHost = ""
 	} else if !hostNetwork {
 		t.Errorf("container %s: obs listener on %s but the pod has its own network namespace: the kubelet cannot reach it", c.Name, host)
@@ -117,15 +130,24 @@ func checkProbes(t *testing.T, c corev1.Container, hostNetwork bool, host, port 
 	}
 }
 
+// nodeIP stands for the host of an obs listener given by --metrics-host
+// from the downward API's status.hostIP.
+const nodeIP = "(status.hostIP)"
+
 // obsAddress returns the host and port of the metrics address in the
 // config file that container c is given (--config=PATH), found in the
-// ConfigMap mounted at PATH's directory in the same build.
+// ConfigMap mounted at PATH's directory in the same build. With
+// --metrics-host=$(VAR) the host is VAR's value: nodeIP when VAR comes
+// from status.hostIP.
 func obsAddress(t *testing.T, agent nodeAgent, objs []*unstructured.Unstructured, pod corev1.PodSpec, c corev1.Container) (string, string) {
 	t.Helper()
-	var file string
+	var file, metricsHost string
 	for _, a := range append(slices.Clone(c.Command), c.Args...) {
 		if v, ok := strings.CutPrefix(a, "--config="); ok {
 			file = v
+		}
+		if v, ok := strings.CutPrefix(a, "--metrics-host="); ok {
+			metricsHost = envValue(c, v)
 		}
 	}
 	if file == "" {
@@ -162,8 +184,32 @@ func obsAddress(t *testing.T, agent nodeAgent, objs []*unstructured.Unstructured
 		if err != nil {
 			t.Fatalf("ConfigMap %s: metrics address %q: %v", cmName, addr, err)
 		}
+		if metricsHost != "" {
+			host = metricsHost
+		}
 		return host, port
 	}
 	t.Fatalf("ConfigMap %s (mounted by container %s) not in the build", cmName, c.Name)
 	return "", ""
+}
+
+// envValue expands v when it is $(VAR): nodeIP when VAR is set from
+// status.hostIP, VAR's literal value otherwise; v itself when not a
+// reference.
+func envValue(c corev1.Container, v string) string {
+	name, ok := strings.CutPrefix(v, "$(")
+	if !ok || !strings.HasSuffix(name, ")") {
+		return v
+	}
+	name = strings.TrimSuffix(name, ")")
+	for _, e := range c.Env {
+		if e.Name != name {
+			continue
+		}
+		if e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.hostIP" {
+			return nodeIP
+		}
+		return e.Value
+	}
+	return v
 }

@@ -4,10 +4,12 @@ package k8s
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/console"
@@ -27,9 +30,11 @@ import (
 // (deploy/console/rbac.yaml) let ServiceAccount tlb-console list and watch
 // everything the page reads (pools, clusters, Services, Events, Gateways,
 // the Leases of tlb-system) and render the page from the real API server,
-// a Service's VIP with its pool and the Lease holder on it; and grant no
-// Secret (not even list), no write of any kind, no Pods, Nodes or
-// EndpointSlices, and no Lease outside tlb-system.
+// a Service's VIP with its pool and the Lease holder on it; list (and
+// watch) the Pods of tlb-system, which is how it finds a director at its
+// node's IP and named obs port; and grant no Secret (not even list), no
+// write of any kind, no get of a Pod nor Pods of another namespace, no
+// Nodes or EndpointSlices, and no Lease outside tlb-system.
 func TestRBACConsole(t *testing.T) {
 	installRBAC(t, "deploy/console/rbac.yaml")
 	ctx := context.Background()
@@ -71,7 +76,33 @@ func TestRBACConsole(t *testing.T) {
 		_ = kc.CoreV1().Secrets(ns).Delete(context.Background(), "web-tls", metav1.DeleteOptions{})
 	})
 
+	dirPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tlb-director-rbac-console", Labels: map[string]string{console.LabelName: console.PodNameDirector}},
+		Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "director", Image: "example.invalid/tlb",
+			Ports: []corev1.ContainerPort{{Name: console.MetricsPortName, ContainerPort: 9100, HostPort: 9100}}}}}}
+	dirPod, err = kc.CoreV1().Pods("tlb-system").Create(ctx, dirPod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kc.CoreV1().Pods("tlb-system").Delete(context.Background(), "tlb-director-rbac-console", metav1.DeleteOptions{})
+	})
+	dirPod.Status.HostIP = "198.18.1.77"
+	dirPod.Status.HostIPs = []corev1.HostIP{{IP: "198.18.1.77"}}
+	if _, err := kc.CoreV1().Pods("tlb-system").UpdateStatus(ctx, dirPod, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
 	c := serviceAccountClients(t, "tlb-console")
+	// Discovery needs list on the Pods of tlb-system (refused, it fails);
+	// the Role may reach the API server's RBAC cache after the ClusterRole.
+	want := console.Endpoint{Role: console.RoleDirector, Name: dirPod.Name, URL: "http://198.18.1.77:9100"}
+	poll.Explained(t, 30*time.Second, "tlb-console discovers the director Pod at its host IP and metrics port", func() (bool, string) {
+		eps, err := console.PodDiscovery{Kube: c.Kube, Namespace: "tlb-system"}.Endpoints(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Contains(eps, want), fmt.Sprintf("discovered %+v, want %+v among them", eps, want)
+	})
 	src := console.KubeSource{Kube: c.Kube, Dynamic: c.Dynamic, LeaseNamespace: "tlb-system"}
 	st, err := src.ReadAPI(ctx)
 	if err != nil {
@@ -99,6 +130,9 @@ func TestRBACConsole(t *testing.T) {
 		},
 		"leases in tlb-system": func(ctx context.Context) (interface{ Stop() }, error) {
 			return c.Kube.CoordinationV1().Leases("tlb-system").Watch(ctx, metav1.ListOptions{})
+		},
+		"pods in tlb-system": func(ctx context.Context) (interface{ Stop() }, error) {
+			return c.Kube.CoreV1().Pods("tlb-system").Watch(ctx, metav1.ListOptions{})
 		},
 	} {
 		w, err := watch(ctx)
@@ -148,9 +182,20 @@ func TestRBACConsole(t *testing.T) {
 			}
 			return err
 		}},
-		forbidden{"list Pods", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Pods of every namespace", func(ctx context.Context, c tlbkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			return err
+		}},
+		forbidden{"list Pods of another namespace", func(ctx context.Context, c tlbkube.Clients) error {
+			_, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			return err
+		}},
+		forbidden{"get a Pod", func(ctx context.Context, c tlbkube.Clients) error {
+			_, err := c.Kube.CoreV1().Pods("tlb-system").Get(ctx, "tlb-director-rbac-console", metav1.GetOptions{})
+			return err
+		}},
+		forbidden{"delete a Pod", func(ctx context.Context, c tlbkube.Clients) error {
+			return c.Kube.CoreV1().Pods("tlb-system").Delete(ctx, "tlb-director-rbac-console", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}},
 		forbidden{"list Nodes", func(ctx context.Context, c tlbkube.Clients) error {
 			_, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

@@ -32,6 +32,10 @@ type Options struct {
 	Dir       string        // working directory inside the guest (a host path)
 	Output    io.Writer     // receives the command's output as it runs
 	Accel     string        // "kvm", "tcg" or "" (probe)
+	// ArtifactDir, when set, receives the files tests print as artifact
+	// lines (ArtifactLines), as DIR/TEST/NAME; those lines are left out of
+	// Output, a one-line note per file takes their place.
+	ArtifactDir string
 }
 
 // Result is what a boot reports.
@@ -152,6 +156,7 @@ func boot(ctx context.Context, opts Options, initrd, script string) (Result, err
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	started := false
 	var tail []string
+	arts := &Artifacts{Dir: opts.ArtifactDir}
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		switch {
@@ -164,6 +169,13 @@ func boot(ctx context.Context, opts Options, initrd, script string) (Result, err
 			if n, err := strconv.Atoi(strings.TrimSpace(line[strings.Index(line, exitMarker)+len(exitMarker):])); err == nil {
 				res.ExitCode = n
 			}
+		case started && opts.ArtifactDir != "" && strings.Contains(line, ArtifactMarker):
+			switch _, path, err := arts.Line(line); {
+			case err != nil:
+				_, _ = fmt.Fprintf(opts.Output, "lab: %v\n", err)
+			case path != "":
+				_, _ = fmt.Fprintf(opts.Output, "lab: artifact saved to %s\n", path)
+			}
 		case started:
 			_, _ = fmt.Fprintln(opts.Output, line)
 		default:
@@ -175,6 +187,9 @@ func boot(ctx context.Context, opts Options, initrd, script string) (Result, err
 	}
 	werr := cmd.Wait()
 	res.Total = time.Since(start)
+	for _, a := range arts.Incomplete() {
+		_, _ = fmt.Fprintf(opts.Output, "lab: artifact %s: lines missing, not saved\n", a)
+	}
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("lab: VM timed out after %s (accel %s)", opts.Timeout, opts.Accel)
 	}

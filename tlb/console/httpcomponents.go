@@ -22,7 +22,8 @@ type Endpoint struct {
 }
 
 // HTTPComponents reads each endpoint's /readyz, /metrics and, for a
-// director, /vip/ (its GTM answer) with Client.
+// director, /vip/ (its GTM answer), for an l7 server, /routes (the routes
+// it serves), with Client.
 type HTTPComponents struct {
 	Endpoints []Endpoint
 	Client    *http.Client
@@ -74,6 +75,18 @@ func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
 			c.GTM = parseGTM(body)
 		}
 		// 404: the director has no health checks, so no GTM answer.
+	}
+	if ep.Role == RoleL7 {
+		code, body, err = h.get(ctx, base+"/routes")
+		switch {
+		case err != nil:
+			c.Err = err.Error()
+		case code == http.StatusOK:
+			if c.Routes, err = parseRoutes(body); err != nil {
+				c.Err = fmt.Sprintf("GET /routes: %v", err)
+			}
+		}
+		// 404: an l7 that lists no routes.
 	}
 	return c
 }

@@ -155,6 +155,9 @@ type Component struct {
 	NACKs []Sample
 	// ConfigProblems is the L7 server's count of problems in its last config.
 	ConfigProblems float64
+	// Routes are the routes the L7 server serves (its GET /routes; none
+	// from an l7 that does not serve it).
+	Routes []L7Route
 }
 
 // GTMAnswer is a director's answer for one VIP, as GTM reads it.

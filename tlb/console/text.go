@@ -38,6 +38,10 @@ func WriteText(w io.Writer, v View) error {
 			p.line("    director %s: %s, %s, sessions %d/%d up, announcing %t",
 				d.Name, readyWord(d.Ready), health, d.SessionsUp, d.Sessions, d.Announcing)
 		}
+		for _, rt := range r.Routes {
+			p.line("    route %d %s%s (%s %s) -> %s [%s, on %s]",
+				rt.Port, rt.Host, rt.Path, rt.Match, rt.Service, rt.Targets(), rt.Source, rt.Server)
+		}
 	}
 	p.line("")
 	p.line("Components (%d):", len(v.Components))

@@ -59,6 +59,9 @@ type VIPRow struct {
 	// IPVS are the local kernel's IPVS services of the VIP (real servers
 	// with weight, forwarding and connections).
 	IPVS []status.Service
+	// Routes are the L7 routes the l7 servers serve on the VIP, from the
+	// DSL files and the API server alike, sorted by port, host and path.
+	Routes []VIPRoute
 }
 
 // DirectorVIP is what one director says about one VIP.
@@ -185,6 +188,11 @@ func vipRows(s Snapshot) []VIPRow {
 				r.BoundOn = append(r.BoundOn, c.Name)
 			}
 		}
+		for _, rt := range c.Routes {
+			if r := row(rt.VIP); r != nil {
+				r.Routes = append(r.Routes, VIPRoute{Server: c.Name, L7Route: rt})
+			}
+		}
 	}
 	for _, svc := range s.IPVS {
 		if r := row(svc.VIP); r != nil {
@@ -203,6 +211,9 @@ func vipRows(s Snapshot) []VIPRow {
 			}
 		}
 		r.Environment = envOf[r.L4Cluster]
+		slices.SortStableFunc(r.Routes, func(a, b VIPRoute) int {
+			return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(a.Host, b.Host), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Server, b.Server))
+		})
 		for _, svc := range r.Services {
 			if svc.L7 != nil && svc.L7.TLSSecret != "" {
 				// l7/kube names a Service's certificate namespace.name.secret.

@@ -2,7 +2,11 @@
 // 9p) and runs one command inside it as root, streaming its output and
 // exiting with its status.
 //
-//	labrun [-mem MiB] [-cpus N] [-timeout D] [-env K=V]... [-C dir] -- cmd [args...]
+//	labrun [-mem MiB] [-cpus N] [-timeout D] [-env K=V]... [-C dir] [-artifacts dir] -- cmd [args...]
+//
+// With -artifacts, the files tests print as TLB-ARTIFACT lines (a
+// screenshot, say: the VM cannot write to the host) are saved as
+// DIR/TEST/NAME.
 package main
 
 import (
@@ -30,6 +34,7 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Minute, "deadline for the whole boot")
 	dir := flag.String("C", "", "working directory inside the guest (default: the current one)")
 	flag.Var(&env, "env", "KEY=VALUE for the command (repeatable)")
+	artifacts := flag.String("artifacts", "", "save the files tests print as TLB-ARTIFACT lines under this directory, as TEST/NAME")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: labrun [flags] -- cmd [args...]")
@@ -41,7 +46,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := lab.Run(ctx, lab.Options{
-		MemoryMiB: *mem, CPUs: *cpus, Timeout: *timeout, Env: env, Dir: *dir, Output: os.Stdout,
+		MemoryMiB: *mem, CPUs: *cpus, Timeout: *timeout, Env: env, Dir: *dir, Output: os.Stdout, ArtifactDir: *artifacts,
 	}, flag.Args()...)
 	fmt.Fprintf(os.Stderr, "labrun: accel=%s boot=%.1fs total=%.1fs exit=%d\n",
 		res.Accel, res.Boot.Seconds(), res.Total.Seconds(), res.ExitCode)

@@ -105,7 +105,7 @@ func runServe(args []string) error {
 	dir := fs.String("config", "", "DSL directory to serve and watch")
 	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
 	xdsAddr := fs.String("xds-addr", "unix:///run/tlb/xds.sock", "ADS address: unix:///PATH (the pod's volume), loopback host:port, or host:port with --xds-tls-*")
-	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz and /readyz")
+	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz, /readyz and /routes (the routes served, as JSON)")
 	certFile := fs.String("xds-tls-cert", "", "server certificate for ADS (mutual TLS)")
 	keyFile := fs.String("xds-tls-key", "", "server key for ADS")
 	caFile := fs.String("xds-client-ca", "", "CA that signs client certificates for ADS")
@@ -162,7 +162,8 @@ func runServe(args []string) error {
 		sources = append(sources, "kubernetes")
 	}
 	expiry := serve.NewCertificateExpiry(o.Registry, time.Now)
-	pub := expiry.Publishing(srv)
+	routes := serve.NewRouteTable(*group)
+	pub := routes.Publishing(expiry.Publishing(srv))
 	var rlDone <-chan error
 	if *rlXDS != "" {
 		if pub, rlDone, err = startRateLimitConfigs(ctx, log, *rlXDS, *group, resolveOpts, pub); err != nil {
@@ -170,7 +171,10 @@ func runServe(args []string) error {
 		}
 	}
 	merger := serve.NewMerger(pub, o, log, o.Registry, sources...)
-	if _, err := o.Start(nil); err != nil {
+	// GET /routes: the routes served, for the console (read-only, no keys).
+	mux := o.Handler()
+	mux.Handle("/routes", routes)
+	if _, err := o.Start(mux); err != nil {
 		return err
 	}
 	defer func() {

@@ -44,6 +44,7 @@ func main() {
 	once := fs.Bool("once", false, "reconcile once and exit")
 	debug := fs.Bool("debug", false, "log at debug level")
 	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
+	metricsHost := fs.String("metrics-host", "", "serve metrics and health on this IP (with netd.metricsAddress's port) instead of the file's host; the DaemonSet passes the node's IP (status.hostIP)")
 	var kf kubeFlags
 	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take the node's VIPs from the Kubernetes API server of this kubeconfig instead of the file's vips:")
 	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take the node's VIPs from the API server of the pod's service account")
@@ -55,15 +56,18 @@ func main() {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("component", "netd")
-	if err := run(log, *cfgPath, *resync, *once, procsys.ProcSys{Root: *sysctlDir}, kf); err != nil {
+	if err := run(log, *cfgPath, *resync, *once, *metricsHost, procsys.ProcSys{Root: *sysctlDir}, kf); err != nil {
 		log.Error("netd stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, path string, resync time.Duration, once bool, sysctls procsys.ProcSys, kf kubeFlags) error {
+func run(log *slog.Logger, path string, resync time.Duration, once bool, metricsHost string, sysctls procsys.ProcSys, kf kubeFlags) error {
 	if resync <= 0 {
 		return fmt.Errorf("--resync must be positive, got %s", resync)
+	}
+	if _, err := obs.OnHost("127.0.0.1:0", metricsHost); err != nil {
+		return fmt.Errorf("--metrics-host: %w", err)
 	}
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
@@ -78,7 +82,11 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, sysctls
 	if err != nil {
 		return err
 	}
-	srv := obs.NewServer(cfg.MetricsAddress, log)
+	metricsAddr, err := obs.OnHost(cfg.MetricsAddress, metricsHost)
+	if err != nil {
+		return fmt.Errorf("netd config %s: netd.metricsAddress: %w", path, err)
+	}
+	srv := obs.NewServer(metricsAddr, log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 

@@ -51,6 +51,7 @@ func consoleCommand(args []string, stderr io.Writer) int {
 	kubeconfig := fs.String("kubeconfig", "", "read the API server of this kubeconfig")
 	inCluster := fs.Bool("in-cluster", false, "read the API server of the pod's service account")
 	leaseNS := fs.String("lease-namespace", "tlb-system", "namespace whose Leases (leader election) are shown")
+	podNS := fs.String("pod-namespace", "tlb-system", "with Kubernetes: find the director and netd Pods of this namespace by label and read each one's obs listener at its node's IP; empty: only the --director/--netd/--l7 endpoints")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long one page waits for its sources; a source that takes longer shows a banner")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	localIPVS := fs.Bool("ipvs", false, "also read this host's IPVS (as `tlb status` does; on a director, as root): real servers with weights and connections")
@@ -83,6 +84,9 @@ func consoleCommand(args []string, stderr io.Writer) int {
 			return 1
 		}
 		col.API = console.KubeSource{Kube: c.Kube, Dynamic: c.Dynamic, LeaseNamespace: *leaseNS}
+		if *podNS != "" {
+			col.Components = console.PodDiscovery{Kube: c.Kube, Namespace: *podNS, Static: eps, Client: &http.Client{}}
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -24,15 +24,16 @@ func TestDispatch(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		"no command":            {args: nil, wantCode: 2, wantErr: "usage:"},
-		"unknown command":       {args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
-		"run without config":    {args: []string{"run"}, wantCode: 2, wantErr: "--config is required"},
-		"run bad log level":     {args: []string{"run", "--config", bad, "--log-level", "loud"}, wantCode: 2, wantErr: "--log-level"},
-		"run invalid config":    {args: []string{"run", "--config", bad}, wantCode: 1, wantErr: "services[0].realServers[0].weight"},
-		"run bgp outside range": {args: []string{"run", "--config", badBGP}, wantCode: 1, wantErr: "director.vipRanges[0]: 203.0.113.0/24 is outside bgp.allowedPrefixes"},
-		"run missing config":    {args: []string{"run", "--config", bad + ".nope"}, wantCode: 1, wantErr: "read config"},
-		"status unknown flag":   {args: []string{"status", "--yaml"}, wantCode: 2, wantErr: "flag provided but not defined"},
-		"run bad router id":     {args: []string{"run", "--config", badBGP, "--router-id", "2001:db8::1"}, wantCode: 2, wantErr: `--router-id: "2001:db8::1" is not an IPv4 address`},
+		"no command":                 {args: nil, wantCode: 2, wantErr: "usage:"},
+		"unknown command":            {args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
+		"run without config":         {args: []string{"run"}, wantCode: 2, wantErr: "--config is required"},
+		"run bad log level":          {args: []string{"run", "--config", bad, "--log-level", "loud"}, wantCode: 2, wantErr: "--log-level"},
+		"run invalid config":         {args: []string{"run", "--config", bad}, wantCode: 1, wantErr: "services[0].realServers[0].weight"},
+		"run bgp outside range":      {args: []string{"run", "--config", badBGP}, wantCode: 1, wantErr: "director.vipRanges[0]: 203.0.113.0/24 is outside bgp.allowedPrefixes"},
+		"run missing config":         {args: []string{"run", "--config", bad + ".nope"}, wantCode: 1, wantErr: "read config"},
+		"status unknown flag":        {args: []string{"status", "--yaml"}, wantCode: 2, wantErr: "flag provided but not defined"},
+		"run bad router id":          {args: []string{"run", "--config", badBGP, "--router-id", "2001:db8::1"}, wantCode: 2, wantErr: `--router-id: "2001:db8::1" is not an IPv4 address`},
+		"run metrics host not an IP": {args: []string{"run", "--config", badBGP, "--metrics-host", "$(NODE_IP)"}, wantCode: 2, wantErr: `--metrics-host: metrics host "$(NODE_IP)" is not an IP address`},
 		"kubernetes with services in the file": {args: []string{"run", "--config", badBGP, "--kubeconfig", "/nonexistent", "--l4-cluster", "c"},
 			wantCode: 1, wantErr: "services: not allowed when services come from the Kubernetes API server"},
 	}

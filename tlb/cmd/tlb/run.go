@@ -34,6 +34,7 @@ func runCommand(args []string, stderr io.Writer) int {
 	fs.StringVar(&kf.l4Cluster, "l4-cluster", "", "with Kubernetes: the L4Cluster whose VIPs this director serves")
 	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
 	routerID := fs.String("router-id", "", "BGP router ID (IPv4) overriding bgp.routerID, so one file serves a DaemonSet: pass the node's IP")
+	metricsHost := fs.String("metrics-host", "", "serve metrics, health and status on this IP (with director.metricsAddress's port) instead of the file's host; the DaemonSet passes the node's IP (status.hostIP)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -42,6 +43,10 @@ func runCommand(args []string, stderr io.Writer) int {
 			_, _ = fmt.Fprintf(stderr, "tlb run: --router-id: %q is not an IPv4 address\n", *routerID)
 			return 2
 		}
+	}
+	if _, err := obs.OnHost("127.0.0.1:0", *metricsHost); err != nil {
+		_, _ = fmt.Fprintf(stderr, "tlb run: --metrics-host: %v\n", err)
+		return 2
 	}
 	if *path == "" {
 		_, _ = fmt.Fprintln(stderr, "tlb run: --config is required")
@@ -55,16 +60,23 @@ func runCommand(args []string, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *path, *once, *routerID, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
+	if err := run(ctx, *path, *once, hostFlags{routerID: *routerID, metricsHost: *metricsHost}, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
 		log.Error("tlb run failed", "err", err)
 		return 1
 	}
 	return 0
 }
 
+// hostFlags are the node's own settings a DaemonSet passes on the command
+// line, so that one file serves every node.
+type hostFlags struct {
+	routerID    string // replaces bgp.routerID
+	metricsHost string // replaces the host of director.metricsAddress
+}
+
 // run wires the config, the kernel handle, the director, metrics and the
 // watcher, and returns when ctx is done (or after one reconcile with once).
-func run(ctx context.Context, path string, once bool, routerID string, sysctls procsys.ProcSys, kf kubeFlags, log *slog.Logger) error {
+func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls procsys.ProcSys, kf kubeFlags, log *slog.Logger) error {
 	load := config.Load
 	if kf.enabled() {
 		// Services come from the API server; the file holds the rest.
@@ -74,7 +86,11 @@ func run(ctx context.Context, path string, once bool, routerID string, sysctls p
 	if err != nil {
 		return err
 	}
-	cfg.Override(config.Overrides{RouterID: routerID})
+	cfg.Override(config.Overrides{RouterID: hf.routerID})
+	metricsAddr, err := obs.OnHost(cfg.Director.MetricsAddress, hf.metricsHost)
+	if err != nil {
+		return fmt.Errorf("%s: director.metricsAddress: %w", path, err)
+	}
 	var source desiredSource
 	if kf.enabled() {
 		if once {
@@ -93,7 +109,7 @@ func run(ctx context.Context, path string, once bool, routerID string, sysctls p
 	}
 	defer handle.Close()
 
-	srv := obs.NewServer(cfg.Director.MetricsAddress, log)
+	srv := obs.NewServer(metricsAddr, log)
 	metrics, err := director.NewMetrics(srv.Registry)
 	if err != nil {
 		return fmt.Errorf("register director metrics: %w", err)

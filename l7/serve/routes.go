@@ -1,0 +1,190 @@
+package serve
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/xds"
+)
+
+// RouteTable keeps the routes of the config last published, without the
+// services the xDS server left out, and serves them as JSON (GET /routes
+// on the obs listener) for the console and for operators: one row per
+// gateway listener, host and route. It shows names, addresses and paths
+// only: no certificate, key or credential ever reaches it.
+type RouteTable struct {
+	group string
+
+	mu   sync.Mutex
+	rows []RouteRow
+}
+
+// RouteRow is one route as a gateway listener serves it.
+type RouteRow struct {
+	Gateway  string `json:"gateway,omitempty"` // empty: proxyless clients only
+	Listener string `json:"listener,omitempty"`
+	VIP      string `json:"vip,omitempty"`
+	Port     uint32 `json:"port,omitempty"`
+	Protocol string `json:"protocol,omitempty"`
+	Host     string `json:"host"`
+	// Match is "prefix", "exact" or "regex"; Path is what it matches.
+	Match  string `json:"match"`
+	Path   string `json:"path"`
+	Method string `json:"method,omitempty"`
+	// Service is the service's name, Namespace its owner (empty for the
+	// DSL), Origin where it came from (a file, or namespace/name).
+	Service   string `json:"service"`
+	Namespace string `json:"namespace,omitempty"`
+	Origin    string `json:"origin"`
+	// Source is "dsl" for the operator's files, "kubernetes" otherwise
+	// (Service annotations, Gateway API routes).
+	Source    string          `json:"source"`
+	Upstreams []RouteUpstream `json:"upstreams,omitempty"`
+	// Redirect is set when the route answers with a redirect instead.
+	Redirect bool `json:"redirect,omitempty"`
+}
+
+// RouteUpstream is an upstream a route sends traffic to, with its weight
+// and its endpoints' addresses.
+type RouteUpstream struct {
+	Name      string   `json:"name"`
+	Weight    uint32   `json:"weight"`
+	Endpoints []string `json:"endpoints,omitempty"`
+}
+
+// Routes is the body of GET /routes.
+type Routes struct {
+	Group  string     `json:"group"`
+	Routes []RouteRow `json:"routes"`
+}
+
+// NewRouteTable returns an empty table of group's routes.
+func NewRouteTable(group string) *RouteTable { return &RouteTable{group: group} }
+
+// Set replaces the table with the routes of cfg, leaving out the
+// services rep says were rejected.
+func (t *RouteTable) Set(cfg model.Config, rep xds.Report) {
+	rows := RouteRows(cfg, rep.Problems)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.rows = rows
+}
+
+// Publishing returns a Publisher that publishes to p and then keeps the
+// routes of what was served.
+func (t *RouteTable) Publishing(p Publisher) Publisher { return routePublisher{p, t} }
+
+type routePublisher struct {
+	inner Publisher
+	t     *RouteTable
+}
+
+func (p routePublisher) Publish(ctx context.Context, cfg model.Config) xds.Report {
+	rep := p.inner.Publish(ctx, cfg)
+	p.t.Set(cfg, rep)
+	return rep
+}
+
+// ServeHTTP answers GET with the table as JSON.
+func (t *RouteTable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	t.mu.Lock()
+	body := Routes{Group: t.group, Routes: slices.Clone(t.rows)}
+	t.mu.Unlock()
+	if body.Routes == nil {
+		body.Routes = []RouteRow{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// RouteRows flattens cfg into rows sorted by VIP, port, host and path,
+// without the services problems says were rejected.
+func RouteRows(cfg model.Config, problems []model.Problem) []RouteRow {
+	type key struct{ gateway, listener string }
+	listeners := map[key]model.Listener{}
+	for _, g := range cfg.Gateways {
+		for _, l := range g.Listeners {
+			listeners[key{g.Name, l.Name}] = l
+		}
+	}
+	var rows []RouteRow
+	for _, s := range cfg.Services {
+		if slices.ContainsFunc(problems, func(p model.Problem) bool {
+			return p.Rejected && p.Kind == "service" && p.Name == s.Name && p.Origin == s.Origin
+		}) {
+			continue
+		}
+		refs := s.Listeners
+		if len(refs) == 0 {
+			refs = []model.ListenerRef{{}}
+		}
+		for _, ref := range refs {
+			base := RouteRow{Gateway: ref.Gateway, Listener: ref.Listener, Service: s.Name, Namespace: s.Namespace,
+				Origin: string(s.Origin), Source: sourceOf(s)}
+			if l, ok := listeners[key{ref.Gateway, ref.Listener}]; ok {
+				base.VIP, base.Port, base.Protocol = l.VIP.String(), l.Port, string(l.Protocol)
+			}
+			for _, h := range s.Hosts {
+				for _, r := range s.Routes {
+					row := base
+					row.Host, row.Method, row.Redirect = h, r.Method, r.Redirect != nil
+					row.Match, row.Path = pathMatch(r)
+					row.Upstreams = upstreams(s, r)
+					rows = append(rows, row)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b RouteRow) int {
+		return cmp.Or(cmp.Compare(a.VIP, b.VIP), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Host, b.Host),
+			cmp.Compare(a.Path, b.Path), cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Listener, b.Listener))
+	})
+	return rows
+}
+
+// sourceOf says whether s comes from the operator's DSL files or from
+// the API server.
+func sourceOf(s model.Service) string {
+	if s.Namespace == model.Operator {
+		return "dsl"
+	}
+	return "kubernetes"
+}
+
+func pathMatch(r model.Route) (string, string) {
+	switch {
+	case r.Exact != "":
+		return "exact", r.Exact
+	case r.Regex != "":
+		return "regex", r.Regex
+	default:
+		return "prefix", r.Prefix
+	}
+}
+
+func upstreams(s model.Service, r model.Route) []RouteUpstream {
+	var out []RouteUpstream
+	for _, t := range r.Targets {
+		u := RouteUpstream{Name: t.Upstream, Weight: t.Weight}
+		for _, up := range s.Upstreams {
+			if up.Name != t.Upstream {
+				continue
+			}
+			for _, e := range up.Endpoints {
+				u.Endpoints = append(u.Endpoints, e.Addr.String())
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package console
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The label deploy/ puts on the director's and netd's Pods, their values,
+// and the name of the container port of their obs listener.
+const (
+	LabelName          = "app.kubernetes.io/name"
+	PodNameDirector    = "tlb-director"
+	PodNameNetd        = "tlb-netd"
+	MetricsPortName    = "metrics"
+	defaultDirectorObs = 9100 // director.metricsAddress's default port
+	defaultNetdObs     = 9101 // netd.metricsAddress's default port
+)
+
+// PodDiscovery is the ComponentSource of a console in a cluster: on every
+// page it lists the director and netd Pods of Namespace (by their
+// app.kubernetes.io/name label) and reads each one's obs listener at its
+// node's IP (status.hostIP: they run on the host network with their
+// listener on that address) and its container port named "metrics" (the
+// role's default port when none is named). Static endpoints (the --director,
+// --netd and --l7 flags) are read as well; a discovered Pod whose name a
+// static endpoint already has is left out.
+//
+// Listing the Pods needs list on pods in Namespace, and nothing else.
+type PodDiscovery struct {
+	Kube      kubernetes.Interface
+	Namespace string
+	Static    []Endpoint
+	Client    *http.Client
+}
+
+// ReadComponents implements ComponentSource. When the Pods cannot be
+// listed the static endpoints are still read, and one component says why
+// the rest is missing.
+func (p PodDiscovery) ReadComponents(ctx context.Context) []Component {
+	found, err := p.Endpoints(ctx)
+	eps := slices.Clone(p.Static)
+	for _, ep := range found {
+		if !slices.ContainsFunc(p.Static, func(s Endpoint) bool { return s.Role == ep.Role && s.Name == ep.Name }) {
+			eps = append(eps, ep)
+		}
+	}
+	out := HTTPComponents{Endpoints: eps, Client: p.Client}.ReadComponents(ctx)
+	if err != nil {
+		out = append(out, Component{Role: RoleDirector, Name: "pods in " + p.Namespace, Err: err.Error(), VIPsBound: -1})
+	}
+	return out
+}
+
+// Endpoints lists the director and netd Pods of Namespace that have a
+// host IP, as endpoints named after their node, sorted by role and name.
+func (p PodDiscovery) Endpoints(ctx context.Context) ([]Endpoint, error) {
+	sel := fmt.Sprintf("%s in (%s,%s)", LabelName, PodNameDirector, PodNameNetd)
+	pods, err := p.Kube.CoreV1().Pods(p.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("discover directors and netd: list pods in %s (%s): %w", p.Namespace, sel, err)
+	}
+	var out []Endpoint
+	for _, pod := range pods.Items {
+		role, port := RoleDirector, defaultDirectorObs
+		if pod.Labels[LabelName] == PodNameNetd {
+			role, port = RoleNetd, defaultNetdObs
+		}
+		if pod.Status.HostIP == "" || pod.DeletionTimestamp != nil {
+			continue // not scheduled yet, or going away
+		}
+		if named := namedPort(pod, MetricsPortName); named != 0 {
+			port = named
+		}
+		name := cmp.Or(pod.Spec.NodeName, pod.Name)
+		out = append(out, Endpoint{Role: role, Name: name,
+			URL: "http://" + net.JoinHostPort(pod.Status.HostIP, strconv.Itoa(port))})
+	}
+	slices.SortFunc(out, func(a, b Endpoint) int {
+		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// namedPort is the container port called name in pod, 0 if none.
+func namedPort(pod corev1.Pod, name string) int {
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return int(p.ContainerPort)
+			}
+		}
+	}
+	return 0
+}
