@@ -31,7 +31,7 @@ if [ ${#pkgs[@]} -eq 0 ]; then
 fi
 
 # The binaries the tests run inside nodes (tlb, netd, ...).
-mapfile -t cmds < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./tlb/... ./netd/... ./bgp/... ./ipam/... 2>/dev/null | grep -v '^$' || true)
+mapfile -t cmds < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./tlb/... ./netd/... ./bgp/... ./ipam/... ./l7/cmd/l7 2>/dev/null | grep -v '^$' || true)
 if [ ${#cmds[@]} -gt 0 ]; then
   go build -o "$bin/" "${cmds[@]}"
 fi
