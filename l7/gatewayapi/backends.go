@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlbproject/tlb/l7/kube"
+	"github.com/tlbproject/tlb/l7/kubeobj"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -111,7 +111,7 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 	if !rb.upIdx[name] {
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
-		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kube.ReadyEndpoints(rb.b.slices[nn(ns, svc.Name)], port.Name)})
+		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kubeobj.ReadyEndpoints(rb.b.slices[nn(ns, svc.Name)], port.Name)})
 	}
 	return name, true
 }

@@ -5,7 +5,7 @@ import (
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlbproject/tlb/l7/kube"
+	"github.com/tlbproject/tlb/l7/kubeobj"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/tlscert"
 )
@@ -39,7 +39,7 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 			return
 		}
 		name := modelName("cert", ns, string(ref.Name))
-		c, msg := kube.TLSCertificate(b.secrets[nn(ns, string(ref.Name))], name, ns, string(ref.Name), now)
+		c, msg := kubeobj.TLSCertificate(b.secrets[nn(ns, string(ref.Name))], name, ns, string(ref.Name), now)
 		if msg != "" {
 			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": "+msg)
 			return

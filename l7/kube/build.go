@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"net/netip"
@@ -12,8 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/tlbproject/tlb/l7/kubeobj"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/tlscert"
 )
 
 // Built is what one Service contributes to the model.
@@ -87,7 +86,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		return Built{}, true, ps
 	}
 	name := ModelName(svc.Namespace, svc.Name)
-	up := model.Upstream{Name: upstreamName(port), HTTP2: in.http2, Endpoints: readyEndpoints(endpointSlices, port.Name)}
+	up := model.Upstream{Name: upstreamName(port), HTTP2: in.http2, Endpoints: kubeobj.ReadyEndpoints(endpointSlices, port.Name)}
 	in.health.apply(&up)
 	b := Built{Service: model.Service{
 		Name:        name,
@@ -120,7 +119,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 		case !hasVIP:
 			// No listener yet: the certificate is read once the VIP is in status.
 		default:
-			c, msg := certificate(secrets[svc.Namespace+"/"+in.tlsSecret], name+"."+in.tlsSecret, svc.Namespace, in.tlsSecret, now)
+			c, msg := kubeobj.TLSCertificate(secrets[svc.Namespace+"/"+in.tlsSecret], name+"."+in.tlsSecret, svc.Namespace, in.tlsSecret, now)
 			if msg != "" {
 				bad(AnnotationTLSSecret, msg)
 			} else {
@@ -197,53 +196,6 @@ func upstreamName(p corev1.ServicePort) string {
 	return fmt.Sprintf("port-%d", p.Port)
 }
 
-// readyEndpoints returns the ready addresses of the slices with the port
-// whose name is portName, sorted, each once, weight 1. A nil Ready
-// condition counts as ready, as the EndpointSlice API asks.
-func readyEndpoints(endpointSlices []*discoveryv1.EndpointSlice, portName string) []model.Endpoint {
-	seen := map[netip.AddrPort]bool{}
-	var out []model.Endpoint
-	for _, s := range endpointSlices {
-		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
-			continue
-		}
-		var port int32
-		for _, p := range s.Ports {
-			if p.Port != nil && ptrOr(p.Name) == portName && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
-				port = *p.Port
-			}
-		}
-		if port <= 0 || port > 65535 {
-			continue
-		}
-		for _, e := range s.Endpoints {
-			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
-				continue
-			}
-			for _, a := range e.Addresses {
-				ip, err := netip.ParseAddr(a)
-				if err != nil {
-					continue
-				}
-				ap := netip.AddrPortFrom(ip.Unmap(), uint16(port))
-				if !seen[ap] {
-					seen[ap] = true
-					out = append(out, model.Endpoint{Addr: ap, Weight: 1})
-				}
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b model.Endpoint) int { return a.Addr.Compare(b.Addr) })
-	return out
-}
-
-func ptrOr(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // GroupOf returns the gateway group a Service asks for (tlb.io/l7-group,
 // default "default").
 func GroupOf(svc *corev1.Service) string {
@@ -261,30 +213,4 @@ func serviceVIP(svc *corev1.Service) (netip.Addr, bool) {
 		}
 	}
 	return netip.Addr{}, false
-}
-
-// certificate reads a kubernetes.io/tls Secret into a model.Certificate
-// named name. The key goes only into model.PrivateKey; messages never
-// carry Secret data. The key must match the certificate, and the
-// certificate be valid at now.
-func certificate(s *corev1.Secret, name, ns, secret string, now time.Time) (model.Certificate, string) {
-	if s == nil || s.Type != corev1.SecretTypeTLS {
-		return model.Certificate{}, fmt.Sprintf("no Secret %s/%s of type %s", ns, secret, corev1.SecretTypeTLS)
-	}
-	chain, key := s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey]
-	if !bytes.Contains(chain, []byte("-----BEGIN CERTIFICATE-----")) {
-		return model.Certificate{}, fmt.Sprintf("Secret %s/%s: no PEM certificate in %s", ns, secret, corev1.TLSCertKey)
-	}
-	if !bytes.Contains(key, []byte("PRIVATE KEY-----")) {
-		return model.Certificate{}, fmt.Sprintf("Secret %s/%s: no PEM private key in %s", ns, secret, corev1.TLSPrivateKeyKey)
-	}
-	if _, err := tlscert.Check(chain, key, now); err != nil {
-		return model.Certificate{}, fmt.Sprintf("Secret %s/%s: %s", ns, secret, err)
-	}
-	return model.Certificate{
-		Name:   name,
-		Origin: model.Origin(ns + "/" + secret),
-		Chain:  append([]byte(nil), chain...),
-		Key:    model.NewPrivateKey(key),
-	}, ""
 }
