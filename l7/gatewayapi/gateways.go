@@ -136,6 +136,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 		Created: g.obj.CreationTimestamp.UTC(),
 	}
 	byName := map[string]*model.Listener{}
+	sni := map[string]map[string]bool{} // model listener -> SNI names taken
 	for _, l := range g.listeners {
 		if !l.programmable() {
 			continue
@@ -148,7 +149,10 @@ func (g *gateway) model() (model.Gateway, bool) {
 				byName[n] = ml
 			}
 			ml.TLS = append(ml.TLS, l.certs...)
-			ml.Passthrough = append(ml.Passthrough, l.passthrough...)
+			if sni[n] == nil {
+				sni[n] = map[string]bool{}
+			}
+			ml.Passthrough = append(ml.Passthrough, firstClaims(l.passthrough, sni[n])...)
 		}
 	}
 	for _, ml := range byName {
@@ -164,4 +168,25 @@ func (g *gateway) model() (model.Gateway, bool) {
 	}
 	slices.SortFunc(mg.Listeners, func(x, y model.Listener) int { return cmp.Compare(x.Name, y.Name) })
 	return mg, true
+}
+
+// firstClaims returns targets without the server names already in taken
+// (an older route, or an earlier listener on the port, has them), and
+// adds theirs to taken. A target left without names is dropped.
+func firstClaims(targets []model.SNITarget, taken map[string]bool) []model.SNITarget {
+	var out []model.SNITarget
+	for _, t := range targets {
+		var names []string
+		for _, n := range t.ServerNames {
+			if !taken[n] {
+				taken[n] = true
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			t.ServerNames = names
+			out = append(out, t)
+		}
+	}
+	return out
 }
