@@ -148,9 +148,13 @@ func (g *gateway) model() (model.Gateway, bool) {
 				ml = &model.Listener{Name: n, VIP: a, Port: uint32(l.spec.Port), Protocol: l.protocol}
 				byName[n] = ml
 			}
-			ml.TLS = append(ml.TLS, l.certs...)
 			if sni[n] == nil {
 				sni[n] = map[string]bool{}
+			}
+			for _, c := range l.certs {
+				if names := unclaimed(c.ServerNames, sni[n]); len(names) > 0 {
+					ml.TLS = append(ml.TLS, model.SNICertificate{ServerNames: names, Certificate: c.Certificate})
+				}
 			}
 			ml.Passthrough = append(ml.Passthrough, firstClaims(l.passthrough, sni[n])...)
 		}
@@ -172,20 +176,26 @@ func (g *gateway) model() (model.Gateway, bool) {
 
 // firstClaims returns targets without the server names already in taken
 // (an older route, or an earlier listener on the port, has them), and
-// adds theirs to taken. A target left without names is dropped.
+// adds theirs to taken. Certificates of HTTPS listeners sharing a port
+// are thinned the same way (the first listener keeps a name). A target left without names is dropped.
 func firstClaims(targets []model.SNITarget, taken map[string]bool) []model.SNITarget {
 	var out []model.SNITarget
 	for _, t := range targets {
-		var names []string
-		for _, n := range t.ServerNames {
-			if !taken[n] {
-				taken[n] = true
-				names = append(names, n)
-			}
-		}
-		if len(names) > 0 {
+		if names := unclaimed(t.ServerNames, taken); len(names) > 0 {
 			t.ServerNames = names
 			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// unclaimed returns the names not in taken, and adds them to it.
+func unclaimed(names []string, taken map[string]bool) []string {
+	var out []string
+	for _, n := range names {
+		if !taken[n] {
+			taken[n] = true
+			out = append(out, n)
 		}
 	}
 	return out
