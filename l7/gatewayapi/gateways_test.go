@@ -157,11 +157,11 @@ func TestListenerConditions(t *testing.T) {
 		},
 		"hostname conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 80, "a.example.com"), httpListener("b", 80, "a.example.com"), httpListener("c", 80, "c.example.com")},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/HostnameConflict", "Programmed": "False/Invalid"}, "c": ok},
+			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"}, "c": ok},
 		},
 		"protocol conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 443, ""), httpsListener("b", 443, "", secretRef("", "wild"))},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/ProtocolConflict", "Programmed": "False/Invalid"}},
+			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
