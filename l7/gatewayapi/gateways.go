@@ -136,6 +136,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 		Created: g.obj.CreationTimestamp.UTC(),
 	}
 	byName := map[string]*model.Listener{}
+	sni := map[string]map[string]bool{} // model listener -> SNI names taken
 	for _, l := range g.listeners {
 		if !l.programmable() {
 			continue
@@ -147,8 +148,15 @@ func (g *gateway) model() (model.Gateway, bool) {
 				ml = &model.Listener{Name: n, VIP: a, Port: uint32(l.spec.Port), Protocol: l.protocol}
 				byName[n] = ml
 			}
-			ml.TLS = append(ml.TLS, l.certs...)
-			ml.Passthrough = append(ml.Passthrough, l.passthrough...)
+			if sni[n] == nil {
+				sni[n] = map[string]bool{}
+			}
+			for _, c := range l.certs {
+				if names := unclaimed(c.ServerNames, sni[n]); len(names) > 0 {
+					ml.TLS = append(ml.TLS, model.SNICertificate{ServerNames: names, Certificate: c.Certificate})
+				}
+			}
+			ml.Passthrough = append(ml.Passthrough, firstClaims(l.passthrough, sni[n])...)
 		}
 	}
 	for _, ml := range byName {
@@ -164,4 +172,31 @@ func (g *gateway) model() (model.Gateway, bool) {
 	}
 	slices.SortFunc(mg.Listeners, func(x, y model.Listener) int { return cmp.Compare(x.Name, y.Name) })
 	return mg, true
+}
+
+// firstClaims returns targets without the server names already in taken
+// (an older route, or an earlier listener on the port, has them), and
+// adds theirs to taken. Certificates of HTTPS listeners sharing a port
+// are thinned the same way (the first listener keeps a name). A target left without names is dropped.
+func firstClaims(targets []model.SNITarget, taken map[string]bool) []model.SNITarget {
+	var out []model.SNITarget
+	for _, t := range targets {
+		if names := unclaimed(t.ServerNames, taken); len(names) > 0 {
+			t.ServerNames = names
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// unclaimed returns the names not in taken, and adds them to it.
+func unclaimed(names []string, taken map[string]bool) []string {
+	var out []string
+	for _, n := range names {
+		if !taken[n] {
+			taken[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -157,11 +157,11 @@ func TestListenerConditions(t *testing.T) {
 		},
 		"hostname conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 80, "a.example.com"), httpListener("b", 80, "a.example.com"), httpListener("c", 80, "c.example.com")},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/HostnameConflict", "Programmed": "False/Invalid"}, "c": ok},
+			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"}, "c": ok},
 		},
 		"protocol conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 443, ""), httpsListener("b", 443, "", secretRef("", "wild"))},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/ProtocolConflict", "Programmed": "False/Invalid"}},
+			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"}},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -260,4 +260,21 @@ func TestHTTPSListenerWithoutHostnameServesCertificateNames(t *testing.T) {
 	in.Secrets[len(in.Secrets)-1] = tlsSecret(t, "infra", "multi")
 	st := Build(in).Status.Gateways[gwKey]
 	wantCond(t, st.Listeners[0].Conditions, "ResolvedRefs", false, string(gatewayv1.ListenerReasonInvalidCertificateRef))
+}
+
+// TestSharedPortServesEachServerNameOnce: an HTTPS listener without a
+// hostname serves its certificate's names, except those an earlier
+// listener on the port already serves.
+func TestSharedPortServesEachServerNameOnce(t *testing.T) {
+	in := world(t)
+	in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{
+		httpsListener("a", 443, "a.example.com", secretRef("", "a")),
+		httpsListener("any", 443, "", secretRef("", "multi")),
+	}
+	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "a", "a.example.com"), tlsSecret(t, "infra", "multi", "a.example.com", "b.example.com"))
+	tls := Build(in).Config.Gateways[0].Listeners[0].TLS
+	want := []model.SNICertificate{{ServerNames: []string{"a.example.com"}, Certificate: "cert.infra.a"}, {ServerNames: []string{"b.example.com"}, Certificate: "cert.infra.multi"}}
+	if len(tls) != 2 || tls[0].Certificate != want[0].Certificate || tls[1].ServerNames[0] != "b.example.com" || len(tls[1].ServerNames) != 1 {
+		t.Fatalf("TLS %+v; want %+v", tls, want)
+	}
 }

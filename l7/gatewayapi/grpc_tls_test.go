@@ -120,3 +120,25 @@ func TestTLSRouteHostnameMustMatchListener(t *testing.T) {
 		}
 	}
 }
+
+func TestTLSRouteOldestClaimsAServerName(t *testing.T) {
+	in := world(t)
+	old := testTLSRoute("old", []gatewayv1.Hostname{"db.example.com"}, backendRef("", "web", 8080, nil))
+	old.CreationTimestamp.Time = testNow.Add(-2 * 3600e9)
+	young := testTLSRoute("young", []gatewayv1.Hostname{"db.example.com", "db2.example.com"}, backendRef("", "web", 8080, nil))
+	in.TLSRoutes = append(in.TLSRoutes, young, old)
+	res := Build(in)
+	var got []model.SNITarget
+	for _, l := range res.Config.Gateways[0].Listeners {
+		if l.Name == "tls-8443" {
+			got = l.Passthrough
+		}
+	}
+	want := []model.SNITarget{
+		{ServerNames: []string{"db.example.com"}, Targets: []model.WeightedCluster{{Cluster: "tr.app.old/app.web.8080", Weight: 1}}},
+		{ServerNames: []string{"db2.example.com"}, Targets: []model.WeightedCluster{{Cluster: "tr.app.young/app.web.8080", Weight: 1}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("passthrough %s; want %s", jsonOf(got), jsonOf(want))
+	}
+}

@@ -153,7 +153,9 @@ func (l *listener) hostname() string {
 
 // markConflicts marks listeners that share a port with an earlier one of
 // another protocol (ProtocolConflict; the model serves one protocol per
-// port), or with the same protocol and hostname (HostnameConflict).
+// port, so HTTPS and TLS cannot share one either), or with the same
+// protocol and hostname (HostnameConflict). A conflicted listener is not
+// accepted.
 func markConflicts(ls []*listener) {
 	first := map[int32]model.Protocol{}
 	hosts := map[string]bool{}
@@ -179,6 +181,13 @@ func markConflicts(ls []*listener) {
 			hosts[key] = true
 		}
 		l.conflicted = c
+		if c.Status == metav1.ConditionTrue {
+			// As the conformance suite expects of a conflicted listener:
+			// not accepted, for the same reason.
+			a := c
+			a.Type, a.Status = string(gatewayv1.ListenerConditionAccepted), metav1.ConditionFalse
+			l.accepted = a
+		}
 	}
 }
 
@@ -187,6 +196,8 @@ func (b *builder) listenerStatus(g *gateway, l *listener) gatewayv1.ListenerStat
 	gen, now := g.obj.Generation, b.in.Now
 	var prog metav1.Condition
 	switch {
+	case l.conflicted.Status == metav1.ConditionTrue:
+		prog = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerConditionReason(l.conflicted.Reason), l.conflicted.Message, gen, now)
 	case !l.programmable() || !g.isAccepted():
 		prog = condition(gatewayv1.ListenerConditionProgrammed, false, gatewayv1.ListenerReasonInvalid, "the listener is not valid", gen, now)
 	case !g.programmed():
