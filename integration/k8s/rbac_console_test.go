@@ -77,7 +77,8 @@ func TestRBACConsole(t *testing.T) {
 	})
 
 	dirPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tlb-director-rbac-console", Labels: map[string]string{console.LabelName: console.PodNameDirector}},
-		Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "director", Image: "example.invalid/tlb",
+		// The API server has no controller making "default" ServiceAccounts.
+		Spec: corev1.PodSpec{ServiceAccountName: "tlb-console", AutomountServiceAccountToken: new(false), HostNetwork: true, Containers: []corev1.Container{{Name: "director", Image: "example.invalid/tlb",
 			Ports: []corev1.ContainerPort{{Name: console.MetricsPortName, ContainerPort: 9100, HostPort: 9100}}}}}}
 	dirPod, err = kc.CoreV1().Pods("tlb-system").Create(ctx, dirPod, metav1.CreateOptions{})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,6 +145,20 @@ func (a *Artifacts) Line(line string) (bool, string, error) {
 		return true, "", fmt.Errorf("artifact %s/%s: %w", test, name, err)
 	}
 	return true, path, nil
+}
+
+// Relay writes line to out unless it is an artifact line, which it takes
+// instead, writing a one-line note to out when it completes a file or is
+// refused.
+func (a *Artifacts) Relay(out io.Writer, line string) {
+	switch ok, path, err := a.Line(line); {
+	case err != nil:
+		_, _ = fmt.Fprintf(out, "lab: %v\n", err)
+	case path != "":
+		_, _ = fmt.Fprintf(out, "lab: artifact saved to %s\n", path)
+	case !ok:
+		_, _ = fmt.Fprintln(out, line)
+	}
 }
 
 // Incomplete names the artifacts some of whose lines never arrived.

@@ -113,3 +113,26 @@ func TestArtifactLinesRefused(t *testing.T) {
 		t.Errorf("files written: %v", entries)
 	}
 }
+
+// TestArtifactsRelay: what the host prints of the VM's output: ordinary
+// lines unchanged, no artifact line, one note per file saved.
+func TestArtifactsRelay(t *testing.T) {
+	lines, err := ArtifactLines("TestConsoleInHeadlessChromium", "console.png", bytes.Repeat([]byte("png"), ArtifactChunk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	a := &Artifacts{Dir: dir}
+	var out bytes.Buffer
+	a.Relay(&out, "=== RUN   TestConsoleInHeadlessChromium")
+	for _, l := range lines {
+		a.Relay(&out, "    console_lab_test.go:268: "+l)
+	}
+	a.Relay(&out, "--- PASS: TestConsoleInHeadlessChromium (80.00s)")
+	want := "=== RUN   TestConsoleInHeadlessChromium\n" +
+		"lab: artifact saved to " + filepath.Join(dir, "TestConsoleInHeadlessChromium", "console.png") + "\n" +
+		"--- PASS: TestConsoleInHeadlessChromium (80.00s)\n"
+	if out.String() != want {
+		t.Errorf("relayed\n%s\nwant\n%s", out.String(), want)
+	}
+}

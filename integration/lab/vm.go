@@ -169,13 +169,8 @@ func boot(ctx context.Context, opts Options, initrd, script string) (Result, err
 			if n, err := strconv.Atoi(strings.TrimSpace(line[strings.Index(line, exitMarker)+len(exitMarker):])); err == nil {
 				res.ExitCode = n
 			}
-		case started && opts.ArtifactDir != "" && strings.Contains(line, ArtifactMarker):
-			switch _, path, err := arts.Line(line); {
-			case err != nil:
-				_, _ = fmt.Fprintf(opts.Output, "lab: %v\n", err)
-			case path != "":
-				_, _ = fmt.Fprintf(opts.Output, "lab: artifact saved to %s\n", path)
-			}
+		case started && opts.ArtifactDir != "":
+			arts.Relay(opts.Output, line)
 		case started:
 			_, _ = fmt.Fprintln(opts.Output, line)
 		default:

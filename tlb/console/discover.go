@@ -14,13 +14,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// The label deploy/ puts on the director's and netd's Pods, their values,
-// and the name of the container port of their obs listener.
+// How deploy/ marks the director's and netd's Pods.
 const (
-	LabelName          = "app.kubernetes.io/name"
-	PodNameDirector    = "tlb-director"
-	PodNameNetd        = "tlb-netd"
-	MetricsPortName    = "metrics"
+	// LabelName is the label whose value names the component of a Pod.
+	LabelName = "app.kubernetes.io/name"
+	// PodNameDirector is LabelName's value on the directors' Pods.
+	PodNameDirector = "tlb-director"
+	// PodNameNetd is LabelName's value on netd's Pods.
+	PodNameNetd = "tlb-netd"
+	// MetricsPortName names the container port of their obs listener.
+	MetricsPortName = "metrics"
+
 	defaultDirectorObs = 9100 // director.metricsAddress's default port
 	defaultNetdObs     = 9101 // netd.metricsAddress's default port
 )

@@ -9,7 +9,9 @@
 // Every source sits behind a narrow interface declared here: the API
 // server (APISource, implemented by KubeSource), and the components'
 // own status endpoints (ComponentSource, implemented by HTTPComponents,
-// which reads /readyz, /vip/ and /metrics). Collect asks every source at
+// which reads /readyz, /vip/, /metrics and an l7 server's /routes, and by
+// PodDiscovery, which in a cluster finds the director and netd Pods by
+// label and reads them at their node's IP). Collect asks every source at
 // once with a deadline; a source that fails puts a banner on its own
 // panels and the rest of the page renders. Without Kubernetes (file mode)
 // the API source is absent and the page shows what the directors and
