@@ -199,7 +199,7 @@ func run() error {
 	if *l7Bin != "" {
 		line, err := gatewayBench{l7Bin: *l7Bin, gateways: *gateways, routes: *routes}.run(ctx, srv, &cfg, kc, dc)
 		if err != nil {
-			return fmt.Errorf("Gateway API part: %w", err)
+			return fmt.Errorf("the Gateway API part: %w", err)
 		}
 		bench = append(bench, line)
 	}
