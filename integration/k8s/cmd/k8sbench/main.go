@@ -2,7 +2,10 @@
 // 20,000 allocations in one /16 of one allocator (no API server), then,
 // against a real kube-apiserver + etcd, 1,000 LoadBalancer Services created
 // at once, the time until every one has a VIP in its status, and the
-// controller's peak RSS. It ends with BENCH lines. Run it through
+// controller's peak RSS; then, with -l7, 500 HTTPRoutes on 50 Gateways
+// created at once and the time until the Gateway API controller has
+// Accepted every Route and every Gateway is Programmed (its VIP from the
+// same ipam controller). It ends with BENCH lines. Run it through
 // tools/bench-k8s.sh, which provides the binaries.
 package main
 
@@ -48,6 +51,9 @@ func run() error {
 	ipamBin := flag.String("ipam", os.Getenv("TLB_IPAM_BIN"), "ipam controller binary")
 	extra := flag.String("ipam-args", "", "extra flags for the controller, space-separated")
 	allocs := flag.Int("allocations", 20000, "allocations timed in one /16 of one allocator (0: skip)")
+	l7Bin := flag.String("l7", os.Getenv("TLB_L7_BIN"), "l7 binary for the Gateway API part (empty: skip it)")
+	gateways := flag.Int("gateways", 50, "Gateways of the Gateway API part")
+	routes := flag.Int("routes", 500, "HTTPRoutes of the Gateway API part, spread over the Gateways")
 	flag.Parse()
 	if *ipamBin == "" {
 		return fmt.Errorf("no controller binary: set -ipam or TLB_IPAM_BIN")
@@ -190,6 +196,13 @@ func run() error {
 		fmt.Sprintf("BENCH k8s_%d_services_allocated_after_created_s %.2f s", *n, (done-created).Seconds()),
 		fmt.Sprintf("BENCH k8s_controller_rss_mib %.1f MiB", rss),
 		fmt.Sprintf("BENCH k8s_controller_cpu_s %.2f s", cpu))
+	if *l7Bin != "" {
+		line, err := gatewayBench{l7Bin: *l7Bin, gateways: *gateways, routes: *routes}.run(ctx, srv, &cfg, kc, dc)
+		if err != nil {
+			return fmt.Errorf("the Gateway API part: %w", err)
+		}
+		bench = append(bench, line)
+	}
 	for _, b := range bench {
 		fmt.Println(b)
 	}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/l7/gatewayapi"
+)
+
+// gatewayBench is the Gateway API part: routes HTTPRoutes spread over
+// gateways Gateways of one class, created at once; the time until every
+// Route is Accepted by its Gateway and every Gateway is Programmed (it has
+// its VIP from the running ipam controller).
+type gatewayBench struct {
+	l7Bin            string
+	gateways, routes int
+}
+
+// gatewayReference is the goal the issue sets for 500 routes on 50
+// Gateways.
+const gatewayReference = 15 * time.Second
+
+func (b gatewayBench) run(ctx context.Context, srv *apiserver.Server, cfg *rest.Config, kc kubernetes.Interface, dc dynamic.Interface) (string, error) {
+	gc, err := gwclient.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	ns := "bench-gw"
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	gccGVR := schema.GroupVersionResource{Group: "tlb.io", Version: "v1alpha1", Resource: "gatewayclassconfigs"}
+	if _, err := dc.Resource(gccGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "tlb.io/v1alpha1", "kind": "GatewayClassConfig",
+		"metadata": map[string]any{"name": "bench"}, "spec": map[string]any{"environment": "bench"},
+	}}, metav1.CreateOptions{}); err != nil {
+		return "", fmt.Errorf("create GatewayClassConfig: %w", err)
+	}
+	if _, err := gc.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewayapi.ControllerName,
+			ParametersRef: &gatewayv1.ParametersReference{Group: "tlb.io", Kind: "GatewayClassConfig", Name: "bench"}},
+	}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+	// One backend Service every route names (no endpoints: the routes are
+	// Accepted all the same; traffic is not what is measured).
+	if _, err := kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "backend"},
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "backend"}, Ports: []corev1.ServicePort{{Port: 8080}}},
+	}, metav1.CreateOptions{}); err != nil {
+		return "", err
+	}
+
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return "", err
+	}
+	ctrl := exec.Command(b.l7Bin, "gateway-controller", "--kubeconfig="+srv.Kubeconfig, "--leader-elect=false", "--metrics-addr="+metricsAddr)
+	logf, err := os.Create(filepath.Join(srv.Dir, "gateway-controller.log"))
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = logf.Close() }()
+	ctrl.Stdout, ctrl.Stderr = logf, logf
+	ctrl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := ctrl.Start(); err != nil {
+		return "", fmt.Errorf("start gateway controller: %w", err)
+	}
+	defer func() { _ = ctrl.Process.Kill(); _, _ = ctrl.Process.Wait() }()
+	if err := waitHTTP("http://"+metricsAddr+"/readyz", 30*time.Second); err != nil {
+		return "", fmt.Errorf("gateway controller not ready: %w", err)
+	}
+
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, b.gateways+b.routes)
+	sem := make(chan struct{}, 50)
+	for i := range b.gateways {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, err := gc.GatewayV1().Gateways(ns).Create(ctx, benchGateway(i), metav1.CreateOptions{})
+			errs <- err
+		})
+	}
+	for i := range b.routes {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, err := gc.GatewayV1().HTTPRoutes(ns).Create(ctx, benchRoute(i, i%b.gateways), metav1.CreateOptions{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	created := time.Since(start)
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return "", fmt.Errorf("create Gateway API object: %w", err)
+		}
+	}
+	fmt.Printf("%d Gateways and %d HTTPRoutes created in %s\n", b.gateways, b.routes, created.Round(time.Millisecond))
+
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		programmed, accepted, err := b.converged(ctx, gc, ns)
+		if err != nil {
+			return "", err
+		}
+		if programmed == b.gateways && accepted == b.routes {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("after 10 minutes: %d of %d Gateways Programmed, %d of %d HTTPRoutes Accepted (log: %s)",
+				programmed, b.gateways, accepted, b.routes, logf.Name())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	done := time.Since(start)
+	fmt.Printf("every HTTPRoute Accepted and every Gateway Programmed after %s (goal < %s)\n", done.Round(time.Millisecond), gatewayReference)
+	return fmt.Sprintf("BENCH gateway_api_%d_routes_programmed_s %.2f s", b.routes, done.Seconds()), nil
+}
+
+// converged counts the Gateways that are Programmed and the HTTPRoutes
+// Accepted by their parent, each for its current generation.
+func (b gatewayBench) converged(ctx context.Context, gc gwclient.Interface, ns string) (programmed, accepted int, _ error) {
+	gws, err := gc.GatewayV1().Gateways(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, g := range gws.Items {
+		if conditionTrue(g.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed), g.Generation) {
+			programmed++
+		}
+	}
+	hrs, err := gc.GatewayV1().HTTPRoutes(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, r := range hrs.Items {
+		for _, p := range r.Status.Parents {
+			if p.ControllerName == gatewayapi.ControllerName && conditionTrue(p.Conditions, string(gatewayv1.RouteConditionAccepted), r.Generation) {
+				accepted++
+				break
+			}
+		}
+	}
+	return programmed, accepted, nil
+}
+
+func conditionTrue(cs []metav1.Condition, typ string, generation int64) bool {
+	for _, c := range cs {
+		if c.Type == typ {
+			return c.Status == metav1.ConditionTrue && c.ObservedGeneration == generation
+		}
+	}
+	return false
+}
+
+func benchGateway(i int) *gatewayv1.Gateway {
+	return &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("gw-%02d", i)},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "bench", Listeners: []gatewayv1.Listener{{
+			Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType,
+		}}},
+	}
+}
+
+func benchRoute(i, gateway int) *gatewayv1.HTTPRoute {
+	prefix := gatewayv1.PathMatchPathPrefix
+	path := fmt.Sprintf("/app-%03d", i)
+	port := gatewayv1.PortNumber(8080)
+	return &gatewayv1.HTTPRoute{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("route-%03d", i)},
+		Spec: gatewayv1.HTTPRouteSpec{
+			CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(fmt.Sprintf("gw-%02d", gateway))}}},
+			Hostnames:       []gatewayv1.Hostname{gatewayv1.Hostname(fmt.Sprintf("gw-%02d.bench.example", gateway))},
+			Rules: []gatewayv1.HTTPRouteRule{{
+				Matches:     []gatewayv1.HTTPRouteMatch{{Path: &gatewayv1.HTTPPathMatch{Type: &prefix, Value: &path}}},
+				BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "backend", Port: &port}}}},
+			}},
+		},
+	}
+}
