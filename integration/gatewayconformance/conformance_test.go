@@ -231,7 +231,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 	opts := suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
 			GatewayClassName:     className,
-			CleanupBaseResources: true,
+			// The base resources live as long as the API server, which
+			// the test throws away; and Setup runs in a subtest, whose
+			// end would otherwise delete them before the tests run.
+			CleanupBaseResources: false,
 			CleanupTestResources: true,
 			SupportedFeatures:    claimedFeatures(),
 			SkipTests:            skipNames,
