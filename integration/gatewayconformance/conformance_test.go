@@ -207,7 +207,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 		}
 	} else {
 		ctl = startProcess(t, logDir, "gateway-controller", append([]string{l7Bin, "gateway-controller",
-			"--kubeconfig=" + srv.Kubeconfig}, strings.Fields(os.Getenv("TLB_GATEWAY_CONTROLLER_ARGS"))...)...)
+			"--kubeconfig=" + srv.Kubeconfig, "--leader-elect=false", "--metrics-addr=127.0.0.1:0"}, strings.Fields(os.Getenv("TLB_GATEWAY_CONTROLLER_ARGS"))...)...)
 	}
 
 	// The suite's Setup waits for the Pods of its base manifests to be
@@ -231,7 +231,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 	opts := suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
 			GatewayClassName:     className,
-			CleanupBaseResources: true,
+			// The base resources live as long as the API server, which
+			// the test throws away; and Setup runs in a subtest, whose
+			// end would otherwise delete them before the tests run.
+			CleanupBaseResources: false,
 			CleanupTestResources: true,
 			SupportedFeatures:    claimedFeatures(),
 			SkipTests:            skipNames,

@@ -120,7 +120,7 @@ func TestGatewayVIPs(t *testing.T) {
 }
 
 // waitAddress waits until Gateway ns/name has exactly addr in
-// status.addresses.
+// status.addresses and no longer says it waits for one.
 func waitAddress(t *testing.T, c testClients, ns, name, addr string) {
 	t.Helper()
 	poll.Explained(t, 60*time.Second, fmt.Sprintf("Gateway %s/%s has address %s", ns, name, addr), func() (bool, string) {
@@ -129,7 +129,9 @@ func waitAddress(t *testing.T, c testClients, ns, name, addr string) {
 			return false, err.Error()
 		}
 		a := gw.Status.Addresses
-		return len(a) == 1 && a[0].Value == addr && a[0].Type != nil && *a[0].Type == gatewayv1.IPAddressType,
+		p := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionProgrammed))
+		waiting := p != nil && p.Reason == string(gatewayv1.GatewayReasonAddressNotAssigned)
+		return len(a) == 1 && a[0].Value == addr && a[0].Type != nil && *a[0].Type == gatewayv1.IPAddressType && !waiting,
 			fmt.Sprintf("status %+v", gw.Status)
 	})
 }

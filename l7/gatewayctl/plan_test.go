@@ -226,3 +226,19 @@ func TestPolicyStatusTouchesOnlyOurAncestors(t *testing.T) {
 		t.Errorf("ancestors = %+v, want theirs kept and ours added", st.Ancestors)
 	}
 }
+
+// TestStatusWithoutConditionsKeepsDefaults: the API server defaults an
+// absent conditions list (Accepted and Programmed Pending); a computed
+// status without conditions keeps them rather than writing them away
+// on every sync.
+func TestStatusWithoutConditionsKeepsDefaults(t *testing.T) {
+	pending := []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionUnknown, Reason: "Pending"}}
+	ip := gatewayv1.IPAddressType
+	have := gatewayv1.GatewayStatus{Conditions: pending, Addresses: []gatewayv1.GatewayStatusAddress{{Type: &ip, Value: "203.0.113.7"}}}
+	if _, changed := gatewayStatus(have, gatewayv1.GatewayStatus{Addresses: have.Addresses}); changed {
+		t.Errorf("Gateway: no computed conditions, yet the defaulted ones are written away")
+	}
+	if _, changed := classStatus(gatewayv1.GatewayClassStatus{Conditions: pending}, gatewayv1.GatewayClassStatus{}); changed {
+		t.Errorf("GatewayClass: no computed conditions, yet the defaulted ones are written away")
+	}
+}

@@ -33,14 +33,25 @@ func keepTransitionTimes(have, want []metav1.Condition) []metav1.Condition {
 	return out
 }
 
-// classStatus diffs a GatewayClass's status.
+// classStatus diffs a GatewayClass's status. No conditions in want keeps
+// the current ones (see gatewayStatus).
 func classStatus(have, want gatewayv1.GatewayClassStatus) (gatewayv1.GatewayClassStatus, bool) {
+	if want.Conditions == nil {
+		want.Conditions = have.Conditions
+	}
 	want.Conditions = keepTransitionTimes(have.Conditions, want.Conditions)
 	return want, !apiequality.Semantic.DeepEqual(have, want)
 }
 
-// gatewayStatus diffs a Gateway's status, listeners matched by name.
+// gatewayStatus diffs a Gateway's status, listeners matched by name. No
+// conditions in want (Build said nothing) keeps the current ones: the
+// CRD defaults an absent conditions list to Accepted and Programmed
+// Unknown/Pending, so writing none would be answered by those defaults
+// and every sync would write again.
 func gatewayStatus(have, want gatewayv1.GatewayStatus) (gatewayv1.GatewayStatus, bool) {
+	if want.Conditions == nil {
+		want.Conditions = have.Conditions
+	}
 	want.Conditions = keepTransitionTimes(have.Conditions, want.Conditions)
 	if want.Listeners != nil {
 		ls := make([]gatewayv1.ListenerStatus, len(want.Listeners))

@@ -23,6 +23,7 @@ func (c *Controller) applyStatus(ctx context.Context, w statusWrites) error {
 			return
 		}
 		c.metrics.wroteStatus(kind)
+		c.log.Debug("status written", "kind", kind, "object", joinName(ns, name))
 	}
 	for _, o := range w.classes {
 		_, err := gw.GatewayClasses().UpdateStatus(ctx, o, opts)

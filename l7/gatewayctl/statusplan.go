@@ -52,7 +52,13 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 		if _, ours := p.ours[key]; !ours {
 			continue
 		}
-		st := gatewayOverrides(gw, want.Gateways[key], in.Addresses[key], p.unsupported[key], d.conflicts[key], in.Now)
+		built := want.Gateways[key]
+		if built.Conditions == nil {
+			// Build said nothing: keep the current conditions but for
+			// the ones the overrides own, which they set again if due.
+			built.Conditions = withoutOverrides(gw.Status.Conditions)
+		}
+		st := gatewayOverrides(gw, built, in.Addresses[key], p.unsupported[key], d.conflicts[key], in.Now)
 		if st, changed := gatewayStatus(gw.Status, st); changed {
 			cp := gw.DeepCopy()
 			cp.Status = st
@@ -120,4 +126,22 @@ func gatewayOverrides(gw *gatewayv1.Gateway, st gatewayv1.GatewayStatus, vips []
 			fmt.Sprintf("Gateway %s/%s: the IPAM has not assigned a VIP to its Service %s yet (see its Events)", gw.Namespace, gw.Name, VIPServiceName(gw.Name)))
 	}
 	return st
+}
+
+// withoutOverrides returns conds without the conditions gatewayOverrides
+// sets, and without the CRD's default Programmed Pending, which an
+// override replaces (never nil, so that an empty result is written as
+// such).
+func withoutOverrides(conds []metav1.Condition) []metav1.Condition {
+	out := []metav1.Condition{}
+	for _, c := range conds {
+		switch {
+		case c.Type == string(gatewayv1.GatewayConditionAccepted) && c.Reason == string(gatewayv1.GatewayReasonUnsupportedAddress),
+			c.Type == string(gatewayv1.GatewayConditionProgrammed) && (c.Reason == string(gatewayv1.GatewayReasonAddressNotAssigned) ||
+				c.Reason == string(gatewayv1.GatewayReasonAddressNotUsable) || c.Reason == string(gatewayv1.GatewayReasonPending)):
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -55,3 +55,35 @@ func TestPlanStatusGateways(t *testing.T) {
 		t.Errorf("unchanged status planned again: %d Gateways", len(again.gateways))
 	}
 }
+
+// TestPlanStatusDropsStaleOverride: when Build says nothing, a Gateway
+// that waited for its VIP (Programmed False AddressNotAssigned, set by
+// the controller) loses that condition once it has the VIP, and one with
+// the CRD's default Programmed Pending and no VIP says it waits.
+func TestPlanStatusDropsStaleOverride(t *testing.T) {
+	gw := gateway("a", "web", "tlb")
+	gw.Status.Conditions = []metav1.Condition{
+		{Type: "Accepted", Status: metav1.ConditionUnknown, Reason: "Pending"},
+		{Type: "Programmed", Status: metav1.ConditionFalse, Reason: "AddressNotAssigned"},
+	}
+	waiting := gateway("a", "wait", "tlb")
+	waiting.Status.Conditions = []metav1.Condition{{Type: "Programmed", Status: metav1.ConditionUnknown, Reason: "Pending"}}
+	in := gatewayapi.Inputs{
+		Classes: []*gatewayv1.GatewayClass{class("tlb", gatewayapi.ControllerName, "prod")}, ClassConfigs: testConfigs,
+		Gateways:  []*gatewayv1.Gateway{gw, waiting},
+		Addresses: map[types.NamespacedName][]netip.Addr{{Namespace: "a", Name: "web"}: {netip.MustParseAddr("203.0.113.7")}},
+	}
+	p := planVIPs(in.Classes, in.ClassConfigs, in.Gateways)
+	w := planStatus(in, p, diffVIPs(p, nil), gatewayapi.Status{})
+	if len(w.gateways) != 2 {
+		t.Fatalf("%d status writes, want 2", len(w.gateways))
+	}
+	// The CRD's default Programmed Pending gives way to AddressNotAssigned.
+	if c := meta.FindStatusCondition(w.gateways[1].Status.Conditions, "Programmed"); c == nil || c.Reason != "AddressNotAssigned" {
+		t.Errorf("a/wait Programmed = %+v, want AddressNotAssigned", c)
+	}
+	st := w.gateways[0].Status
+	if meta.FindStatusCondition(st.Conditions, "Programmed") != nil || meta.FindStatusCondition(st.Conditions, "Accepted") == nil {
+		t.Errorf("conditions = %+v, want Accepted kept and the stale Programmed dropped", st.Conditions)
+	}
+}
