@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -103,12 +104,18 @@ func TestRBACGatewayController(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return len(g.Status.Addresses) == 1 && g.Status.Addresses[0].Value >= "198.51.100.96" && g.Status.Addresses[0].Value <= "198.51.100.103",
-			fmt.Sprintf("status %+v", g.Status)
+		if len(g.Status.Addresses) != 1 {
+			return false, fmt.Sprintf("status %+v", g.Status)
+		}
+		a, err := netip.ParseAddr(g.Status.Addresses[0].Value)
+		return err == nil && netip.MustParsePrefix("198.51.100.96/29").Contains(a), fmt.Sprintf("status %+v", g.Status)
 	})
-	eventually(t, 30*time.Second, "VIPServiceCreated Event on web", func() (bool, string) {
-		evs := eventsFor(t, kc, ns, "web")
-		return hasEvent(evs, gatewayctl.ReasonVIPServiceCreated, vipName), fmt.Sprintf("events %v", evs)
+	eventually(t, 30*time.Second, "VIPServiceCreated Event on Gateway web", func() (bool, string) {
+		evs, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Gateway,involvedObject.name=web"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return hasEvent(evs.Items, gatewayctl.ReasonVIPServiceCreated, vipName), fmt.Sprintf("events %v", evs.Items)
 	})
 	// A new listener port: the VIP Service is updated.
 	g, err := gws.Get(ctx, "web", metav1.GetOptions{})

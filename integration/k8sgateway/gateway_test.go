@@ -24,7 +24,8 @@ import (
 // TestGatewayVIPs: with the real API server, the IPAM controller and the
 // Gateway controller, a Gateway of our class gets a VIP from its class's
 // pool in status.addresses (through its VIP Service); a requested
-// spec.addresses IP is honoured when free; a class whose gateway group
+// spec.addresses IP is honoured when free, a Hostname address is
+// refused (UnsupportedAddress, no VIP Service); a class whose gateway group
 // belongs to another environment is refused (an Event on the VIP Service,
 // no VIP, Programmed False); deleting a Gateway deletes its VIP Service
 // and the VIP goes to the next Gateway waiting for it; and once all has
@@ -81,6 +82,27 @@ func TestGatewayVIPs(t *testing.T) {
 		return false, fmt.Sprintf("%d events, none GatewayGroupNotServed on %s", len(evs.Items), gatewayctl.VIPServiceName("wrong"))
 	})
 	waitNotProgrammed(t, c, ns, "wrong")
+
+	// A Hostname address is not TLB's to serve: Accepted False
+	// UnsupportedAddress, and no VIP Service.
+	host := gateway(ns, "host", "gw1-any")
+	hostname := gatewayv1.HostnameAddressType
+	host.Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Type: &hostname, Value: "lb.example.com"}}
+	if _, err := gws.Create(ctx, host, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Explained(t, 60*time.Second, "Gateway gw1/host Accepted False UnsupportedAddress", func() (bool, string) {
+		gw, err := gws.Get(ctx, "host", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		a := meta.FindStatusCondition(gw.Status.Conditions, string(gatewayv1.GatewayConditionAccepted))
+		return a != nil && a.Status == metav1.ConditionFalse && a.Reason == string(gatewayv1.GatewayReasonUnsupportedAddress),
+			fmt.Sprintf("status %+v", gw.Status)
+	})
+	if _, err := svcs.Get(ctx, gatewayctl.VIPServiceName("host"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("VIP Service of host with a Hostname address: get err = %v, want NotFound", err)
+	}
 
 	// The pool gw1-one is full: second waits, and gets first's VIP once
 	// first is deleted.

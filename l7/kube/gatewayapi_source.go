@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,6 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -55,6 +55,10 @@ var gatewayAPIVersion = gatewayv1.GroupVersion.String()
 type gatewayAPIWatch struct {
 	build GatewayAPIBuild
 	lists []func(*gatewayapi.Inputs) error
+
+	factories []interface{ Start(<-chan struct{}) }
+	shutdown  []func()
+	synced    []cache.InformerSynced
 }
 
 // served returns the resource names the API server serves in a
@@ -91,18 +95,47 @@ func discoverGatewayAPI(ctx context.Context, d discovery.DiscoveryInterface, log
 	return gw, tlb
 }
 
-// startGatewayAPI discovers the Gateway API kinds and adds informers on
-// those served to the Source, before its loop starts. It reports whether
-// the feature is on.
-func (s *Source) startGatewayAPI(ctx context.Context, client kubernetes.Interface) bool {
-	ga := s.opts.GatewayAPI
+// watchGatewayAPI runs beside the Source's loop, which counts ready as
+// one of its informers: until ready, the loop publishes nothing and says
+// every few seconds that it still waits (as when the API server cannot be
+// reached). It discovers the Gateway API kinds served, starts informers
+// on them, and once they have synced hands them to build and sets ready;
+// right away when the CRDs are not installed.
+func (s *Source) watchGatewayAPI(ctx context.Context, ready *atomic.Bool) {
+	w := s.newGatewayAPIWatch(ctx)
+	if w == nil {
+		ready.Store(ctx.Err() == nil)
+		return
+	}
+	for _, f := range w.factories {
+		f.Start(ctx.Done())
+	}
+	defer func() {
+		for _, sd := range w.shutdown {
+			sd()
+		}
+	}()
+	if !cache.WaitForCacheSync(ctx.Done(), w.synced...) {
+		return
+	}
+	s.gatewayAPI.Store(w)
+	ready.Store(true)
+	s.queue.Add(tlbkube.ModelKey)
+	<-ctx.Done()
+}
+
+// newGatewayAPIWatch discovers the Gateway API kinds and makes informers
+// on those served (not started); nil when the CRDs are not installed or
+// ctx ended.
+func (s *Source) newGatewayAPIWatch(ctx context.Context) *gatewayAPIWatch {
+	ga, client := s.opts.GatewayAPI, s.client
 	gw, tlb := discoverGatewayAPI(ctx, client.Discovery(), s.log)
 	if gw == nil {
-		return false
+		return nil
 	}
 	if !gw["gatewayclasses"] || !gw["gateways"] {
 		s.log.Info("Gateway API CRDs not installed; serving annotated Services only", "groupVersion", gatewayAPIVersion)
-		return false
+		return nil
 	}
 	w := &gatewayAPIWatch{build: ga.Build}
 	handler := tlbkube.QueueHandler(s.queue, s.log)
@@ -110,7 +143,7 @@ func (s *Source) startGatewayAPI(ctx context.Context, client kubernetes.Interfac
 		if _, err := inf.AddEventHandler(handler); err != nil {
 			return err
 		}
-		s.synced = append(s.synced, inf.HasSynced)
+		w.synced = append(w.synced, inf.HasSynced)
 		return nil
 	}
 	var errs []error
@@ -128,8 +161,8 @@ func (s *Source) startGatewayAPI(ctx context.Context, client kubernetes.Interfac
 	core := informers.NewSharedInformerFactory(client, 0)
 	nss := core.Core().V1().Namespaces()
 	watch(nss.Informer(), func(in *gatewayapi.Inputs) (err error) { in.Namespaces, err = nss.Lister().List(all); return })
-	s.addFactories(cluster, cluster.Shutdown)
-	s.addFactories(core, core.Shutdown)
+	w.addFactory(cluster, cluster.Shutdown)
+	w.addFactory(core, core.Shutdown)
 	if tlb[tlbv1alpha1.ResourceGatewayClassConfigs] && ga.Dynamic != nil {
 		dyn := dynamicinformer.NewDynamicSharedInformerFactory(ga.Dynamic, 0)
 		inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceGatewayClassConfigs))
@@ -137,7 +170,7 @@ func (s *Source) startGatewayAPI(ctx context.Context, client kubernetes.Interfac
 			in.ClassConfigs, err = typedList[tlbv1alpha1.GatewayClassConfig](inf.Lister())
 			return
 		})
-		s.addFactories(dyn, dyn.Shutdown)
+		w.addFactory(dyn, dyn.Shutdown)
 	}
 
 	for _, ns := range s.namespaces() {
@@ -161,7 +194,7 @@ func (s *Source) startGatewayAPI(ctx context.Context, client kubernetes.Interfac
 			rg := v1.ReferenceGrants()
 			watch(rg.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.ReferenceGrants, rg.Lister().List) })
 		}
-		s.addFactories(f, f.Shutdown)
+		w.addFactory(f, f.Shutdown)
 		if tlb[tlbv1alpha1.ResourceTrafficPolicies] && ga.Dynamic != nil {
 			dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(ga.Dynamic, 0, ns, nil)
 			inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceTrafficPolicies))
@@ -170,21 +203,20 @@ func (s *Source) startGatewayAPI(ctx context.Context, client kubernetes.Interfac
 				in.TrafficPolicies = append(in.TrafficPolicies, ps...)
 				return err
 			})
-			s.addFactories(dyn, dyn.Shutdown)
+			w.addFactory(dyn, dyn.Shutdown)
 		}
 	}
 	if len(errs) > 0 {
 		s.log.Warn("Gateway API informers could not be watched; serving annotated Services only", "err", errs[0])
-		return false
+		return nil
 	}
-	s.gatewayAPI = w
 	s.log.Info("reading Gateway API objects", "groupVersion", gatewayAPIVersion, "kinds", slices.Sorted(maps.Keys(gw)))
-	return true
+	return w
 }
 
-func (s *Source) addFactories(f interface{ Start(<-chan struct{}) }, shutdown func()) {
-	s.factories = append(s.factories, f)
-	s.shutdown = append(s.shutdown, shutdown)
+func (w *gatewayAPIWatch) addFactory(f interface{ Start(<-chan struct{}) }, shutdown func()) {
+	w.factories = append(w.factories, f)
+	w.shutdown = append(w.shutdown, shutdown)
 }
 
 // namespaces returns the namespaces watched, NamespaceAll for every one.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,8 +56,9 @@ type Source struct {
 	client kubernetes.Interface
 	events *eventSink
 	opts   Options
-	// gatewayAPI is set by Run when Gateway API objects are read.
-	gatewayAPI *gatewayAPIWatch
+	// gatewayAPI is set, once its informers have synced, when Gateway
+	// API objects are read (see watchGatewayAPI).
+	gatewayAPI atomic.Pointer[gatewayAPIWatch]
 
 	factories []interface{ Start(<-chan struct{}) }
 	shutdown  []func()
@@ -118,17 +121,20 @@ func NewSource(client kubernetes.Interface, log *slog.Logger, opts Options) (*So
 // have synced nothing is published (a control plane started while the API
 // server is unreachable publishes nothing; it says so in its log every
 // few seconds). Run returns when ctx ends; an error only if the caches
-// never synced. With Options.GatewayAPI, Run first asks the API server
+// never synced. With Options.GatewayAPI, Run also asks the API server
 // which Gateway API kinds it serves (retrying until it answers) and
-// watches those too.
+// watches those too: nothing is published before they have synced.
 func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
+	synced := s.synced
 	if s.opts.GatewayAPI != nil {
-		s.startGatewayAPI(ctx, s.client)
+		ready := &atomic.Bool{}
+		synced = append(slices.Clone(synced), ready.Load)
+		go s.watchGatewayAPI(ctx, ready)
 	}
 	s.events.start()
 	defer s.events.shutdown()
 	loop := &tlbkube.ModelLoop[model.Config]{
-		What: "L7 model", Factories: s.factories, Shutdown: s.shutdown, Synced: s.synced,
+		What: "L7 model", Factories: s.factories, Shutdown: s.shutdown, Synced: synced,
 		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, cfg model.Config) {
 			log.Info("L7 model changed", "services", len(cfg.Services), "gateways", len(cfg.Gateways), "certificates", len(cfg.Certificates))
 		},
@@ -169,7 +175,7 @@ func (s *Source) build() (*model.Config, error) {
 	built, problems := Build(svcs, sl, secs, s.opts.Now())
 	s.events.report(problems, s.services)
 	cfg := Assemble(built)
-	if w := s.gatewayAPI; w != nil {
+	if w := s.gatewayAPI.Load(); w != nil {
 		in, err := w.inputs(all, gatewayapi.Inputs{EndpointSlices: sl, Secrets: secs, Now: s.opts.Now()})
 		if err != nil {
 			return nil, err

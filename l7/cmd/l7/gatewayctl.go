@@ -30,9 +30,9 @@ func runGatewayController(args []string) error {
 		kubeconfig  = fs.String("kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
 		metricsAddr = fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz and /readyz")
 		leaderElect = fs.Bool("leader-elect", true, "elect a leader through a Lease; only the leader writes")
-		leaseNS     = fs.String("leader-election-namespace", envOr("POD_NAMESPACE", "tlb-system"), "namespace of the Lease")
+		leaseNS     = fs.String("leader-election-namespace", podEnvOr("POD_NAMESPACE", "tlb-system"), "namespace of the Lease")
 		leaseName   = fs.String("lease-name", "tlb-gateway-controller", "name of the Lease")
-		identity    = fs.String("identity", envOr("POD_NAME", host), "this replica's name in the Lease and in Events")
+		identity    = fs.String("identity", podEnvOr("POD_NAME", host), "this replica's name in the Lease and in Events")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -102,8 +102,8 @@ func runGatewayController(args []string) error {
 	return nil
 }
 
-// envOr returns the environment variable k, or def when it is unset.
-func envOr(k, def string) string {
+// podEnvOr returns the environment variable k, or def when it is unset.
+func podEnvOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
 	}
