@@ -67,6 +67,8 @@ func (b *builder) passthrough(tr *gatewayv1.TLSRoute, parents []parent, targets 
 					Created:   tr.CreationTimestamp.UTC(),
 					Routes:    []model.Route{{Name: "passthrough", Prefix: "/", Targets: slices.Clone(targets)}},
 					Upstreams: slices.Clone(ups),
+					// on no listener; allowedRoutes governed the attachment
+					GatewayAPI: true,
 				})
 				b.routeServices[key] = append(b.routeServices[key], i)
 			}

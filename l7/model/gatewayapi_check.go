@@ -13,7 +13,8 @@ import (
 
 // checkRouteMatch adds the field errors of what a route matches: exactly
 // one of prefix, exact path and pattern; a method that is an HTTP token;
-// header and query matches by exact value, RE2 regex or presence.
+// header and query matches by exact value, RE2 regex or presence; a
+// segment prefix only on a prefix route.
 func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)) {
 	set := 0
 	for _, v := range []string{r.Prefix, r.Exact, r.Regex} {
@@ -32,6 +33,12 @@ func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)
 		if _, err := regexp.Compile(r.Regex); err != nil {
 			bad(f+".pattern", "not a valid RE2 expression: %v", err)
 		}
+	}
+	switch {
+	case r.SegmentPrefix && r.Prefix == "":
+		bad(f+".segmentPrefix", "only a prefix route matches whole path segments")
+	case r.SegmentPrefix && strings.ContainsAny(r.Prefix, "?#"):
+		bad(f+".prefix", "a path segment prefix cannot hold ? or #, got %q", r.Prefix)
 	}
 	if r.Method != "" && !tokenRE.MatchString(r.Method) {
 		bad(f+".method", "%q is not an HTTP method (a token such as GET)", r.Method)

@@ -37,6 +37,9 @@ func hostKey(group, host string) string { return group + "|" + host }
 func learnOwnership(claimants []Service) ownership {
 	o := ownership{owners: map[string]hostOwner{}, delegations: map[string][]Delegation{}}
 	for _, s := range claimants {
+		if s.GatewayAPI {
+			continue // claims nothing: allowedRoutes governs it
+		}
 		for _, h := range ServiceHosts(s) {
 			k := hostKey(s.Group, h)
 			if _, ok := o.owners[k]; !ok {
@@ -45,6 +48,9 @@ func learnOwnership(claimants []Service) ownership {
 		}
 	}
 	for _, s := range claimants {
+		if s.GatewayAPI {
+			continue
+		}
 		for _, h := range ServiceHosts(s) {
 			k := hostKey(s.Group, h)
 			if o.owners[k].namespace == s.Namespace {
@@ -57,8 +63,12 @@ func learnOwnership(claimants []Service) ownership {
 
 // check returns the problems of a service's claims on hosts it does not
 // own: every route must be a prefix route under a prefix delegated to its
-// namespace.
+// namespace. A Gateway API service has none: the Gateway's allowedRoutes
+// decided which namespaces may attach to its listeners.
 func (o ownership) check(s Service) []Problem {
+	if s.GatewayAPI {
+		return nil
+	}
 	var ps []Problem
 	for hi, h := range ServiceHosts(s) {
 		k := hostKey(s.Group, h)
@@ -122,9 +132,10 @@ func claimsHosts(s Service) bool {
 }
 
 // catchAll returns a problem when a service claims "*" from a namespace
-// the operator did not list.
+// the operator did not list. A Gateway API service may: "*" is then the
+// hosts of the listeners it attached to, and it is served nowhere else.
 func catchAll(s Service, allowed []string) []Problem {
-	if s.Namespace == Operator || slices.Contains(allowed, s.Namespace) || !slices.Contains(ServiceHosts(s), "*") {
+	if s.GatewayAPI || s.Namespace == Operator || slices.Contains(allowed, s.Namespace) || !slices.Contains(ServiceHosts(s), "*") {
 		return nil
 	}
 	return []Problem{{Kind: "service", Name: s.Name, Origin: s.Origin, Field: "hosts", Rejected: true,
@@ -174,8 +185,9 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 		var conflicts []Problem
 		mine := map[string]int{}
 		for i, rt := range s.Routes {
-			for _, h := range ServiceHosts(s) {
-				k := routeKey(s.Group, h, rt)
+			for _, k := range routeKeys(s, rt) {
+				h := k.host
+				k := k.key
 				if j, ok := mine[k]; ok {
 					conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: routes[%d] already matches the same requests for host %q", j, h), Rejected: true})
 					continue
@@ -191,12 +203,39 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 			continue
 		}
 		for i, rt := range s.Routes {
-			for _, h := range ServiceHosts(s) {
-				routes[routeKey(s.Group, h, rt)] = routeOwner{service: s.Name, origin: s.Origin, route: i}
+			for _, k := range routeKeys(s, rt) {
+				routes[k.key] = routeOwner{service: s.Name, origin: s.Origin, route: i}
 			}
 		}
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Service) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// hostRouteKey is what a route matches under one host, in the scope where
+// duplicates collide.
+type hostRouteKey struct {
+	host string
+	key  string
+}
+
+// routeKeys returns the keys of a service's route: one per host in its
+// group, or, for a Gateway API service, one per host on each listener it
+// names (routes on other listeners never meet it).
+func routeKeys(s Service, rt Route) []hostRouteKey {
+	scopes := []string{s.Group}
+	if s.GatewayAPI {
+		scopes = scopes[:0]
+		for _, l := range s.Listeners {
+			scopes = append(scopes, s.Group+"@"+l.Gateway+"/"+l.Listener)
+		}
+	}
+	var out []hostRouteKey
+	for _, sc := range scopes {
+		for _, h := range ServiceHosts(s) {
+			out = append(out, hostRouteKey{host: h, key: routeKey(sc, h, rt)})
+		}
+	}
 	return out
 }

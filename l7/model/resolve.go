@@ -81,7 +81,9 @@ func sortedBy[T any](items []T, key func(T) string) []T {
 }
 
 // routeKey identifies what a route matches, to find duplicates.
-func routeKey(group, host string, r Route) string {
+// Everything a route matches on is in it: path kind and value, method,
+// header exact/regex/presence and query matches.
+func routeKey(scope, host string, r Route) string {
 	hs := make([]string, 0, len(r.Headers)+len(r.Queries))
 	for _, h := range r.Headers {
 		hs = append(hs, fmt.Sprintf("%s=%q/%q/%v", h.Name, h.Exact, h.Regex, h.Present))
@@ -96,8 +98,10 @@ func routeKey(group, host string, r Route) string {
 		m = "regex:" + r.Regex
 	case r.Exact != "":
 		m = "exact:" + r.Exact
+	case r.SegmentPrefix && r.Prefix != "/":
+		m = "segment:" + strings.TrimSuffix(r.Prefix, "/")
 	}
-	return group + "|" + host + "|" + m + "|" + r.Method + "|" + strings.Join(hs, ",")
+	return scope + "|" + host + "|" + m + "|" + r.Method + "|" + strings.Join(hs, ",")
 }
 
 // ServiceHosts returns the hosts of a service, "*" when it names none.
