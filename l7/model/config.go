@@ -148,8 +148,9 @@ type Service struct {
 	// which listener, so Resolve applies neither host ownership nor the
 	// catch-all rule to it, and it claims no host against other services.
 	// It is served only on its Listeners (none: nowhere, not even to
-	// proxyless gRPC clients), its routes conflict only with routes on the
-	// same listener, and its routes take Gateway API's precedence.
+	// proxyless gRPC clients), and its routes are never duplicates: they
+	// take Gateway API's precedence, which serves the oldest route's match
+	// first.
 	GatewayAPI bool
 }
 

@@ -137,16 +137,13 @@ func checkRouteRewrites(r Route, f string, ups map[string]bool, bad func(field, 
 			bad(f+".urlRewrite.path", "the route already rewrites its path (rewrite)")
 		}
 	}
-	seen := map[string]bool{}
+	// An upstream may be mirrored more than once: Gateway API allows
+	// several RequestMirror filters to one backend, each a copy.
 	for j, m := range r.Mirrors {
 		mf := fmt.Sprintf("%s.mirrors[%d]", f, j)
 		if !ups[m.Upstream] {
 			bad(mf+".upstream", "no upstream %q in this service", m.Upstream)
 		}
-		if seen[m.Upstream] {
-			bad(mf+".upstream", "upstream %q mirrored twice", m.Upstream)
-		}
-		seen[m.Upstream] = true
 		if m.Percent > 100 {
 			bad(mf+".percent", "want 1..100 (0 for 100), got %d", m.Percent)
 		}

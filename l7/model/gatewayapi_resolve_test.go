@@ -37,9 +37,9 @@ func route(name, ns string, sec int, host, prefix string, listeners ...string) m
 // namespaces attach to one listener with no hostname (Hosts nil, "*"),
 // and to a host another namespace's route already serves, with no
 // catch-all namespace listed: the Gateway's allowedRoutes governed that.
-// A route with the same match on the same listener still collides (the
-// oldest keeps it); on another listener it does not. A DSL or annotation
-// service keeps both rules.
+// A route with the same match as an older one is no duplicate (the
+// translator serves the oldest first). A DSL or annotation service keeps
+// both rules.
 func TestGatewayAPIServicesSkipOwnership(t *testing.T) {
 	g, op := gatewayAPIWorld()
 	a := route("a", "team-a", 1, "", "/a", "http-80")
@@ -51,24 +51,24 @@ func TestGatewayAPIServicesSkipOwnership(t *testing.T) {
 	ann := svc("ann", "", "/x")                                       // an annotation service asking for "*"
 	ann.Namespace, ann.Origin = "team-a", "team-a/ann"
 	r := model.Resolve(model.Config{Gateways: []model.Gateway{g}, Services: []model.Service{op, a, b, c, d, e, f, ann}}, model.Options{})
-	if got := names(r.Config.Services, func(s model.Service) string { return s.Name }); got != "a,b,c,e,f,op" {
-		t.Errorf("accepted %s, want a,b,c,e,f,op", got)
+	if got := names(r.Config.Services, func(s model.Service) string { return s.Name }); got != "a,b,c,d,e,f,op" {
+		t.Errorf("accepted %s, want a,b,c,d,e,f,op", got)
 	}
 	var msgs []string
 	for _, p := range r.Problems {
 		msgs = append(msgs, p.Name+" "+p.Field+": "+p.Msg)
 	}
 	all := strings.Join(msgs, "\n")
-	for _, w := range []string{`d routes[0]: duplicate route: service "a"`, `ann hosts: the catch-all host`} {
+	for _, w := range []string{`ann hosts: the catch-all host`} {
 		if !strings.Contains(all, w) {
 			t.Errorf("no problem %q in\n%s", w, all)
 		}
 	}
-	if len(msgs) != 2 {
-		t.Errorf("problems\n%s\nwant only d's duplicate and ann's catch-all", all)
+	if len(msgs) != 1 {
+		t.Errorf("problems\n%s\nwant only ann's catch-all", all)
 	}
 	got := names(r.Listeners, func(l model.EnvoyListener) string { return l.Name + "=" + strings.Join(l.Services, "+") })
-	if want := "http-203.0.113.9-80=a+b+e+f,http-203.0.113.9-8080=c"; got != want {
+	if want := "http-203.0.113.9-80=a+b+d+e+f,http-203.0.113.9-8080=c"; got != want {
 		t.Errorf("listeners %s, want %s: each Gateway API service only on its own", got, want)
 	}
 }
@@ -144,5 +144,16 @@ func TestSegmentPrefixChecks(t *testing.T) {
 				t.Errorf("problems on %q, want %q (%v)", got, tc.field, r.Problems)
 			}
 		})
+	}
+}
+
+// TestMirrorTwice: Gateway API allows several RequestMirror filters to
+// one backend; the model serves them all.
+func TestMirrorTwice(t *testing.T) {
+	s := gatewayAPIService()
+	s.Routes[0].Mirrors = append(s.Routes[0].Mirrors, s.Routes[0].Mirrors[0])
+	r := model.Resolve(model.Config{Services: []model.Service{s}}, model.Options{})
+	if len(r.Problems) > 0 || len(r.Config.Services) != 1 {
+		t.Fatalf("problems %v", r.Problems)
 	}
 }

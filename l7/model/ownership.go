@@ -182,12 +182,18 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 			*problems = append(*problems, ps...)
 			continue
 		}
+		if s.GatewayAPI {
+			// Gateway API has no duplicate routes: among equal matches the
+			// oldest route's is served first (see translate's hostRoutes),
+			// the others stay accepted.
+			out = append(out, s)
+			continue
+		}
 		var conflicts []Problem
 		mine := map[string]int{}
 		for i, rt := range s.Routes {
-			for _, k := range routeKeys(s, rt) {
-				h := k.host
-				k := k.key
+			for _, h := range ServiceHosts(s) {
+				k := routeKey(s.Group, h, rt)
 				if j, ok := mine[k]; ok {
 					conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: routes[%d] already matches the same requests for host %q", j, h), Rejected: true})
 					continue
@@ -203,39 +209,12 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 			continue
 		}
 		for i, rt := range s.Routes {
-			for _, k := range routeKeys(s, rt) {
-				routes[k.key] = routeOwner{service: s.Name, origin: s.Origin, route: i}
+			for _, h := range ServiceHosts(s) {
+				routes[routeKey(s.Group, h, rt)] = routeOwner{service: s.Name, origin: s.Origin, route: i}
 			}
 		}
 		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b Service) int { return cmp.Compare(a.Name, b.Name) })
-	return out
-}
-
-// hostRouteKey is what a route matches under one host, in the scope where
-// duplicates collide.
-type hostRouteKey struct {
-	host string
-	key  string
-}
-
-// routeKeys returns the keys of a service's route: one per host in its
-// group, or, for a Gateway API service, one per host on each listener it
-// names (routes on other listeners never meet it).
-func routeKeys(s Service, rt Route) []hostRouteKey {
-	scopes := []string{s.Group}
-	if s.GatewayAPI {
-		scopes = scopes[:0]
-		for _, l := range s.Listeners {
-			scopes = append(scopes, s.Group+"@"+l.Gateway+"/"+l.Listener)
-		}
-	}
-	var out []hostRouteKey
-	for _, sc := range scopes {
-		for _, h := range ServiceHosts(s) {
-			out = append(out, hostRouteKey{host: h, key: routeKey(sc, h, rt)})
-		}
-	}
 	return out
 }

@@ -83,7 +83,7 @@ func sortedBy[T any](items []T, key func(T) string) []T {
 // routeKey identifies what a route matches, to find duplicates.
 // Everything a route matches on is in it: path kind and value, method,
 // header exact/regex/presence and query matches.
-func routeKey(scope, host string, r Route) string {
+func routeKey(group, host string, r Route) string {
 	hs := make([]string, 0, len(r.Headers)+len(r.Queries))
 	for _, h := range r.Headers {
 		hs = append(hs, fmt.Sprintf("%s=%q/%q/%v", h.Name, h.Exact, h.Regex, h.Present))
@@ -101,7 +101,7 @@ func routeKey(scope, host string, r Route) string {
 	case r.SegmentPrefix && r.Prefix != "/":
 		m = "segment:" + strings.TrimSuffix(r.Prefix, "/")
 	}
-	return scope + "|" + host + "|" + m + "|" + r.Method + "|" + strings.Join(hs, ",")
+	return group + "|" + host + "|" + m + "|" + r.Method + "|" + strings.Join(hs, ",")
 }
 
 // ServiceHosts returns the hosts of a service, "*" when it names none.
