@@ -8,6 +8,7 @@ import (
 	"time"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
@@ -124,6 +125,12 @@ func TestGatewayAPIPrecedenceAcrossRoutes(t *testing.T) {
 	}
 	if vhs := translate.GroupRoutes(r, "g")[0].GetVirtualHosts(); len(vhs) != 0 {
 		t.Errorf("proxyless clients see %v; Gateway API services are served only on their listeners", vhs)
+	}
+	c := translate.NewCache()
+	for _, rc := range c.ForKind(r, "g", translate.GRPC, c.Shared(r, "g"))[resource.RouteType] {
+		if vhs := rc.(*route.RouteConfiguration).GetVirtualHosts(); len(vhs) != 0 {
+			t.Errorf("proxyless clients see %v through the cache", vhs)
+		}
 	}
 }
 

@@ -13,12 +13,10 @@ import (
 )
 
 // GroupRoutes returns the RouteConfiguration of a group's proxyless gRPC
-// clients: a virtual host per host name of every service of the group.
-// Gateway API services are served only on their listeners: ownership and
-// the catch-all rule did not check their hosts for the whole group.
+// clients: a virtual host per host name of every service they see (see
+// proxylessServices).
 func GroupRoutes(r model.Resolved, group string) []*route.RouteConfiguration {
-	svcs := slices.DeleteFunc(servicesOf(r, group), func(s model.Service) bool { return s.GatewayAPI })
-	return []*route.RouteConfiguration{assembleRoutes(RouteConfigName(group), hostRoutes(svcs, nil))}
+	return []*route.RouteConfiguration{assembleRoutes(RouteConfigName(group), hostRoutes(proxylessServices(r, group), nil))}
 }
 
 // ListenerRoutes returns one RouteConfiguration per HTTP or HTTPS listener
