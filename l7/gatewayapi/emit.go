@@ -33,6 +33,8 @@ func (b *builder) emitServices(key routeKey, prefix string, created time.Time, p
 			Listeners: s.refs,
 			Routes:    cloneRoutes(routes),
 			Upstreams: slices.Clone(ups),
+			// allowedRoutes governed the attachment: no host ownership
+			GatewayAPI: true,
 		}
 		b.routeServices[key] = append(b.routeServices[key], len(b.out.Config.Services))
 		b.out.Config.Services = append(b.out.Config.Services, svc)

@@ -177,12 +177,17 @@ func (g *gateway) model() (model.Gateway, bool) {
 // firstClaims returns targets without the server names already in taken
 // (an older route, or an earlier listener on the port, has them), and
 // adds theirs to taken. Certificates of HTTPS listeners sharing a port
-// are thinned the same way (the first listener keeps a name). A target left without names is dropped.
+// are thinned the same way (the first listener keeps a name). A target left without names is dropped;
+// one left with only "*" (a TLSRoute without hostnames) becomes the
+// model's entry without names, which takes every other server name.
 func firstClaims(targets []model.SNITarget, taken map[string]bool) []model.SNITarget {
 	var out []model.SNITarget
 	for _, t := range targets {
 		if names := unclaimed(t.ServerNames, taken); len(names) > 0 {
 			t.ServerNames = names
+			if slices.Equal(names, []string{"*"}) {
+				t.ServerNames = nil // the model's entry for every other name
+			}
 			out = append(out, t)
 		}
 	}

@@ -124,7 +124,7 @@ func httpMatch(f string, m gatewayv1.HTTPRouteMatch, r *model.Route, rb *routeBu
 	case gatewayv1.PathMatchExact:
 		r.Exact = val
 	case gatewayv1.PathMatchPathPrefix:
-		r.Prefix = val
+		r.Prefix, r.SegmentPrefix = val, true // "/foo" matches /foo/bar, not /foobar
 	case gatewayv1.PathMatchRegularExpression:
 		r.Regex = val
 	default:

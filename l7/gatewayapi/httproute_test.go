@@ -192,6 +192,9 @@ func TestHTTPRouteTranslation(t *testing.T) {
 				t.Fatalf("services %+v; want one", res.Config.Services)
 			}
 			got := res.Config.Services[0].Routes
+			for i := range tc.want { // a PathPrefix matches whole segments
+				tc.want[i].SegmentPrefix = tc.want[i].Prefix != ""
+			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("routes\n got %s\nwant %s", jsonOf(got), jsonOf(tc.want))
 			}
@@ -210,9 +213,10 @@ func TestHTTPRouteService(t *testing.T) {
 		Name: "hr.app.r", Group: "edge", Origin: "app/r", Namespace: "app", Created: testNow.Add(-time.Hour),
 		Hosts:     []string{"shop.example.com"},
 		Listeners: []model.ListenerRef{{Gateway: "gw.infra.gw", Listener: "http-80"}, {Gateway: "gw.infra.gw", Listener: "https-443"}},
-		Routes:    []model.Route{{Name: "rule-0", Prefix: "/", Targets: toWeb(1)}},
+		Routes:    []model.Route{{Name: "rule-0", Prefix: "/", SegmentPrefix: true, Targets: toWeb(1)}},
 		Upstreams: []model.Upstream{{Name: upWeb, Endpoints: []model.Endpoint{
 			{Addr: netip.MustParseAddrPort("10.0.0.1:9090"), Weight: 1}, {Addr: netip.MustParseAddrPort("10.0.0.2:9090"), Weight: 1}}}},
+		GatewayAPI: true,
 	}
 	if len(res.Config.Services) != 1 || !reflect.DeepEqual(res.Config.Services[0], want) {
 		t.Fatalf("services\n got %s\nwant [%s]", jsonOf(res.Config.Services), jsonOf(want))

@@ -67,6 +67,8 @@ func (b *builder) passthrough(tr *gatewayv1.TLSRoute, parents []parent, targets 
 					Created:   tr.CreationTimestamp.UTC(),
 					Routes:    []model.Route{{Name: "passthrough", Prefix: "/", Targets: slices.Clone(targets)}},
 					Upstreams: slices.Clone(ups),
+					// on no listener; allowedRoutes governed the attachment
+					GatewayAPI: true,
 				})
 				b.routeServices[key] = append(b.routeServices[key], i)
 			}
@@ -80,8 +82,9 @@ func (b *builder) passthrough(tr *gatewayv1.TLSRoute, parents []parent, targets 
 			}
 			m.l.passthrough = append(m.l.passthrough, t)
 			if len(m.hosts) > 0 {
-				// The service is served on no listener; its hosts only
-				// claim the SNI names for the route's namespace.
+				// The service is served on no listener; its hosts name
+				// the SNI names it serves (a Gateway API service claims
+				// no host in the model: allowedRoutes governed it).
 				hs := append(b.out.Config.Services[i].Hosts, m.hosts...)
 				slices.Sort(hs)
 				b.out.Config.Services[i].Hosts = slices.Compact(hs)

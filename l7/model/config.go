@@ -143,6 +143,15 @@ type Service struct {
 	// AccessLogOff leaves this service's requests out of the gateway's
 	// access log (on by default).
 	AccessLogOff bool
+	// GatewayAPI marks a service built from a Gateway API route. The
+	// Gateway's allowedRoutes already governed which namespaces attach to
+	// which listener, so Resolve applies neither host ownership nor the
+	// catch-all rule to it, and it claims no host against other services.
+	// It is served only on its Listeners (none: nowhere, not even to
+	// proxyless gRPC clients), and its routes are never duplicates: they
+	// take Gateway API's precedence, which serves the oldest route's match
+	// first.
+	GatewayAPI bool
 }
 
 // Route matches requests and sends them to weighted upstream targets.
@@ -153,6 +162,10 @@ type Route struct {
 	Prefix string
 	Exact  string
 	Regex  string
+	// SegmentPrefix makes Prefix match whole path segments, as Gateway
+	// API's PathPrefix does: "/foo" matches /foo and /foo/bar, not
+	// /foobar. A trailing "/" of Prefix is not read.
+	SegmentPrefix bool
 	// Method, when set, matches only requests of that HTTP method.
 	Method  string
 	Headers []HeaderMatch

@@ -13,7 +13,8 @@ import (
 
 // checkRouteMatch adds the field errors of what a route matches: exactly
 // one of prefix, exact path and pattern; a method that is an HTTP token;
-// header and query matches by exact value, RE2 regex or presence.
+// header and query matches by exact value, RE2 regex or presence; a
+// segment prefix only on a prefix route.
 func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)) {
 	set := 0
 	for _, v := range []string{r.Prefix, r.Exact, r.Regex} {
@@ -32,6 +33,12 @@ func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)
 		if _, err := regexp.Compile(r.Regex); err != nil {
 			bad(f+".pattern", "not a valid RE2 expression: %v", err)
 		}
+	}
+	switch {
+	case r.SegmentPrefix && r.Prefix == "":
+		bad(f+".segmentPrefix", "only a prefix route matches whole path segments")
+	case r.SegmentPrefix && strings.ContainsAny(r.Prefix, "?#"):
+		bad(f+".prefix", "a path segment prefix cannot hold ? or #, got %q", r.Prefix)
 	}
 	if r.Method != "" && !tokenRE.MatchString(r.Method) {
 		bad(f+".method", "%q is not an HTTP method (a token such as GET)", r.Method)
@@ -130,16 +137,13 @@ func checkRouteRewrites(r Route, f string, ups map[string]bool, bad func(field, 
 			bad(f+".urlRewrite.path", "the route already rewrites its path (rewrite)")
 		}
 	}
-	seen := map[string]bool{}
+	// An upstream may be mirrored more than once: Gateway API allows
+	// several RequestMirror filters to one backend, each a copy.
 	for j, m := range r.Mirrors {
 		mf := fmt.Sprintf("%s.mirrors[%d]", f, j)
 		if !ups[m.Upstream] {
 			bad(mf+".upstream", "no upstream %q in this service", m.Upstream)
 		}
-		if seen[m.Upstream] {
-			bad(mf+".upstream", "upstream %q mirrored twice", m.Upstream)
-		}
-		seen[m.Upstream] = true
 		if m.Percent > 100 {
 			bad(mf+".percent", "want 1..100 (0 for 100), got %d", m.Percent)
 		}

@@ -61,7 +61,6 @@ func TestCheckGatewayAPIRoutes(t *testing.T) {
 		"rewrite twice":             {func(s *model.Service) { s.Routes[0].Rewrite = &model.Rewrite{Regex: "^/a", Substitution: "/b"} }, "routes[0].urlRewrite.path: the route already rewrites"},
 		"mirror unknown upstream":   {func(s *model.Service) { s.Routes[0].Mirrors[0].Upstream = "nope" }, "routes[0].mirrors[0].upstream"},
 		"mirror percent":            {func(s *model.Service) { s.Routes[0].Mirrors[0].Percent = 101 }, "routes[0].mirrors[0].percent"},
-		"mirror twice":              {func(s *model.Service) { s.Routes[0].Mirrors = append(s.Routes[0].Mirrors, s.Routes[0].Mirrors[0]) }, "routes[0].mirrors[1].upstream"},
 		"no target and no redirect": {func(s *model.Service) { s.Routes[2].Targets = nil }, "routes[2].targets"},
 		"target of another service": {func(s *model.Service) { s.Routes[2].Targets[0].Upstream = "x" }, "routes[2].targets[0].upstream"},
 		"redirect and direct answer": {func(s *model.Service) {

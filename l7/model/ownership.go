@@ -37,6 +37,9 @@ func hostKey(group, host string) string { return group + "|" + host }
 func learnOwnership(claimants []Service) ownership {
 	o := ownership{owners: map[string]hostOwner{}, delegations: map[string][]Delegation{}}
 	for _, s := range claimants {
+		if s.GatewayAPI {
+			continue // claims nothing: allowedRoutes governs it
+		}
 		for _, h := range ServiceHosts(s) {
 			k := hostKey(s.Group, h)
 			if _, ok := o.owners[k]; !ok {
@@ -45,6 +48,9 @@ func learnOwnership(claimants []Service) ownership {
 		}
 	}
 	for _, s := range claimants {
+		if s.GatewayAPI {
+			continue
+		}
 		for _, h := range ServiceHosts(s) {
 			k := hostKey(s.Group, h)
 			if o.owners[k].namespace == s.Namespace {
@@ -57,8 +63,12 @@ func learnOwnership(claimants []Service) ownership {
 
 // check returns the problems of a service's claims on hosts it does not
 // own: every route must be a prefix route under a prefix delegated to its
-// namespace.
+// namespace. A Gateway API service has none: the Gateway's allowedRoutes
+// decided which namespaces may attach to its listeners.
 func (o ownership) check(s Service) []Problem {
+	if s.GatewayAPI {
+		return nil
+	}
 	var ps []Problem
 	for hi, h := range ServiceHosts(s) {
 		k := hostKey(s.Group, h)
@@ -122,9 +132,10 @@ func claimsHosts(s Service) bool {
 }
 
 // catchAll returns a problem when a service claims "*" from a namespace
-// the operator did not list.
+// the operator did not list. A Gateway API service may: "*" is then the
+// hosts of the listeners it attached to, and it is served nowhere else.
 func catchAll(s Service, allowed []string) []Problem {
-	if s.Namespace == Operator || slices.Contains(allowed, s.Namespace) || !slices.Contains(ServiceHosts(s), "*") {
+	if s.GatewayAPI || s.Namespace == Operator || slices.Contains(allowed, s.Namespace) || !slices.Contains(ServiceHosts(s), "*") {
 		return nil
 	}
 	return []Problem{{Kind: "service", Name: s.Name, Origin: s.Origin, Field: "hosts", Rejected: true,
@@ -169,6 +180,13 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 	for _, s := range eligible {
 		if ps := own.check(s); len(ps) > 0 {
 			*problems = append(*problems, ps...)
+			continue
+		}
+		if s.GatewayAPI {
+			// Gateway API has no duplicate routes: among equal matches the
+			// oldest route's is served first (see translate's hostRoutes),
+			// the others stay accepted.
+			out = append(out, s)
 			continue
 		}
 		var conflicts []Problem

@@ -81,6 +81,8 @@ func sortedBy[T any](items []T, key func(T) string) []T {
 }
 
 // routeKey identifies what a route matches, to find duplicates.
+// Everything a route matches on is in it: path kind and value, method,
+// header exact/regex/presence and query matches.
 func routeKey(group, host string, r Route) string {
 	hs := make([]string, 0, len(r.Headers)+len(r.Queries))
 	for _, h := range r.Headers {
@@ -96,6 +98,8 @@ func routeKey(group, host string, r Route) string {
 		m = "regex:" + r.Regex
 	case r.Exact != "":
 		m = "exact:" + r.Exact
+	case r.SegmentPrefix && r.Prefix != "/":
+		m = "segment:" + strings.TrimSuffix(r.Prefix, "/")
 	}
 	return group + "|" + host + "|" + m + "|" + r.Method + "|" + strings.Join(hs, ",")
 }

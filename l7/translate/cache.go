@@ -188,13 +188,14 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 	for typ, items := range shared {
 		out[typ] = items
 	}
-	svcs := servicesOf(r, group)
 	if kind == GRPC {
+		svcs := proxylessServices(r, group)
 		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
 		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs, httpFilters{})})
 		grpcWithoutUpstreamTLS(out)
 		return out
 	}
+	svcs := servicesOf(r, group)
 	byName := make(map[string]model.Service, len(svcs))
 	for _, s := range svcs {
 		byName[s.Name] = s

@@ -27,6 +27,8 @@ func routeMatch(r model.Route) *route.RouteMatch {
 		m.PathSpecifier = &route.RouteMatch_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: r.Regex}}
 	case r.Exact != "":
 		m.PathSpecifier = &route.RouteMatch_Path{Path: r.Exact}
+	case r.SegmentPrefix && segment(r.Prefix) != "":
+		m.PathSpecifier = &route.RouteMatch_PathSeparatedPrefix{PathSeparatedPrefix: segment(r.Prefix)}
 	default:
 		m.PathSpecifier = &route.RouteMatch_Prefix{Prefix: r.Prefix}
 	}
@@ -49,6 +51,10 @@ func routeMatch(r model.Route) *route.RouteMatch {
 	}
 	return m
 }
+
+// segment is a segment prefix as Envoy's path_separated_prefix takes it:
+// without the trailing "/" ("" for "/", which stays a plain prefix).
+func segment(prefix string) string { return strings.TrimSuffix(prefix, "/") }
 
 func exactOrRegex(exact, regex string) *matcher.StringMatcher {
 	if regex != "" {
@@ -105,21 +111,30 @@ func urlRewrite(a *route.RouteAction, r model.Route) {
 	switch p := u.Path; {
 	case p == nil:
 	case p.IsPrefix:
-		a.PrefixRewrite, a.RegexRewrite = prefixRewrite(r.Prefix, p.ReplacePrefix)
+		a.PrefixRewrite, a.RegexRewrite = prefixRewrite(r, p.ReplacePrefix)
 	default:
 		a.RegexRewrite = fullPathRewrite(p.Full)
 	}
 }
 
 // prefixRewrite replaces a route's matched prefix: prefix_rewrite, except
-// for a replacement of "/", where "/api/x" must become "/x", not "//x":
-// a regex that also eats the slashes after the prefix.
-func prefixRewrite(prefix, repl string) (string, *matcher.RegexMatchAndSubstitute) {
-	if repl != "/" {
+// for a replacement of "/" (or nothing), where "/api/x" must become "/x",
+// not "//x": a regex that also eats the slashes after the prefix. A
+// segment prefix matched without its trailing "/", so the replacement
+// drops its own ("/api" to "/v2/" makes "/api/x" "/v2/x"), except under
+// the prefix "/", which keeps the "/" it matched.
+func prefixRewrite(r model.Route, repl string) (string, *matcher.RegexMatchAndSubstitute) {
+	if repl != "/" && repl != "" {
+		switch {
+		case r.SegmentPrefix && segment(r.Prefix) == "":
+			return segment(repl) + "/", nil
+		case r.SegmentPrefix:
+			return segment(repl), nil
+		}
 		return repl, nil
 	}
 	return "", &matcher.RegexMatchAndSubstitute{
-		Pattern:      &matcher.RegexMatcher{Regex: "^" + regexp.QuoteMeta(strings.TrimSuffix(prefix, "/")) + "/*"},
+		Pattern:      &matcher.RegexMatcher{Regex: "^" + regexp.QuoteMeta(segment(r.Prefix)) + "/*"},
 		Substitution: "/",
 	}
 }
@@ -162,7 +177,7 @@ func redirectAction(r model.Route) *route.RedirectAction {
 	switch p := rd.Path; {
 	case p == nil:
 	case p.IsPrefix:
-		if pr, re := prefixRewrite(r.Prefix, p.ReplacePrefix); re != nil {
+		if pr, re := prefixRewrite(r, p.ReplacePrefix); re != nil {
 			a.PathRewriteSpecifier = &route.RedirectAction_RegexRewrite{RegexRewrite: re}
 		} else {
 			a.PathRewriteSpecifier = &route.RedirectAction_PrefixRewrite{PrefixRewrite: pr}

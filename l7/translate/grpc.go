@@ -15,7 +15,7 @@ import (
 // "xds:///host" finds the group's routes. Wildcard hosts get none.
 func GRPCListeners(r model.Resolved, group string) []*listener.Listener {
 	var hosts []string
-	for _, s := range servicesOf(r, group) {
+	for _, s := range proxylessServices(r, group) {
 		for _, h := range s.Hosts {
 			if !strings.Contains(h, "*") {
 				hosts = append(hosts, h)

@@ -3,6 +3,7 @@ package translate
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
@@ -12,9 +13,10 @@ import (
 )
 
 // GroupRoutes returns the RouteConfiguration of a group's proxyless gRPC
-// clients: a virtual host per host name of every service of the group.
+// clients: a virtual host per host name of every service they see (see
+// proxylessServices).
 func GroupRoutes(r model.Resolved, group string) []*route.RouteConfiguration {
-	return []*route.RouteConfiguration{assembleRoutes(RouteConfigName(group), hostRoutes(servicesOf(r, group), nil))}
+	return []*route.RouteConfiguration{assembleRoutes(RouteConfigName(group), hostRoutes(proxylessServices(r, group), nil))}
 }
 
 // ListenerRoutes returns one RouteConfiguration per HTTP or HTTPS listener
@@ -50,9 +52,27 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 type hostRoute struct {
 	host  string
 	svc   string
+	claim claim
 	idx   int
 	route model.Route
 	built *route.Route
+}
+
+// claim is what orders the routes of Gateway API services that match
+// alike, as the spec asks: the oldest route first, then by namespace/name.
+// It is zero for the other services, which keep their order by service
+// name.
+type claim struct {
+	gatewayAPI bool
+	created    time.Time
+	origin     model.Origin
+}
+
+func claimOf(s model.Service) claim {
+	if !s.GatewayAPI {
+		return claim{}
+	}
+	return claim{gatewayAPI: true, created: s.Created, origin: s.Origin}
 }
 
 // hostRoutes lists the routes of svcs per host; built returns the proto
@@ -68,19 +88,23 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 				} else {
 					b = routeOf(s, i, httpFilters{})
 				}
-				out = append(out, hostRoute{host: h, svc: s.Name, idx: i, route: rt, built: b})
+				out = append(out, hostRoute{host: h, svc: s.Name, claim: claimOf(s), idx: i, route: rt, built: b})
 				out = append(out, canaryRoutes(h, s, i, b)...)
 			}
 		}
 	}
-	// Hosts sorted; within a host the most specific route first.
+	// Hosts sorted; within a host the most specific route first; among
+	// equally specific ones, Gateway API's oldest route, then the service
+	// name, then the route's place in its service.
 	slices.SortStableFunc(out, func(a, b hostRoute) int {
 		return cmp.Or(
 			cmp.Compare(a.host, b.host),
-			cmp.Compare(specificity(b.route), specificity(a.route)),
+			cmp.Compare(specificity(b.route, b.claim.gatewayAPI), specificity(a.route, a.claim.gatewayAPI)),
 			cmp.Compare(hasMethod(b.route), hasMethod(a.route)),
 			cmp.Compare(len(b.route.Headers), len(a.route.Headers)),
 			cmp.Compare(len(b.route.Queries), len(a.route.Queries)),
+			a.claim.created.Compare(b.claim.created),
+			cmp.Compare(a.claim.origin, b.claim.origin),
 			cmp.Compare(a.svc, b.svc),
 			cmp.Compare(a.idx, b.idx))
 	})
@@ -115,13 +139,17 @@ func redirectRoutes(name string) *route.RouteConfiguration {
 	}}}
 }
 
-// specificity orders routes as Gateway API does: exact paths first,
-// then regexes (written to be exact), then longer prefixes before
-// shorter ones.
-func specificity(r model.Route) int {
+// specificity orders routes by path: exact paths first, then regexes
+// (written to be exact), then longer prefixes before shorter ones. A
+// Gateway API route ranks a regex by its characters, as a prefix: the
+// spec leaves regexes to the implementation and Envoy Gateway and
+// Contour rank them so.
+func specificity(r model.Route, gatewayAPI bool) int {
 	switch {
 	case r.Exact != "":
 		return 1<<21 + len(r.Exact)
+	case r.Regex != "" && gatewayAPI:
+		return len(r.Regex)
 	case r.Regex != "":
 		return 1 << 20
 	}

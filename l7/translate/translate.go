@@ -92,6 +92,14 @@ func asResources[T types.Resource](in []T) []types.Resource {
 	return out
 }
 
+// proxylessServices are the services of a group its proxyless gRPC
+// clients see: all but Gateway API's, which are served only on their
+// listeners (ownership and the catch-all rule did not check their hosts
+// for the whole group).
+func proxylessServices(r model.Resolved, group string) []model.Service {
+	return slices.DeleteFunc(servicesOf(r, group), func(s model.Service) bool { return s.GatewayAPI })
+}
+
 func servicesOf(r model.Resolved, group string) []model.Service {
 	var out []model.Service
 	for _, s := range r.Config.Services {
