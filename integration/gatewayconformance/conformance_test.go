@@ -167,7 +167,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := client.New(srv.Config, client.Options{Scheme: scheme})
+	// The suite makes a new client per test from ClientOptions: without
+	// the scheme there it would fall back to client-go's global one.
+	clientOpts := client.Options{Scheme: scheme}
+	c, err := client.New(srv.Config, clientOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +233,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 	)
 	opts := suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
-			GatewayClassName:     className,
+			GatewayClassName: className,
 			// The base resources live as long as the API server, which
 			// the test throws away; and Setup runs in a subtest, whose
 			// end would otherwise delete them before the tests run.
@@ -249,10 +252,11 @@ func TestGatewayAPIConformance(t *testing.T) {
 				Version: envOr("TLB_VERSION", "dev"), Contact: []string{"https://github.com/tlbproject/tlb/issues"},
 			},
 		},
-		Client:     c,
-		Clientset:  cs,
-		RestConfig: srv.Config,
-		ManifestFS: []fs.FS{&conformance.Manifests},
+		Client:        c,
+		ClientOptions: clientOpts,
+		Clientset:     cs,
+		RestConfig:    srv.Config,
+		ManifestFS:    []fs.FS{&conformance.Manifests},
 		Hook: func(t *testing.T, test suite.ConformanceTest, s *suite.ConformanceTestSuite) {
 			o := Passed
 			switch {
