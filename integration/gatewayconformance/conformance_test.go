@@ -108,7 +108,9 @@ func timeouts() config.TimeoutConfig {
 	tc.UDPRouteMustHaveCondition = short
 	tc.RouteMustHaveParents = short
 	tc.LatestObservedGenerationSet = short
-	tc.NamespacesMustBeReady = 90 * time.Second
+	// Also waited on at the start of many tests, not only in Setup: the
+	// suite's Pods are Ready within seconds here.
+	tc.NamespacesMustBeReady = 30 * time.Second
 	tc.DefaultTestTimeout = 30 * time.Second
 	config.ParseTimeoutOverrides(&tc, os.Getenv("TLB_CONFORMANCE_TIMEOUTS"))
 	return tc
