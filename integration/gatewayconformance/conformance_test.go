@@ -108,7 +108,9 @@ func timeouts() config.TimeoutConfig {
 	tc.UDPRouteMustHaveCondition = short
 	tc.RouteMustHaveParents = short
 	tc.LatestObservedGenerationSet = short
-	tc.NamespacesMustBeReady = 90 * time.Second
+	// Also waited on at the start of many tests, not only in Setup: the
+	// suite's Pods are Ready within seconds here.
+	tc.NamespacesMustBeReady = 30 * time.Second
 	tc.DefaultTestTimeout = 30 * time.Second
 	config.ParseTimeoutOverrides(&tc, os.Getenv("TLB_CONFORMANCE_TIMEOUTS"))
 	return tc
@@ -167,7 +169,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := client.New(srv.Config, client.Options{Scheme: scheme})
+	// The suite makes a new client per test from ClientOptions: without
+	// the scheme there it would fall back to client-go's global one.
+	clientOpts := client.Options{Scheme: scheme}
+	c, err := client.New(srv.Config, clientOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +235,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 	)
 	opts := suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
-			GatewayClassName:     className,
+			GatewayClassName: className,
 			// The base resources live as long as the API server, which
 			// the test throws away; and Setup runs in a subtest, whose
 			// end would otherwise delete them before the tests run.
@@ -249,10 +254,11 @@ func TestGatewayAPIConformance(t *testing.T) {
 				Version: envOr("TLB_VERSION", "dev"), Contact: []string{"https://github.com/tlbproject/tlb/issues"},
 			},
 		},
-		Client:     c,
-		Clientset:  cs,
-		RestConfig: srv.Config,
-		ManifestFS: []fs.FS{&conformance.Manifests},
+		Client:        c,
+		ClientOptions: clientOpts,
+		Clientset:     cs,
+		RestConfig:    srv.Config,
+		ManifestFS:    []fs.FS{&conformance.Manifests},
 		Hook: func(t *testing.T, test suite.ConformanceTest, s *suite.ConformanceTestSuite) {
 			o := Passed
 			switch {
