@@ -7,7 +7,7 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api clean image image-test \
+        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api gateway-api-test clean image image-test \
         ratelimit-test monitoring-test
 
 all: build
@@ -25,7 +25,7 @@ demo: deps
 ## test: every test: unit tests on the host, the lab tests inside the VM,
 ## the Kubernetes tests against a real kube-apiserver, the rate limit tests
 ## against the real rate limit service.
-test: deps vet unit-test monitoring-test image-test lab-test k8s-test ratelimit-test
+test: deps vet unit-test monitoring-test image-test lab-test k8s-test gateway-api-test ratelimit-test
 
 unit-test:
 	$(GO) test -count=1 ./...
@@ -35,6 +35,12 @@ lab-test:
 
 k8s-test:
 	./tools/k8s-test.sh
+
+## gateway-api-test: the upstream Gateway API conformance suite against
+## l7 gateway-controller and a real kube-apiserver (the same run as
+## bench-gateway-api), strict: any failed test the controller claims fails it.
+gateway-api-test: deps
+	TLB_CONFORMANCE_STRICT=1 ./tools/bench-gateway-api.sh
 
 ## ratelimit-test: the global rate limit path against the real
 ## envoyproxy/ratelimit service (built once from the module proxy) and Redis.
@@ -63,6 +69,7 @@ image-test:
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags lab ./integration/...
+	$(GO) vet -tags conformance ./integration/gatewayconformance/...
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

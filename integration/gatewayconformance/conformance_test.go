@@ -33,10 +33,10 @@ import (
 	"sigs.k8s.io/gateway-api/conformance/tests"
 	"sigs.k8s.io/gateway-api/conformance/utils/config"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
-	"sigs.k8s.io/gateway-api/pkg/features"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
+	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 
 const (
@@ -47,34 +47,6 @@ const (
 	// simNode is the node simulator's Node.
 	simNode = "conformance-node"
 )
-
-// claimedFeatures are the features the suite runs with: the core kinds
-// issue 12 claims and the extended features the controller claims. At
-// merge this becomes gatewayapi.SupportedFeatures(), the same list the
-// GatewayClass status carries.
-func claimedFeatures() []features.FeatureName {
-	return []features.FeatureName{
-		features.SupportGateway,
-		features.SupportHTTPRoute,
-		features.SupportReferenceGrant,
-		features.SupportGRPCRoute,
-		features.SupportTLSRoute,
-		features.SupportHTTPRouteQueryParamMatching,
-		features.SupportHTTPRouteMethodMatching,
-		features.SupportHTTPRouteResponseHeaderModification,
-		features.SupportHTTPRoutePathRedirect,
-		features.SupportHTTPRouteHostRewrite,
-		features.SupportHTTPRoutePathRewrite,
-		features.SupportHTTPRouteSchemeRedirect,
-		features.SupportHTTPRoutePortRedirect,
-		features.SupportHTTPRouteRequestMirror,
-		features.SupportHTTPRouteRequestMultipleMirrors,
-		features.SupportHTTPRouteRequestPercentageMirror,
-		features.SupportHTTPRouteRequestTimeout,
-		features.SupportHTTPRouteBackendTimeout,
-		features.SupportHTTPRouteParentRefPort,
-	}
-}
 
 // placeholder replaces the controller by the harness accepting the
 // GatewayClass and doing nothing else: the worst case of a controller that
@@ -241,7 +213,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 			// end would otherwise delete them before the tests run.
 			CleanupBaseResources: false,
 			CleanupTestResources: true,
-			SupportedFeatures:    claimedFeatures(),
+			SupportedFeatures:    gatewayapi.SupportedFeatures(),
 			SkipTests:            skipNames,
 			TimeoutConfig:        timeouts(),
 			Mode:                 "default",
@@ -313,7 +285,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 
 	all := map[string]Outcome{}
 	claimed := suite.FeaturesSet{}
-	claimed.Insert(claimedFeatures()...)
+	claimed.Insert(gatewayapi.SupportedFeatures()...)
 	for _, ct := range tests.ConformanceTests {
 		o, ran := outcomes[ct.ShortName]
 		switch {
