@@ -114,7 +114,7 @@ func policyStatus(have, want gatewayv1.PolicyStatus) (gatewayv1.PolicyStatus, bo
 	if out.Ancestors == nil {
 		out.Ancestors = []gatewayv1.PolicyAncestorStatus{} // required: never null
 	}
-	changed := !(len(have.Ancestors) == 0 && len(out.Ancestors) == 0) && !apiequality.Semantic.DeepEqual(have.Ancestors, out.Ancestors)
+	changed := (len(have.Ancestors) != 0 || len(out.Ancestors) != 0) && !apiequality.Semantic.DeepEqual(have.Ancestors, out.Ancestors)
 	return out, changed
 }
 

@@ -47,9 +47,7 @@ func TestPlanStatusGateways(t *testing.T) {
 	}
 
 	// Written: the next plan, an hour later, writes nothing.
-	for i, g := range w.gateways {
-		in.Gateways[i] = g
-	}
+	copy(in.Gateways, w.gateways)
 	in.Now = in.Now.Add(time.Hour)
 	if again := planStatus(in, p, diffVIPs(p, nil), built); !again.empty() {
 		t.Errorf("unchanged status planned again: %d Gateways", len(again.gateways))

@@ -111,12 +111,12 @@ func requestedVIP(gw *gatewayv1.Gateway) (netip.Addr, error) {
 	var vip netip.Addr
 	for i, a := range gw.Spec.Addresses {
 		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
-			return netip.Addr{}, fmt.Errorf("Gateway %s/%s: spec.addresses[%d].type %q is not supported; TLB serves only %s addresses",
+			return netip.Addr{}, fmt.Errorf("gateway %s/%s: spec.addresses[%d].type %q is not supported; TLB serves only %s addresses",
 				gw.Namespace, gw.Name, i, *a.Type, gatewayv1.IPAddressType)
 		}
 		addr, err := netip.ParseAddr(a.Value)
 		if err != nil || addr.Zone() != "" {
-			return netip.Addr{}, fmt.Errorf("Gateway %s/%s: spec.addresses[%d].value %q is not an IP address", gw.Namespace, gw.Name, i, a.Value)
+			return netip.Addr{}, fmt.Errorf("gateway %s/%s: spec.addresses[%d].value %q is not an IP address", gw.Namespace, gw.Name, i, a.Value)
 		}
 		if !vip.IsValid() {
 			vip = addr
@@ -149,7 +149,7 @@ func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Ser
 		default:
 			continue // Build reports the listener's protocol
 		}
-		port := int32(l.Port)
+		port := l.Port
 		if slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port }) {
 			continue
 		}
