@@ -19,6 +19,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/ipam"
 	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
@@ -79,7 +80,7 @@ func TestRBACGatewayController(t *testing.T) {
 		t.Fatal(err)
 	}
 	runUntilCleanup(t, "gateway controller", func(ctx context.Context) error {
-		return gatewayctl.RunLeaderElected(ctx, gatewayctl.Election{
+		return leader.Run(ctx, leader.Election{
 			Client: sk, Namespace: "tlb-system", Name: "tlb-gateway-controller", Identity: identity,
 			LeaseDuration: 6 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: time.Second, Log: log,
 		}, func(ctx context.Context) {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/tlstest"
+	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/ipam/controller"
@@ -651,7 +652,7 @@ func TestRBACIPAM(t *testing.T) {
 		t.Fatal(err)
 	}
 	runUntilCleanup(t, "ipam controller", func(ctx context.Context) error {
-		return controller.RunLeaderElected(ctx, controller.Election{
+		return leader.Run(ctx, leader.Election{
 			Client: c.Kube, Namespace: "tlb-system", Name: "tlb-ipam", Identity: identity,
 			LeaseDuration: 6 * time.Second, RenewDeadline: 4 * time.Second, RetryPeriod: time.Second, Log: log,
 		}, func(ctx context.Context) {

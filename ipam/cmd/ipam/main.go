@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
+	election "github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/apicheck"
@@ -144,9 +145,9 @@ func run() error {
 		lead(ctx)
 		return nil
 	}
-	err = controller.RunLeaderElected(ctx, controller.Election{
+	err = election.Run(ctx, election.Election{
 		Client: leClient, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
-		LeaseDuration: *leaseDur, RenewDeadline: *renew, RetryPeriod: *retry, Log: log,
+		LeaseDuration: *leaseDur, RenewDeadline: *renew, RetryPeriod: *retry, Log: log, Work: "allocating VIPs",
 		OnLeading: func(b bool) {
 			if b {
 				leader.Set(1)

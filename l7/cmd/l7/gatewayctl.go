@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
 )
@@ -89,9 +90,9 @@ func runGatewayController(args []string) error {
 		lead(ctx)
 		return nil
 	}
-	err = gatewayctl.RunLeaderElected(ctx, gatewayctl.Election{
+	err = leader.Run(ctx, leader.Election{
 		Client: kc, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Log: log,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Log: log, Work: "reconciling Gateways",
 	}, lead)
 	if err != nil {
 		return err

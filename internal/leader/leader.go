@@ -1,4 +1,7 @@
-package controller
+// Package leader runs a controller's writing loop only while its replica
+// holds a coordination.k8s.io Lease (client-go leader election), for every
+// leader-elected role (the IPAM controller, the Gateway API controller).
+package leader
 
 import (
 	"context"
@@ -12,7 +15,7 @@ import (
 )
 
 // Election configures leader election through a coordination.k8s.io Lease,
-// so that only one replica allocates at a time.
+// so that only one replica writes at a time.
 type Election struct {
 	Client        kubernetes.Interface
 	Namespace     string
@@ -22,14 +25,16 @@ type Election struct {
 	RenewDeadline time.Duration
 	RetryPeriod   time.Duration
 	Log           *slog.Logger
+	// Work names what the leader does, for the log ("allocating VIPs").
+	Work string
 	// OnLeading reports leadership changes (for metrics and readiness).
 	OnLeading func(bool)
 }
 
-// RunLeaderElected runs lead only while this replica holds the Lease. It
+// Run runs lead only while this replica holds the Lease. It
 // returns when ctx ends or when leadership is lost; a replica that lost
 // the Lease must not go on writing, so the caller exits.
-func RunLeaderElected(ctx context.Context, e Election, lead func(context.Context)) error {
+func Run(ctx context.Context, e Election, lead func(context.Context)) error {
 	lock := &resourcelock.LeaseLock{
 		Client:     e.Client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: e.Identity},
@@ -49,7 +54,7 @@ func RunLeaderElected(ctx context.Context, e Election, lead func(context.Context
 		Name:            e.Name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) {
-				e.Log.Info("leading: allocating VIPs", "lease", e.Namespace+"/"+e.Name, "identity", e.Identity)
+				e.Log.Info("leading: "+e.Work, "lease", e.Namespace+"/"+e.Name, "identity", e.Identity)
 				report(true)
 				lead(ctx)
 			},
