@@ -5,9 +5,7 @@ import (
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
@@ -16,6 +14,7 @@ import (
 
 	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
+	"github.com/tlbproject/tlb/l7/kubeobj"
 )
 
 // listers read the informer caches.
@@ -57,32 +56,12 @@ func (l listers) inputs() (gatewayapi.Inputs, error) {
 	list("Services", func() (e error) { in.Services, e = l.services.List(all); return })
 	list("EndpointSlices", func() (e error) { in.EndpointSlices, e = l.slices.List(all); return })
 	list("Secrets", func() (e error) { in.Secrets, e = l.secrets.List(all); return })
-	list("GatewayClassConfigs", func() (e error) { in.ClassConfigs, e = typed[tlbv1alpha1.GatewayClassConfig](l.configs); return })
-	list("TrafficPolicies", func() (e error) { in.TrafficPolicies, e = typed[tlbv1alpha1.TrafficPolicy](l.policies); return })
+	list("GatewayClassConfigs", func() (e error) {
+		in.ClassConfigs, e = kubeobj.Typed[tlbv1alpha1.GatewayClassConfig](l.configs)
+		return
+	})
+	list("TrafficPolicies", func() (e error) { in.TrafficPolicies, e = kubeobj.Typed[tlbv1alpha1.TrafficPolicy](l.policies); return })
 	return in, err
-}
-
-// typed decodes the objects of a dynamic informer's cache. An object that
-// does not decode is an error naming it: the CRD's schema should have
-// refused it.
-func typed[T any](l cache.GenericLister) ([]*T, error) {
-	objs, err := l.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*T, 0, len(objs))
-	for _, o := range objs {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			return nil, fmt.Errorf("unexpected %T in a tlb.io cache", o)
-		}
-		t := new(T)
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t); err != nil {
-			return nil, fmt.Errorf("decode %s %s: %w", u.GetKind(), cache.NewObjectName(u.GetNamespace(), u.GetName()), err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // vipAddresses reads the VIP each Gateway got from its VIP Service's

@@ -12,9 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -27,6 +25,7 @@ import (
 
 	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
+	"github.com/tlbproject/tlb/l7/kubeobj"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
@@ -167,7 +166,7 @@ func (s *Source) newGatewayAPIWatch(ctx context.Context) *gatewayAPIWatch {
 		dyn := dynamicinformer.NewDynamicSharedInformerFactory(ga.Dynamic, 0)
 		inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceGatewayClassConfigs))
 		watch(inf.Informer(), func(in *gatewayapi.Inputs) (err error) {
-			in.ClassConfigs, err = typedList[tlbv1alpha1.GatewayClassConfig](inf.Lister())
+			in.ClassConfigs, err = kubeobj.Typed[tlbv1alpha1.GatewayClassConfig](inf.Lister())
 			return
 		})
 		w.addFactory(dyn, dyn.Shutdown)
@@ -199,7 +198,7 @@ func (s *Source) newGatewayAPIWatch(ctx context.Context) *gatewayAPIWatch {
 			dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(ga.Dynamic, 0, ns, nil)
 			inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceTrafficPolicies))
 			watch(inf.Informer(), func(in *gatewayapi.Inputs) error {
-				ps, err := typedList[tlbv1alpha1.TrafficPolicy](inf.Lister())
+				ps, err := kubeobj.Typed[tlbv1alpha1.TrafficPolicy](inf.Lister())
 				in.TrafficPolicies = append(in.TrafficPolicies, ps...)
 				return err
 			})
@@ -231,29 +230,6 @@ func appendList[T any](dst *[]*T, list func(labels.Selector) ([]*T, error)) erro
 	items, err := list(labels.Everything())
 	*dst = append(*dst, items...)
 	return err
-}
-
-// typedList decodes the objects of a dynamic informer's cache. An object
-// that does not decode is an error naming it: its CRD should have refused
-// it.
-func typedList[T any](l cache.GenericLister) ([]*T, error) {
-	objs, err := l.List(labels.Everything())
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*T, 0, len(objs))
-	for _, o := range objs {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			return nil, fmt.Errorf("unexpected %T in a tlb.io cache", o)
-		}
-		t := new(T)
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t); err != nil {
-			return nil, fmt.Errorf("decode %s %s: %w", u.GetKind(), cache.NewObjectName(u.GetNamespace(), u.GetName()), err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // inputs lists the Gateway API caches into Build's inputs, completed with
