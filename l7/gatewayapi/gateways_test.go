@@ -111,15 +111,20 @@ func TestListenerConditions(t *testing.T) {
 				l.TLS.Mode = ptr(gatewayv1.TLSModePassthrough)
 				return l
 			}()},
-			want: map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid"}},
+			want:  map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid"}},
+			kinds: map[string][]string{"a": {}},
 		},
+		// As TLSRouteListenerTerminateNotSupported expects: no supported
+		// kinds, even when allowedRoutes names TLSRoute.
 		"TLS terminate": {
 			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
-				l := tlsListener("a", 443, "")
+				l := tlsListener("a", 443, "terminate.example.com")
 				l.TLS.Mode = ptr(gatewayv1.TLSModeTerminate)
+				l.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "TLSRoute"}}}
 				return l
 			}()},
-			want: map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue"}},
+			want:  map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid", "ResolvedRefs": "True/ResolvedRefs"}},
+			kinds: map[string][]string{"a": {}},
 		},
 		"invalid route kinds": {
 			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
