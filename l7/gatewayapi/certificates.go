@@ -12,7 +12,7 @@ import (
 
 // listenerCertificates resolves the certificateRefs of an HTTPS listener
 // into model certificates served for the listener's hostname (or, with
-// none, the names in the certificate). The first bad reference sets
+// none, the names in the certificate, or every name when it has none). The first bad reference sets
 // ResolvedRefs False; the listener is then not programmed.
 func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f string) {
 	gen, now := gw.Generation, b.in.Now
@@ -61,7 +61,9 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 }
 
 // serverNames are the SNI names a listener serves a certificate for: its
-// hostname, or the DNS names of the certificate.
+// hostname, or the DNS names of the certificate. A listener without
+// hostname whose certificate names no DNS names serves it for every
+// server name: nil, the model's default chain.
 func serverNames(l *listener, c model.Certificate) ([]string, error) {
 	if h := l.hostname(); h != "" {
 		return []string{h}, nil
@@ -71,7 +73,7 @@ func serverNames(l *listener, c model.Certificate) ([]string, error) {
 		return nil, err
 	}
 	if len(leaf.DNSNames) == 0 {
-		return nil, fmt.Errorf("the certificate names no DNS names; set the listener's hostname")
+		return nil, nil
 	}
 	return leaf.DNSNames, nil
 }

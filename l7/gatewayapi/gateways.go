@@ -152,6 +152,15 @@ func (g *gateway) model() (model.Gateway, bool) {
 				sni[n] = map[string]bool{}
 			}
 			for _, c := range l.certs {
+				if len(c.ServerNames) == 0 {
+					// The default chain (every other name): the first
+					// listener on the port to want it keeps it.
+					if !sni[n][""] {
+						sni[n][""] = true
+						ml.TLS = append(ml.TLS, model.SNICertificate{Certificate: c.Certificate})
+					}
+					continue
+				}
 				if names := unclaimed(c.ServerNames, sni[n]); len(names) > 0 {
 					ml.TLS = append(ml.TLS, model.SNICertificate{ServerNames: names, Certificate: c.Certificate})
 				}

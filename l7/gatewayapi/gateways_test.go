@@ -111,15 +111,20 @@ func TestListenerConditions(t *testing.T) {
 				l.TLS.Mode = ptr(gatewayv1.TLSModePassthrough)
 				return l
 			}()},
-			want: map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid"}},
+			want:  map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid"}},
+			kinds: map[string][]string{"a": {}},
 		},
+		// As TLSRouteListenerTerminateNotSupported expects: no supported
+		// kinds, even when allowedRoutes names TLSRoute.
 		"TLS terminate": {
 			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
-				l := tlsListener("a", 443, "")
+				l := tlsListener("a", 443, "terminate.example.com")
 				l.TLS.Mode = ptr(gatewayv1.TLSModeTerminate)
+				l.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "TLSRoute"}}}
 				return l
 			}()},
-			want: map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue"}},
+			want:  map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid", "ResolvedRefs": "True/ResolvedRefs"}},
+			kinds: map[string][]string{"a": {}},
 		},
 		"invalid route kinds": {
 			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
@@ -257,9 +262,40 @@ func TestHTTPSListenerWithoutHostnameServesCertificateNames(t *testing.T) {
 	if len(l.TLS) != 1 || len(l.TLS[0].ServerNames) != 2 || l.TLS[0].ServerNames[1] != "b.example.com" {
 		t.Fatalf("TLS %+v; want the certificate's DNS names", l.TLS)
 	}
+	// A certificate without DNS names (as in GatewaySecretReferenceGrant*)
+	// is served for every server name: the model's default chain.
 	in.Secrets[len(in.Secrets)-1] = tlsSecret(t, "infra", "multi")
-	st := Build(in).Status.Gateways[gwKey]
-	wantCond(t, st.Listeners[0].Conditions, "ResolvedRefs", false, string(gatewayv1.ListenerReasonInvalidCertificateRef))
+	res = Build(in)
+	st := res.Status.Gateways[gwKey]
+	wantCond(t, st.Listeners[0].Conditions, "ResolvedRefs", true, string(gatewayv1.ListenerReasonResolvedRefs))
+	wantCond(t, st.Listeners[0].Conditions, "Programmed", true, string(gatewayv1.ListenerReasonProgrammed))
+	l = res.Config.Gateways[0].Listeners[0]
+	if len(l.TLS) != 1 || l.TLS[0].ServerNames != nil || l.TLS[0].Certificate != "cert.infra.multi" {
+		t.Fatalf("TLS %+v; want cert.infra.multi without server names", l.TLS)
+	}
+	if r := model.Resolve(res.Config, model.Options{}); len(r.Problems) > 0 || len(r.Listeners) != 1 {
+		t.Fatalf("the model refuses the default chain: %v", r.Problems)
+	}
+}
+
+// TestSharedPortKeepsOneDefaultChain: two listeners on a port without
+// hostname conflict; the first alone serves its certificate for every
+// name, and the model gets one default chain.
+func TestSharedPortKeepsOneDefaultChain(t *testing.T) {
+	in := world(t)
+	in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{
+		httpsListener("a", 443, "", secretRef("", "first")),
+		httpsListener("b", 443, "", secretRef("", "second")),
+	}
+	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "first"), tlsSecret(t, "infra", "second"))
+	res := Build(in)
+	var tls []model.SNICertificate
+	for _, l := range res.Config.Gateways[0].Listeners {
+		tls = append(tls, l.TLS...)
+	}
+	if len(tls) != 1 || tls[0].ServerNames != nil || tls[0].Certificate != "cert.infra.first" {
+		t.Fatalf("TLS %+v; want cert.infra.first alone, without server names", tls)
+	}
 }
 
 // TestSharedPortServesEachServerNameOnce: an HTTPS listener without a

@@ -55,11 +55,13 @@ func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
 		l.protocol, supported = model.HTTPS, []string{kindHTTPRoute, kindGRPCRoute}
 		if mode != gatewayv1.TLSModeTerminate {
 			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: HTTPS listeners terminate TLS; use protocol TLS for Passthrough", gen, now)
+			return l // in a mode we do not serve, no route kind is supported
 		}
 	case gatewayv1.TLSProtocolType:
 		l.protocol, supported = model.TLS, []string{kindTLSRoute}
 		if mode != gatewayv1.TLSModePassthrough {
 			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: TLS listeners support Passthrough only", gen, now)
+			return l // TLSRoute termination is not supported: no kind is
 		}
 	default:
 		l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,

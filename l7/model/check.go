@@ -188,12 +188,17 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 			bad(f+".passthrough", "only TLS listeners pass connections through by server name")
 		}
 		checkListenerTLS(l, f, bad)
+		defaultChain := false
 		for j, c := range l.TLS {
 			if !certs[c.Certificate] {
 				bad(fmt.Sprintf("%s.certificates[%d].certificate", f, j), "no certificate %q", c.Certificate)
 			}
 			if len(c.ServerNames) == 0 {
-				bad(fmt.Sprintf("%s.certificates[%d].sni", f, j), "list at least one server name")
+				// No names: the default chain, served for every other name.
+				if defaultChain {
+					bad(fmt.Sprintf("%s.certificates[%d].sni", f, j), "only one certificate may be served for every server name (no names)")
+				}
+				defaultChain = true
 			}
 			for k, n := range c.ServerNames {
 				if err := checkHost(n); err != nil || n == "*" {

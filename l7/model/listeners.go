@@ -130,7 +130,7 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 			ref := ListenerRef{Gateway: g.Name, Listener: l.Name}
 			idx[ref] = len(out)
 			tlsCerts := slices.Clone(l.TLS)
-			slices.SortFunc(tlsCerts, func(a, b SNICertificate) int { return cmp.Compare(a.ServerNames[0], b.ServerNames[0]) })
+			slices.SortFunc(tlsCerts, func(a, b SNICertificate) int { return cmp.Compare(firstName(a.ServerNames), firstName(b.ServerNames)) })
 			out = append(out, EnvoyListener{
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
 				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
@@ -185,8 +185,12 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 
 // covered reports whether a certificate's server names match host, as
 // Envoy's SNI match does: exactly, or a wildcard "*.x" for one more label.
+// The certificate without names (the default chain) covers every host.
 func covered(certs []SNICertificate, host string) bool {
 	for _, c := range certs {
+		if len(c.ServerNames) == 0 {
+			return true
+		}
 		for _, n := range c.ServerNames {
 			if n == host {
 				return true
@@ -211,12 +215,16 @@ func sortedPassthrough(in []SNITarget) []SNITarget {
 	for i, p := range in {
 		out[i] = SNITarget{ServerNames: slices.Clone(p.ServerNames), Targets: slices.Clone(p.Targets)}
 	}
-	first := func(p SNITarget) string {
-		if len(p.ServerNames) == 0 {
-			return "\xff"
-		}
-		return p.ServerNames[0]
-	}
-	slices.SortFunc(out, func(a, b SNITarget) int { return cmp.Compare(first(a), first(b)) })
+	slices.SortFunc(out, func(a, b SNITarget) int { return cmp.Compare(firstName(a.ServerNames), firstName(b.ServerNames)) })
 	return out
+}
+
+// firstName is the key entries matched by server name sort by: the first
+// name, or, for the entry without names (every other name), one that
+// sorts last.
+func firstName(names []string) string {
+	if len(names) == 0 {
+		return "\xff"
+	}
+	return names[0]
 }

@@ -81,9 +81,15 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 			ConfigType: &listener.ListenerFilter_TypedConfig{TypedConfig: mustAny(&tlsinspector.TlsInspector{})},
 		}}
 		for _, c := range el.TLS {
+			// A certificate without names is the default chain: no
+			// match, so Envoy serves it when no other chain matches.
+			var match *listener.FilterChainMatch
+			if len(c.ServerNames) > 0 {
+				match = &listener.FilterChainMatch{ServerNames: c.ServerNames}
+			}
 			l.FilterChains = append(l.FilterChains, &listener.FilterChain{
 				Name:             c.Certificate,
-				FilterChainMatch: &listener.FilterChainMatch{ServerNames: c.ServerNames},
+				FilterChainMatch: match,
 				Filters:          []*listener.Filter{forwardClientCert(hcmFilter(el.Name, el.Name, f, jwt), el.ClientCertificate)},
 				TransportSocket:  downstreamTLS(c.Certificate, el),
 			})
