@@ -163,7 +163,7 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func(context.Conte
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (last error: %v)", ctx.Err(), last)
+			return fmt.Errorf("%w (last error: %w)", ctx.Err(), last)
 		case <-tick.C:
 		}
 	}
