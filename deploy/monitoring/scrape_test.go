@@ -205,9 +205,7 @@ func TestScrapeConfigSelectsOurPods(t *testing.T) {
 		"tlb-director": {"tlb-director 198.18.1.2:9100 /metrics instance=node-1"},
 		"tlb-netd":     {"tlb-netd 198.18.1.2:9101 /metrics instance=node-1"},
 		"tlb-ipam":     {"tlb-ipam 10.244.1.7:9470 /metrics instance="},
-		// deploy/envoy keeps l7's obs listener on loopback: no port named
-		// metrics, no target (docs/monitoring.md).
-		"tlb-l7":      nil,
+		"tlb-l7":      {"tlb-gateway-edge 198.18.1.2:9480 /metrics instance=node-1"},
 		"tlb-gateway": {"tlb-gateway-edge 198.18.1.2:9902 /stats/prometheus instance=node-1"},
 	}
 	var jobs []string

@@ -22,19 +22,26 @@ const (
 	PodNameDirector = "tlb-director"
 	// PodNameNetd is LabelName's value on netd's Pods.
 	PodNameNetd = "tlb-netd"
+	// PodNameGateway is LabelName's value on the gateway Pods, whose l7
+	// container serves the group's routes (GET /routes).
+	PodNameGateway = "tlb-gateway"
+	// LabelGatewayGroup is the gateway group of a gateway Pod.
+	LabelGatewayGroup = "tlb.io/gateway-group"
 	// MetricsPortName names the container port of their obs listener.
 	MetricsPortName = "metrics"
 
 	defaultDirectorObs = 9100 // director.metricsAddress's default port
 	defaultNetdObs     = 9101 // netd.metricsAddress's default port
+	defaultL7Obs       = 9480 // l7 serve --metrics-addr's default port
 )
 
 // PodDiscovery is the ComponentSource of a console in a cluster: on every
-// page it lists the director and netd Pods of Namespace (by their
-// app.kubernetes.io/name label) and reads each one's obs listener at its
-// node's IP (status.hostIP: they run on the host network with their
-// listener on that address) and its container port named "metrics" (the
-// role's default port when none is named). Static endpoints (the --director,
+// page it lists the director, netd and gateway Pods of Namespace (by their
+// app.kubernetes.io/name label) and reads each one's obs listener (the
+// gateway Pod's: its l7 container's) at its node's IP (status.hostIP:
+// they run on the host network with their listener on that address) and
+// its container port named "metrics" (the role's default port when none
+// is named). Static endpoints (the --director,
 // --netd and --l7 flags) are read as well; a discovered Pod whose name a
 // static endpoint already has is left out.
 //
@@ -64,19 +71,22 @@ func (p PodDiscovery) ReadComponents(ctx context.Context) []Component {
 	return out
 }
 
-// Endpoints lists the director and netd Pods of Namespace that have a
+// Endpoints lists the director, netd and gateway Pods of Namespace that have a
 // host IP, as endpoints named after their node, sorted by role and name.
 func (p PodDiscovery) Endpoints(ctx context.Context) ([]Endpoint, error) {
-	sel := fmt.Sprintf("%s in (%s,%s)", LabelName, PodNameDirector, PodNameNetd)
+	sel := fmt.Sprintf("%s in (%s,%s,%s)", LabelName, PodNameDirector, PodNameNetd, PodNameGateway)
 	pods, err := p.Kube.CoreV1().Pods(p.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return nil, fmt.Errorf("discover directors and netd: list pods in %s (%s): %w", p.Namespace, sel, err)
+		return nil, fmt.Errorf("discover directors, netd and l7: list pods in %s (%s): %w", p.Namespace, sel, err)
 	}
 	var out []Endpoint
 	for _, pod := range pods.Items {
 		role, port := RoleDirector, defaultDirectorObs
-		if pod.Labels[LabelName] == PodNameNetd {
+		switch pod.Labels[LabelName] {
+		case PodNameNetd:
 			role, port = RoleNetd, defaultNetdObs
+		case PodNameGateway:
+			role, port = RoleL7, defaultL7Obs
 		}
 		if pod.Status.HostIP == "" || pod.DeletionTimestamp != nil {
 			continue // not scheduled yet, or going away
@@ -85,6 +95,9 @@ func (p PodDiscovery) Endpoints(ctx context.Context) ([]Endpoint, error) {
 			port = named
 		}
 		name := cmp.Or(pod.Spec.NodeName, pod.Name)
+		if g := pod.Labels[LabelGatewayGroup]; role == RoleL7 && g != "" {
+			name += "/" + g // one gateway Pod per group on a node
+		}
 		out = append(out, Endpoint{Role: role, Name: name,
 			URL: "http://" + net.JoinHostPort(pod.Status.HostIP, strconv.Itoa(port))})
 	}

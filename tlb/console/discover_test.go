@@ -28,6 +28,14 @@ func agentPod(ns, name, app, node, hostIP string, port int32) *corev1.Pod {
 	return pod
 }
 
+// gatewayPod is a gateway Pod of group on node: its l7 container
+// declares no port, so the l7 default (9480) is read.
+func gatewayPod(ns, name, node, hostIP, group string) *corev1.Pod {
+	pod := agentPod(ns, name, PodNameGateway, node, hostIP, 0)
+	pod.Labels[LabelGatewayGroup] = group
+	return pod
+}
+
 func TestPodDiscoveryEndpoints(t *testing.T) {
 	kc := kubefake.NewClientset(
 		agentPod("tlb-system", "tlb-director-x1", PodNameDirector, "dir-2", "198.18.1.3", 9200),
@@ -37,6 +45,8 @@ func TestPodDiscoveryEndpoints(t *testing.T) {
 		agentPod("tlb-system", "tlb-netd-y2", PodNameNetd, "gw-b", "2001:db8::2", 9101),
 		// Not scheduled yet: no host IP.
 		agentPod("tlb-system", "tlb-netd-pending", PodNameNetd, "", "", 9101),
+		// A gateway Pod: its l7 container's obs listener, named per group.
+		gatewayPod("tlb-system", "tlb-gateway-edge-q", "gw-a", "198.18.2.2", "edge"),
 		// Not ours, or not in the namespace.
 		agentPod("tlb-system", "tlb-ipam-z", "tlb-ipam", "n1", "198.18.1.9", 9470),
 		agentPod("other", "tlb-director-elsewhere", PodNameDirector, "n2", "198.18.1.8", 9100),
@@ -48,6 +58,7 @@ func TestPodDiscoveryEndpoints(t *testing.T) {
 	want := []Endpoint{
 		{Role: RoleDirector, Name: "dir-1", URL: "http://198.18.1.2:9100"},
 		{Role: RoleDirector, Name: "dir-2", URL: "http://198.18.1.3:9200"},
+		{Role: RoleL7, Name: "gw-a/edge", URL: "http://198.18.2.2:9480"},
 		{Role: RoleNetd, Name: "gw-a", URL: "http://198.18.2.2:9101"},
 		{Role: RoleNetd, Name: "gw-b", URL: "http://[2001:db8::2]:9101"},
 	}
