@@ -34,6 +34,8 @@ func runGatewayController(args []string) error {
 		leaseNS     = fs.String("leader-election-namespace", podEnvOr("POD_NAMESPACE", "tlb-system"), "namespace of the Lease")
 		leaseName   = fs.String("lease-name", "tlb-gateway-controller", "name of the Lease")
 		identity    = fs.String("identity", podEnvOr("POD_NAME", host), "this replica's name in the Lease and in Events")
+		qps         = fs.Float64("kube-api-qps", 200, "API server requests per second (client-side limit; a status write per changed object)")
+		burst       = fs.Int("kube-api-burst", 400, "API server requests allowed at once above kube-api-qps")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -51,6 +53,16 @@ func runGatewayController(args []string) error {
 		return fmt.Errorf("load API server configuration: %w", err)
 	}
 	cfg.UserAgent = "tlb-gateway-controller/" + *identity
+	// Leader election has a client (and a rate limiter) of its own, so
+	// that renewing the Lease never waits behind a burst of status writes.
+	leCfg := rest.CopyConfig(cfg)
+	leCfg.QPS, leCfg.Burst = 5, 10
+	leCfg.UserAgent += "/leader-election"
+	leClient, err := kubernetes.NewForConfig(leCfg)
+	if err != nil {
+		return fmt.Errorf("build leader election client: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(*qps), *burst
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("build Kubernetes client: %w", err)
@@ -91,7 +103,7 @@ func runGatewayController(args []string) error {
 		return nil
 	}
 	err = leader.Run(ctx, leader.Election{
-		Client: kc, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
+		Client: leClient, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Log: log, Work: "reconciling Gateways",
 	}, lead)
 	if err != nil {
