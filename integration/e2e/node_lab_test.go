@@ -159,10 +159,24 @@ func TestDeployOnRealNodes(t *testing.T) {
 
 	applied := time.Now()
 	ctx := context.Background()
-	if err := s.CreateAll(ctx, objs); err != nil {
+	// The custom resources of the build (GatewayClass tlb and its
+	// GatewayClassConfig) can be created only once the build's CRDs are
+	// served, as kubectl apply would retry them.
+	var first, custom []*unstructured.Unstructured
+	for _, o := range objs {
+		if g := o.GroupVersionKind().Group; g == "tlb.io" || g == "gateway.networking.k8s.io" {
+			custom = append(custom, o)
+		} else {
+			first = append(first, o)
+		}
+	}
+	if err := s.CreateAll(ctx, first); err != nil {
 		t.Fatalf("apply the kustomize build of deploy/: %v", err)
 	}
-	waitFor(t, 2*time.Minute, "the CRDs of deploy/ are served and an L4Cluster and VIPPool are created", func() bool {
+	waitFor(t, 2*time.Minute, "the CRDs of deploy/ are served, its custom resources, an L4Cluster and VIPPool are created", func() bool {
+		if err := s.CreateAll(ctx, custom); err != nil {
+			return false
+		}
 		return createAll(s, []any{
 			&v1alpha1.L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: deployL4Cluster}, Spec: v1alpha1.L4ClusterSpec{Environment: env}},
 			&v1alpha1.VIPPool{ObjectMeta: metav1.ObjectMeta{Name: "lab-pool"}, Spec: v1alpha1.VIPPoolSpec{L4Cluster: deployL4Cluster, CIDRs: []string{pool}}},
