@@ -102,7 +102,9 @@ func TestDeployOnRealNodes(t *testing.T) {
 		if i == 1 {
 			tn = gw
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		// Under TCG on a loaded host, importing the images alone has
+		// taken over four minutes.
+		ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 		n, err := k8snode.Start(ctx, bins, api, k8snode.Options{
 			Name: spec.name, NetnsPath: tn.NsPath(), Listen: tn.Listen, NodeIP: spec.ip,
 			PodCIDR: fmt.Sprintf("10.244.%d.0/24", i+1), Labels: spec.labels, APIServer: u.Host,

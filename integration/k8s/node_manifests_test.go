@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -98,8 +99,11 @@ func TestNodeAgentManifestHardening(t *testing.T) {
 	}
 }
 
-// checkProbes checks that c's liveness and readiness probes GET /healthz
-// and /readyz where the obs listener listens (host, port).
+// checkProbes checks that c's startup, liveness and readiness probes GET
+// /healthz, /healthz and /readyz where the obs listener listens (host,
+// port), and that the startup probe allows minutes: a node agent that
+// waits for a slow API server must not be killed by its liveness probe
+// before it serves.
 func checkProbes(t *testing.T, c corev1.Container, hostNetwork bool, host, port string) {
 	t.Helper()
 	// With host networking the kubelet's probe goes to the node's IP unless
@@ -117,7 +121,7 @@ func checkProbes(t *testing.T, c corev1.Container, hostNetwork bool, host, port 
 	for _, p := range []struct {
 		name, path string
 		probe      *corev1.Probe
-	}{{"livenessProbe", "/healthz", c.LivenessProbe}, {"readinessProbe", "/readyz", c.ReadinessProbe}} {
+	}{{"startupProbe", "/healthz", c.StartupProbe}, {"livenessProbe", "/healthz", c.LivenessProbe}, {"readinessProbe", "/readyz", c.ReadinessProbe}} {
 		if p.probe == nil || p.probe.HTTPGet == nil {
 			t.Errorf("container %s: no %s (httpGet %s)", c.Name, p.name, p.path)
 			continue
@@ -127,6 +131,14 @@ func checkProbes(t *testing.T, c corev1.Container, hostNetwork bool, host, port 
 			t.Errorf("container %s: %s is GET %s on %s:%s, want %s on %s:%s (metricsAddress)",
 				c.Name, p.name, got.Path, got.Host, got.Port.String(), p.path, wantHost, port)
 		}
+	}
+	if s := c.StartupProbe; s != nil {
+		if budget := time.Duration(s.PeriodSeconds*s.FailureThreshold) * time.Second; budget < 3*time.Minute {
+			t.Errorf("container %s: the startup probe gives %s to start; want at least 3m", c.Name, budget)
+		}
+	}
+	if l := c.LivenessProbe; l != nil && l.InitialDelaySeconds != 0 {
+		t.Errorf("container %s: livenessProbe.initialDelaySeconds %d; the startup probe covers the start", c.Name, l.InitialDelaySeconds)
 	}
 }
 
