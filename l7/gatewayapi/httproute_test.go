@@ -183,7 +183,7 @@ func TestHTTPRouteTranslation(t *testing.T) {
 				}(),
 			},
 			want: []model.Route{
-				{Name: "rule-0", Prefix: "/req", Targets: toWeb(1), Timeout: 10 * time.Second},
+				{Name: "rule-0", Prefix: "/req", Targets: toWeb(1), Timeout: 10 * time.Second, BackendTimeout: 2 * time.Second},
 				{Name: "rule-2", Prefix: "/off", Targets: toWeb(1), Timeout: -1},
 				{Name: "rule-1", Prefix: "/be", Targets: toWeb(1), Timeout: 500 * time.Millisecond},
 			},
