@@ -7,15 +7,22 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
@@ -28,17 +35,28 @@ import (
 )
 
 // TestRBACGatewayController: the Gateway controller's ClusterRole and
-// leader Role (deploy/gateway/rbac.yaml) are enough for the real
-// controller, elected through Lease tlb-system/tlb-gateway-controller as
-// ServiceAccount tlb-gateway-controller, to sync every informer (list and
-// watch of each kind it reads; without one it never starts), create a
-// Gateway's VIP Service, update it when the listeners change, write the
-// Gateway's status.addresses and conditions once the IPAM gave the VIP,
-// record an Event on the Gateway and delete the VIP Service when the
-// Gateway goes; and it grants no get of a Secret, no write to a Gateway's
-// spec or a Service's status, no Pod and no other Lease.
+// leader Role (deploy/gateway/rbac.yaml) are exactly what the real
+// controller uses, elected through Lease tlb-system/tlb-gateway-controller
+// as ServiceAccount tlb-gateway-controller.
+//
+// Enough: it syncs every informer (without one it never starts), creates
+// a Gateway's VIP Service, updates it when the listeners change, writes
+// the status of the GatewayClass, the Gateway (status.addresses once the
+// IPAM gave the VIP), an HTTPRoute, a GRPCRoute, a TLSRoute and a
+// TrafficPolicy, records Events on Gateways (and patches a repeated one:
+// a second Gateway whose VIP Service name is taken), and deletes the VIP
+// Service when the Gateway goes; none of its requests is Forbidden.
+//
+// No more: every request of the controller's clients is recorded, and
+// each (group, resource, verb) a rule of the file grants must have been
+// used by a successful request; an unused grant fails the test by name.
+// It grants no get of a Secret, no write to a Gateway's spec or a
+// Service's status, no Pod and no other Lease (checked by clients whose
+// requests are not recorded).
 func TestRBACGatewayController(t *testing.T) {
-	installRBAC(t, "deploy/gateway/rbac.yaml")
+	const rbacFile = "deploy/gateway/rbac.yaml"
+	installRBAC(t, rbacFile)
+	grants := grantsOf(t, rbacFile)
 	ctx := context.Background()
 	kc, dc := clients(t)
 	agc, err := gwclient.NewForConfig(server.Config)
@@ -69,10 +87,20 @@ func TestRBACGatewayController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sk, sd, sg := kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg), gwclient.NewForConfigOrDie(cfg)
-	eventually(t, 30*time.Second, "tlb-gateway-controller may list Gateways (RBAC in effect)", func() (bool, string) {
-		_, err := sg.GatewayV1().Gateways("").List(ctx, metav1.ListOptions{Limit: 1})
-		return err == nil, fmt.Sprint(err)
+	// tk, td and tg are the test's own requests as the ServiceAccount
+	// (waiting for RBAC, the Forbidden checks): not recorded. sk, sd and
+	// sg are the controller's, and every request they make is.
+	tk, td, tg := kubernetes.NewForConfigOrDie(cfg), dynamic.NewForConfigOrDie(cfg), gwclient.NewForConfigOrDie(cfg)
+	rec := &requestRecorder{}
+	recorded := rest.CopyConfig(cfg)
+	rec.wrap(recorded)
+	sk, sd, sg := kubernetes.NewForConfigOrDie(recorded), dynamic.NewForConfigOrDie(recorded), gwclient.NewForConfigOrDie(recorded)
+	eventually(t, 30*time.Second, "tlb-gateway-controller may list Gateways and get its Lease (RBAC in effect)", func() (bool, string) {
+		if _, err := tg.GatewayV1().Gateways("").List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			return false, err.Error()
+		}
+		_, err := tk.CoordinationV1().Leases("tlb-system").Get(ctx, "tlb-gateway-controller", metav1.GetOptions{})
+		return err == nil || apierrors.IsNotFound(err), fmt.Sprint(err)
 	})
 	log := rbacLog()
 	ctrl, err := gatewayctl.New(gatewayctl.Options{Kube: sk, Gateway: sg, Dynamic: sd, Log: log, Identity: identity})
@@ -90,11 +118,16 @@ func TestRBACGatewayController(t *testing.T) {
 		})
 	})
 
+	// web: an HTTP listener for the HTTPRoute and the GRPCRoute, a TLS
+	// Passthrough one for the TLSRoute.
 	gws := agc.GatewayV1().Gateways(ns)
+	passthrough := gatewayv1.TLSModePassthrough
 	gw := &gatewayv1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
 		Spec: gatewayv1.GatewaySpec{GatewayClassName: "rbac-gateway", Listeners: []gatewayv1.Listener{
-			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType},
+			{Name: "tls", Port: 443, Protocol: gatewayv1.TLSProtocolType, TLS: &gatewayv1.ListenerTLSConfig{Mode: &passthrough}},
+		}},
 	}
 	if _, err := gws.Create(ctx, gw, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -118,6 +151,18 @@ func TestRBACGatewayController(t *testing.T) {
 		}
 		return hasEvent(evs.Items, gatewayctl.ReasonVIPServiceCreated, vipName), fmt.Sprintf("events %v", evs.Items)
 	})
+	eventually(t, 30*time.Second, "GatewayClass rbac-gateway Accepted by the controller", func() (bool, string) {
+		gc, err := agc.GatewayV1().GatewayClasses().Get(ctx, "rbac-gateway", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range gc.Status.Conditions {
+			if c.Type == string(gatewayv1.GatewayClassConditionStatusAccepted) && c.Status == metav1.ConditionTrue {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("status %+v", gc.Status)
+	})
 	// A new listener port: the VIP Service is updated.
 	g, err := gws.Get(ctx, "web", metav1.GetOptions{})
 	if err != nil {
@@ -127,16 +172,20 @@ func TestRBACGatewayController(t *testing.T) {
 	if _, err := gws.Update(ctx, g, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, vipName+" has ports 80 and 8080", func() (bool, string) {
+	eventually(t, 30*time.Second, vipName+" has ports 80, 443 and 8080", func() (bool, string) {
 		s, err := kc.CoreV1().Services(ns).Get(ctx, vipName, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
-		return len(s.Spec.Ports) == 2 && s.Spec.Ports[1].Port == 8080 && s.Labels[ipam.LabelOwningGateway] == ns+".web",
+		return len(s.Spec.Ports) == 3 && s.Spec.Ports[2].Port == 8080 && s.Labels[ipam.LabelOwningGateway] == ns+".web",
 			fmt.Sprintf("ports %+v", s.Spec.Ports)
 	})
 
-	assertForbidden(t, "tlb-gateway-controller", tlbkube.Clients{Kube: sk, Dynamic: sd}, []forbidden{
+	createRoutesAndPolicy(t, agc, dc, ns, "web")
+	repeatConflictEvent(t, kc, agc, ns)
+	touchLease(t, kc, rec)
+
+	assertForbidden(t, "tlb-gateway-controller", tlbkube.Clients{Kube: tk, Dynamic: td}, []forbidden{
 		{"get a Secret", func(ctx context.Context, c tlbkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "any", metav1.GetOptions{})
 			return err
@@ -169,14 +218,14 @@ func TestRBACGatewayController(t *testing.T) {
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
 			}
-			_, err = sg.GatewayV1().Gateways(ns).Update(ctx, g, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+			_, err = tg.GatewayV1().Gateways(ns).Update(ctx, g, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		},
 		"delete a Gateway": func() error {
-			return sg.GatewayV1().Gateways(ns).Delete(ctx, "web", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+			return tg.GatewayV1().Gateways(ns).Delete(ctx, "web", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		},
 		"get a Gateway by name": func() error {
-			_, err := sg.GatewayV1().Gateways(ns).Get(ctx, "web", metav1.GetOptions{})
+			_, err := tg.GatewayV1().Gateways(ns).Get(ctx, "web", metav1.GetOptions{})
 			return err
 		},
 	} {
@@ -194,5 +243,221 @@ func TestRBACGatewayController(t *testing.T) {
 	eventually(t, 30*time.Second, vipName+" deleted", func() (bool, string) {
 		_, err := kc.CoreV1().Services(ns).Get(ctx, vipName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+
+	// Every grant was used, and nothing the controller asked was refused.
+	eventually(t, 30*time.Second, "every grant of "+rbacFile+" used by a successful request of the controller", func() (bool, string) {
+		var unused []string
+		for _, g := range grants {
+			if _, ok := usedBy(g, rec.requests()); !ok {
+				unused = append(unused, g.String())
+			}
+		}
+		return len(unused) == 0, fmt.Sprintf("%d of %d grants unused: %s", len(unused), len(grants), strings.Join(unused, "; "))
+	})
+	reqs := rec.requests()
+	for _, g := range grants {
+		r, _ := usedBy(g, reqs)
+		t.Logf("grant %s: used by %s %s (%d)", g, r.method, r.url, r.status)
+	}
+	for _, r := range reqs {
+		if r.status == 403 {
+			t.Errorf("tlb-gateway-controller was refused %s (%s %s): a rule is missing from %s", r.requestAttributes, r.method, r.url, rbacFile)
+		}
+	}
+	t.Logf("%d requests recorded", len(reqs))
+}
+
+// usedBy returns the first request that g allowed and that succeeded.
+func usedBy(g grant, reqs []recordedRequest) (recordedRequest, bool) {
+	i := slices.IndexFunc(reqs, func(r recordedRequest) bool {
+		return r.status > 0 && r.status < 400 && g.allows(r.requestAttributes)
+	})
+	if i < 0 {
+		return recordedRequest{}, false
+	}
+	return reqs[i], true
+}
+
+// createRoutesAndPolicy creates, as the admin, an HTTPRoute, a GRPCRoute
+// and a TLSRoute attached to Gateway ns/gateway and a TrafficPolicy on
+// the HTTPRoute, and waits until the controller wrote the status of each.
+func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Interface, ns, gateway string) {
+	t.Helper()
+	ctx := context.Background()
+	parents := gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gateway)}}}
+	route := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+	gw := agc.GatewayV1()
+	if _, err := gw.HTTPRoutes(ns).Create(ctx, &gatewayv1.HTTPRoute{
+		ObjectMeta: route("web-http"), Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: parents},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create HTTPRoute: %v", err)
+	}
+	if _, err := gw.GRPCRoutes(ns).Create(ctx, &gatewayv1.GRPCRoute{
+		ObjectMeta: route("web-grpc"), Spec: gatewayv1.GRPCRouteSpec{CommonRouteSpec: parents},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create GRPCRoute: %v", err)
+	}
+	port := gatewayv1.PortNumber(443)
+	if _, err := gw.TLSRoutes(ns).Create(ctx, &gatewayv1.TLSRoute{
+		ObjectMeta: route("web-tls"),
+		Spec: gatewayv1.TLSRouteSpec{CommonRouteSpec: parents, Hostnames: []gatewayv1.Hostname{"tls.example.com"},
+			Rules: []gatewayv1.TLSRouteRule{{BackendRefs: []gatewayv1.BackendRef{{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web-backend", Port: &port}}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create TLSRoute: %v", err)
+	}
+	policy, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tlbv1alpha1.TrafficPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: tlbv1alpha1.SchemeGroupVersion.String(), Kind: tlbv1alpha1.KindTrafficPolicy},
+		ObjectMeta: route("web-cors"),
+		Spec: tlbv1alpha1.TrafficPolicySpec{
+			TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{
+				Group: gatewayv1.GroupName, Kind: "HTTPRoute", Name: "web-http"}}},
+			CORS: &tlbv1alpha1.PolicyCORS{AllowOrigins: []string{"https://app.example.com"}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.Resource(gatewayctl.TrafficPolicyResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: policy}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create TrafficPolicy: %v", err)
+	}
+
+	ours := func(what string, parents []gatewayv1.RouteParentStatus) (bool, string) {
+		for _, p := range parents {
+			if p.ControllerName == gatewayapi.ControllerName && string(p.ParentRef.Name) == gateway {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s status.parents %+v", what, parents)
+	}
+	eventually(t, 30*time.Second, "the controller wrote the status of HTTPRoute web-http", func() (bool, string) {
+		r, err := gw.HTTPRoutes(ns).Get(ctx, "web-http", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return ours("HTTPRoute", r.Status.Parents)
+	})
+	eventually(t, 30*time.Second, "the controller wrote the status of GRPCRoute web-grpc", func() (bool, string) {
+		r, err := gw.GRPCRoutes(ns).Get(ctx, "web-grpc", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return ours("GRPCRoute", r.Status.Parents)
+	})
+	eventually(t, 30*time.Second, "the controller wrote the status of TLSRoute web-tls", func() (bool, string) {
+		r, err := gw.TLSRoutes(ns).Get(ctx, "web-tls", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return ours("TLSRoute", r.Status.Parents)
+	})
+	eventually(t, 30*time.Second, "the controller wrote the status of TrafficPolicy web-cors", func() (bool, string) {
+		u, err := dc.Resource(gatewayctl.TrafficPolicyResource).Namespace(ns).Get(ctx, "web-cors", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var p tlbv1alpha1.TrafficPolicy
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &p); err != nil {
+			return false, err.Error()
+		}
+		for _, a := range p.Status.Ancestors {
+			if a.ControllerName == gatewayapi.ControllerName {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("status %+v", p.Status)
+	})
+}
+
+// repeatConflictEvent makes the controller repeat an Event, which its
+// recorder counts by patching the Event: Gateway taken's VIP Service name
+// is held by a Service that is not its own, so each sync warns
+// VIPServiceNameTaken; syncs are triggered by touching the Namespace
+// (which the controller watches) until the Event's count is above one.
+func repeatConflictEvent(t *testing.T, kc kubernetes.Interface, agc gwclient.Interface, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: gatewayctl.VIPServiceName("taken")},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agc.GatewayV1().Gateways(ns).Create(ctx, &gatewayv1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
+		Spec: gatewayv1.GatewaySpec{GatewayClassName: "rbac-gateway", Listeners: []gatewayv1.Listener{
+			{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := agc.GatewayV1().Gateways(ns).Delete(context.Background(), "taken", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete Gateway taken: %v", err)
+		}
+	})
+	touches := 0
+	var touched time.Time
+	eventually(t, 60*time.Second, "a VIPServiceNameTaken Event on Gateway taken counted more than once", func() (bool, string) {
+		evs, err := kc.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Gateway,involvedObject.name=taken"})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs.Items {
+			if e.Reason == gatewayctl.ReasonVIPServiceConflict && e.Count > 1 {
+				return true, ""
+			}
+		}
+		// One more sync, at most every second: the recorder sends the
+		// repeat on its own time.
+		if time.Since(touched) > time.Second {
+			touches++
+			touched = time.Now()
+			if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				n, err := kc.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				if n.Labels == nil {
+					n.Labels = map[string]string{}
+				}
+				n.Labels["rbac-test-touch"] = fmt.Sprint(touches)
+				_, err = kc.CoreV1().Namespaces().Update(ctx, n, metav1.UpdateOptions{})
+				return err
+			}); err != nil {
+				return false, fmt.Sprintf("touch Namespace %s: %v", ns, err)
+			}
+		}
+		return false, fmt.Sprintf("%d touches; events %+v", touches, evs.Items)
+	})
+}
+
+// touchLease changes the labels of the controller's Lease as the admin:
+// the controller's next renewal, optimistic (an update from the Lease it
+// last saw), conflicts, and leader election falls back to getting the
+// Lease; it is how a replica that did not create the Lease uses get. It
+// waits until the recorder saw that get succeed.
+func touchLease(t *testing.T, kc kubernetes.Interface, rec *requestRecorder) {
+	t.Helper()
+	ctx := context.Background()
+	leases := kc.CoordinationV1().Leases("tlb-system")
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l, err := leases.Get(ctx, "tlb-gateway-controller", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if l.Labels == nil {
+			l.Labels = map[string]string{}
+		}
+		l.Labels["rbac-test-touch"] = "1"
+		_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("touch Lease tlb-system/tlb-gateway-controller: %v", err)
+	}
+	eventually(t, 30*time.Second, "the controller got its Lease after the touch", func() (bool, string) {
+		return slices.ContainsFunc(rec.requests(), func(r recordedRequest) bool {
+			return r.Group == "coordination.k8s.io" && r.Resource == "leases" && r.Verb == "get" && r.status == 200
+		}), "no successful get of a Lease recorded"
 	})
 }

@@ -10,7 +10,8 @@ import (
 // SupportedFeatures returns the Gateway API features TLB claims, sorted
 // by name: what GatewayClass status.supportedFeatures lists and what the
 // conformance suite runs. Each extended feature is one the model carries
-// (query and method matches, response headers, redirects, rewrites,
+// (query and method matches, response headers, redirects with each
+// status code, rewrites,
 // mirrors, timeouts, parentRef ports).
 func SupportedFeatures() []features.FeatureName {
 	fs := []features.FeatureName{
@@ -27,6 +28,9 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRoutePathRewrite,
 		features.SupportHTTPRouteSchemeRedirect,
 		features.SupportHTTPRoutePortRedirect,
+		features.SupportHTTPRoute303RedirectStatusCode,
+		features.SupportHTTPRoute307RedirectStatusCode,
+		features.SupportHTTPRoute308RedirectStatusCode,
 		features.SupportHTTPRouteRequestMirror,
 		features.SupportHTTPRouteRequestMultipleMirrors,
 		features.SupportHTTPRouteRequestPercentageMirror,

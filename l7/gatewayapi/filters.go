@@ -186,8 +186,8 @@ func redirect(f string, r *gatewayv1.HTTPRequestRedirectFilter, rb *routeBuild) 
 		out.Port = uint32(*r.Port)
 	}
 	if r.StatusCode != nil {
-		if *r.StatusCode != 301 && *r.StatusCode != 302 {
-			rb.unsupportedf("%s.requestRedirect.statusCode: %d is not supported; use 301 or 302", f, *r.StatusCode)
+		if !model.RedirectCode(*r.StatusCode) {
+			rb.unsupportedf("%s.requestRedirect.statusCode: %d is not supported; use 301, 302, 303, 307 or 308", f, *r.StatusCode)
 		}
 		out.StatusCode = *r.StatusCode
 	}

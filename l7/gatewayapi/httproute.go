@@ -51,11 +51,18 @@ func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []m
 		}
 		targets, none = rb.targets(f, refs)
 	}
-	var timeout time.Duration
+	// timeouts.request bounds the whole request, backendRequest each
+	// request to a backend; alone, backendRequest bounds both, as a
+	// request goes to one backend when nothing retries.
+	var timeout, backend time.Duration
 	if t := rule.Timeouts; t != nil {
 		timeout = duration(f+".timeouts.request", t.Request, rb)
-		if timeout == 0 {
-			timeout = duration(f+".timeouts.backendRequest", t.BackendRequest, rb)
+		backend = duration(f+".timeouts.backendRequest", t.BackendRequest, rb)
+		switch {
+		case timeout == 0:
+			timeout, backend = backend, 0
+		case backend < 0 || (timeout > 0 && backend >= timeout):
+			backend = 0 // disabled, or no tighter than the request timeout
 		}
 	}
 	matches := rule.Matches
@@ -65,7 +72,7 @@ func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []m
 	var out []model.Route
 	for j, m := range matches {
 		mf := fmt.Sprintf("%s.matches[%d]", f, j)
-		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, Timeout: timeout}
+		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, Timeout: timeout, BackendTimeout: backend}
 		httpMatch(mf, m, &r, rb)
 		filters.apply(&r)
 		if none && r.Redirect == nil {

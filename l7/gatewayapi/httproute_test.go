@@ -132,6 +132,12 @@ func TestHTTPRouteTranslation(t *testing.T) {
 			want: []model.Route{{Name: "rule-0", Prefix: "/old", Redirect: &model.Redirect{Scheme: "https", Hostname: "new.example.com", Port: 8443, StatusCode: 301,
 				Path: &model.PathModifier{IsPrefix: true, ReplacePrefix: "/new"}}}},
 		},
+		"redirect 308": {
+			rules: []gatewayv1.HTTPRouteRule{withFilters(gatewayv1.HTTPRouteRule{Matches: []gatewayv1.HTTPRouteMatch{{Path: pathMatch(gatewayv1.PathMatchExact, "/gone")}}},
+				gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr(308)}},
+			)},
+			want: []model.Route{{Name: "rule-0", Exact: "/gone", Redirect: &model.Redirect{StatusCode: 308}}},
+		},
 		"URL rewrite": {
 			rules: []gatewayv1.HTTPRouteRule{withFilters(webRule(),
 				gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
@@ -177,7 +183,7 @@ func TestHTTPRouteTranslation(t *testing.T) {
 				}(),
 			},
 			want: []model.Route{
-				{Name: "rule-0", Prefix: "/req", Targets: toWeb(1), Timeout: 10 * time.Second},
+				{Name: "rule-0", Prefix: "/req", Targets: toWeb(1), Timeout: 10 * time.Second, BackendTimeout: 2 * time.Second},
 				{Name: "rule-2", Prefix: "/off", Targets: toWeb(1), Timeout: -1},
 				{Name: "rule-1", Prefix: "/be", Targets: toWeb(1), Timeout: 500 * time.Millisecond},
 			},

@@ -69,7 +69,7 @@ func TestHTTPRouteParentConditions(t *testing.T) {
 			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterExtensionRef, ExtensionRef: &gatewayv1.LocalObjectReference{Kind: "X", Name: "y"}}}
 		}, accepted: "False/UnsupportedValue", resolved: "True/ResolvedRefs"},
 		"unsupported redirect status": {route: func(r *gatewayv1.HTTPRoute) {
-			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr(307)}}}
+			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &gatewayv1.HTTPRequestRedirectFilter{StatusCode: ptr(305)}}}
 		}, accepted: "False/UnsupportedValue", resolved: "True/ResolvedRefs"},
 		"prefix rewrite without a prefix match": {route: func(r *gatewayv1.HTTPRoute) {
 			r.Spec.Rules[0].Matches = []gatewayv1.HTTPRouteMatch{{Path: pathMatch(gatewayv1.PathMatchExact, "/x")}}

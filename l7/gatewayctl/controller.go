@@ -62,6 +62,7 @@ type Controller struct {
 	log     *slog.Logger
 	clock   clock.PassiveClock
 	metrics *metrics
+	own     *ownWrites
 	queue   workqueue.TypedRateLimitingInterface[string]
 
 	recorder record.EventRecorder
@@ -87,7 +88,7 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("register Gateway API types: %w", err)
 	}
 	c := &Controller{
-		opts: o, log: o.Log, clock: o.Clock, metrics: newMetrics(o.Registry), scheme: scheme,
+		opts: o, log: o.Log, clock: o.Clock, metrics: newMetrics(o.Registry), own: newOwnWrites(), scheme: scheme,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 	}
 	c.gwInformers = gwinformers.NewSharedInformerFactory(o.Gateway, 0)
@@ -172,7 +173,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	if err := c.sync(ctx); err != nil {
+	began := c.clock.Now()
+	err := c.sync(ctx)
+	c.metrics.syncSeconds.Observe(c.clock.Since(began).Seconds())
+	if err != nil {
 		c.metrics.syncs.WithLabelValues("error").Inc()
 		c.log.Warn("sync Gateway API objects failed; retrying", "err", err)
 		c.queue.AddRateLimited(key)

@@ -33,12 +33,16 @@ func (w statusWrites) empty() bool {
 // addresses (from the VIP Service) and, for spec.addresses TLB cannot
 // serve or a VIP Service name that is taken, the Accepted or Programmed
 // condition that says so. Routes and TrafficPolicies not in want lose the
-// entries of our controller.
-func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Status) statusWrites {
+// entries of our controller. Objects pending says a write of ours has
+// replaced, but the cache does not show yet, are left for a later sync.
+func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Status, pending func(kind string, o metav1.Object) bool) statusWrites {
+	if pending == nil {
+		pending = func(string, metav1.Object) bool { return false }
+	}
 	var w statusWrites
 	for _, gc := range in.Classes {
 		st, ok := want.GatewayClasses[gc.Name]
-		if !ok {
+		if !ok || pending(kindGatewayClass, gc) {
 			continue
 		}
 		if st, changed := classStatus(gc.Status, st); changed {
@@ -49,7 +53,7 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 	}
 	for _, gw := range in.Gateways {
 		key := types.NamespacedName{Namespace: gw.Namespace, Name: gw.Name}
-		if _, ours := p.ours[key]; !ours {
+		if _, ours := p.ours[key]; !ours || pending(kindGateway, gw) {
 			continue
 		}
 		built := want.Gateways[key]
@@ -66,6 +70,9 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 		}
 	}
 	for _, r := range in.HTTPRoutes {
+		if pending(kindHTTPRoute, r) {
+			continue
+		}
 		if st, changed := routeStatus(r.Status.RouteStatus, want.HTTPRoutes[nameOf(r)].RouteStatus); changed {
 			cp := r.DeepCopy()
 			cp.Status.RouteStatus = st
@@ -73,6 +80,9 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 		}
 	}
 	for _, r := range in.GRPCRoutes {
+		if pending(kindGRPCRoute, r) {
+			continue
+		}
 		if st, changed := routeStatus(r.Status.RouteStatus, want.GRPCRoutes[nameOf(r)].RouteStatus); changed {
 			cp := r.DeepCopy()
 			cp.Status.RouteStatus = st
@@ -80,6 +90,9 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 		}
 	}
 	for _, r := range in.TLSRoutes {
+		if pending(kindTLSRoute, r) {
+			continue
+		}
 		if st, changed := routeStatus(r.Status.RouteStatus, want.TLSRoutes[nameOf(r)].RouteStatus); changed {
 			cp := r.DeepCopy()
 			cp.Status.RouteStatus = st
@@ -87,6 +100,9 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 		}
 	}
 	for _, tp := range in.TrafficPolicies {
+		if pending(kindTrafficPolicy, tp) {
+			continue
+		}
 		if st, changed := policyStatus(tp.Status, want.TrafficPolicies[nameOf(tp)]); changed {
 			cp := tp.DeepCopy()
 			cp.Status = st
@@ -95,6 +111,16 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 	}
 	return w
 }
+
+// Kinds whose status the controller writes.
+const (
+	kindGatewayClass  = "GatewayClass"
+	kindGateway       = "Gateway"
+	kindHTTPRoute     = "HTTPRoute"
+	kindGRPCRoute     = "GRPCRoute"
+	kindTLSRoute      = "TLSRoute"
+	kindTrafficPolicy = "TrafficPolicy"
+)
 
 func nameOf(o metav1.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}

@@ -28,7 +28,7 @@ func TestPlanStatusGateways(t *testing.T) {
 	built := gatewayapi.Status{Gateways: map[types.NamespacedName]gatewayv1.GatewayStatus{
 		{Namespace: "a", Name: "web"}: {Conditions: []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionTrue, Reason: "Accepted", ObservedGeneration: 2}}},
 	}}
-	w := planStatus(in, p, diffVIPs(p, nil), built)
+	w := planStatus(in, p, diffVIPs(p, nil), built, nil)
 	if len(w.gateways) != 3 {
 		t.Fatalf("status writes for %d Gateways, want 3", len(w.gateways))
 	}
@@ -49,7 +49,7 @@ func TestPlanStatusGateways(t *testing.T) {
 	// Written: the next plan, an hour later, writes nothing.
 	copy(in.Gateways, w.gateways)
 	in.Now = in.Now.Add(time.Hour)
-	if again := planStatus(in, p, diffVIPs(p, nil), built); !again.empty() {
+	if again := planStatus(in, p, diffVIPs(p, nil), built, nil); !again.empty() {
 		t.Errorf("unchanged status planned again: %d Gateways", len(again.gateways))
 	}
 }
@@ -72,7 +72,7 @@ func TestPlanStatusDropsStaleOverride(t *testing.T) {
 		Addresses: map[types.NamespacedName][]netip.Addr{{Namespace: "a", Name: "web"}: {netip.MustParseAddr("203.0.113.7")}},
 	}
 	p := planVIPs(in.Classes, in.ClassConfigs, in.Gateways)
-	w := planStatus(in, p, diffVIPs(p, nil), gatewayapi.Status{})
+	w := planStatus(in, p, diffVIPs(p, nil), gatewayapi.Status{}, nil)
 	if len(w.gateways) != 2 {
 		t.Fatalf("%d status writes, want 2", len(w.gateways))
 	}

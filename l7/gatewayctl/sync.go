@@ -35,7 +35,8 @@ func (c *Controller) sync(ctx context.Context) error {
 	in.Addresses = vipAddresses(plan, in.Services)
 	in.Now = c.clock.Now()
 	res := gatewayapi.Build(in)
-	st := planStatus(in, plan, diff, res.Status)
+	st := planStatus(in, plan, diff, res.Status, c.own.pending)
+	c.own.sweep()
 	if st.empty() {
 		return vipErr
 	}

@@ -104,6 +104,9 @@ func checkService(s Service) []Problem {
 				bad(f+".rewrite.old", "not a valid RE2 expression: %v", err)
 			}
 		}
+		if r.BackendTimeout < 0 || (r.BackendTimeout > 0 && r.Timeout > 0 && r.BackendTimeout > r.Timeout) {
+			bad(f+".backendTimeout", "want a positive duration no longer than the route's timeout %s, got %s", r.Timeout, r.BackendTimeout)
+		}
 		if r.Retries != nil && r.Retries.Attempts == 0 {
 			bad(f+".retries.attempts", "must be positive")
 		}

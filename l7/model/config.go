@@ -184,7 +184,12 @@ type Route struct {
 	// idle for IdleTimeout).
 	Timeout     time.Duration
 	IdleTimeout time.Duration
-	Retries     *RetryPolicy
+	// BackendTimeout, when positive, bounds each request to an upstream
+	// (Gateway API's backendRequest) within Timeout, which bounds the
+	// whole request; it is the retries' per-try timeout unless they set
+	// their own.
+	BackendTimeout time.Duration
+	Retries        *RetryPolicy
 	Sticky      *CookieSticky
 	// Interceptors run in order in the authorization service before the
 	// request goes upstream (Envoy's ext_authz); empty: never called.

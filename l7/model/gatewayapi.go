@@ -33,13 +33,24 @@ type QueryMatch struct {
 }
 
 // Redirect answers a request with a redirect. Empty fields keep the
-// request's own value; StatusCode is 301 or 302 (zero for 302).
+// request's own value; StatusCode is 301, 302, 303, 307 or 308 (zero for
+// 302).
 type Redirect struct {
 	Scheme     string
 	Hostname   string
 	Port       uint32
 	Path       *PathModifier
 	StatusCode int
+}
+
+// RedirectCode reports whether code is a redirect status the gateways
+// answer with: 301, 302, 303, 307 or 308, the codes Gateway API allows.
+func RedirectCode(code int) bool {
+	switch code {
+	case 301, 302, 303, 307, 308:
+		return true
+	}
+	return false
 }
 
 // URLRewrite rewrites the Host header and/or the path of a request

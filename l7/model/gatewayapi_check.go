@@ -117,8 +117,8 @@ func checkRouteRewrites(r Route, f string, ups map[string]bool, bad func(field, 
 		if rd.Port > 65535 {
 			bad(f+".redirect.port", "want 1..65535, got %d", rd.Port)
 		}
-		if rd.StatusCode != 0 && rd.StatusCode != 301 && rd.StatusCode != 302 {
-			bad(f+".redirect.statusCode", "want 301 or 302, got %d", rd.StatusCode)
+		if rd.StatusCode != 0 && !RedirectCode(rd.StatusCode) {
+			bad(f+".redirect.statusCode", "want 301, 302, 303, 307 or 308, got %d", rd.StatusCode)
 		}
 		checkPathModifier(r, rd.Path, f+".redirect.path", bad)
 		if r.Rewrite != nil || r.URLRewrite != nil || len(r.Mirrors) > 0 || r.Canary != nil {

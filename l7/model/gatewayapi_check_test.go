@@ -3,6 +3,7 @@ package model_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -44,7 +45,9 @@ func TestCheckGatewayAPIRoutes(t *testing.T) {
 		"query neither":          {func(s *model.Service) { s.Routes[0].Queries[0].Exact = "" }, "routes[0].queries[0]: set exactly one"},
 		"query twice":            {func(s *model.Service) { s.Routes[0].Queries[1].Name = "debug" }, "routes[0].queries[1].name"},
 		"query name empty":       {func(s *model.Service) { s.Routes[0].Queries[0].Name = "" }, "routes[0].queries[0].name"},
-		"redirect status":        {func(s *model.Service) { s.Routes[1].Redirect.StatusCode = 307 }, "routes[1].redirect.statusCode"},
+		"backend timeout longer": {func(s *model.Service) { s.Routes[0].Timeout, s.Routes[0].BackendTimeout = time.Second, 2*time.Second }, "routes[0].backendTimeout"},
+		"backend timeout < 0":    {func(s *model.Service) { s.Routes[0].BackendTimeout = -1 }, "routes[0].backendTimeout"},
+		"redirect status":        {func(s *model.Service) { s.Routes[1].Redirect.StatusCode = 305 }, "routes[1].redirect.statusCode"},
 		"redirect scheme":        {func(s *model.Service) { s.Routes[1].Redirect.Scheme = "ftp" }, "routes[1].redirect.scheme"},
 		"redirect host":          {func(s *model.Service) { s.Routes[1].Redirect.Hostname = "*.example.com" }, "routes[1].redirect.hostname"},
 		"redirect port":          {func(s *model.Service) { s.Routes[1].Redirect.Port = 70000 }, "routes[1].redirect.port"},

@@ -163,14 +163,23 @@ func requestMirrors(a *route.RouteAction, svc string, r model.Route) {
 	}
 }
 
+// redirectCodes are Envoy's names of the redirect statuses the model
+// allows; zero (unset) is 302.
+var redirectCodes = map[int]route.RedirectAction_RedirectResponseCode{
+	0:   route.RedirectAction_FOUND,
+	301: route.RedirectAction_MOVED_PERMANENTLY,
+	302: route.RedirectAction_FOUND,
+	303: route.RedirectAction_SEE_OTHER,
+	307: route.RedirectAction_TEMPORARY_REDIRECT,
+	308: route.RedirectAction_PERMANENT_REDIRECT,
+}
+
 // redirectAction is a route's redirect: scheme, host, port and path
-// (whole, or the matched prefix replaced), 302 unless 301 is asked.
+// (whole, or the matched prefix replaced), with the status asked (302 by
+// default).
 func redirectAction(r model.Route) *route.RedirectAction {
 	rd := r.Redirect
-	a := &route.RedirectAction{HostRedirect: rd.Hostname, PortRedirect: rd.Port, ResponseCode: route.RedirectAction_FOUND}
-	if rd.StatusCode == 301 {
-		a.ResponseCode = route.RedirectAction_MOVED_PERMANENTLY
-	}
+	a := &route.RedirectAction{HostRedirect: rd.Hostname, PortRedirect: rd.Port, ResponseCode: redirectCodes[rd.StatusCode]}
 	if rd.Scheme != "" {
 		a.SchemeRewriteSpecifier = &route.RedirectAction_SchemeRedirect{SchemeRedirect: rd.Scheme}
 	}

@@ -207,6 +207,16 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		}
 		a.RetryPolicy = rp
 	}
+	if r.BackendTimeout > 0 {
+		// Envoy's per-try timeout also bounds the first attempt; with
+		// no retry policy of the route's own, one that never retries.
+		if a.RetryPolicy == nil {
+			a.RetryPolicy = &route.RetryPolicy{NumRetries: u32(0)}
+		}
+		if a.RetryPolicy.PerTryTimeout == nil {
+			a.RetryPolicy.PerTryTimeout = dur(r.BackendTimeout)
+		}
+	}
 	if r.Sticky != nil {
 		c := &route.RouteAction_HashPolicy_Cookie{Name: r.Sticky.Cookie, Path: r.Sticky.Path}
 		if r.Sticky.TTL > 0 {

@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -120,10 +123,16 @@ func (b gatewayBench) run(ctx context.Context, srv *apiserver.Server, cfg *rest.
 	fmt.Printf("%d Gateways and %d HTTPRoutes created in %s\n", b.gateways, b.routes, created.Round(time.Millisecond))
 
 	deadline := time.Now().Add(10 * time.Minute)
+	lastProgress := time.Now()
 	for {
 		programmed, accepted, err := b.converged(ctx, gc, ns)
 		if err != nil {
 			return "", err
+		}
+		if time.Since(lastProgress) >= 2*time.Second {
+			lastProgress = time.Now()
+			fmt.Printf("  after %s: %d of %d Gateways Programmed, %d of %d HTTPRoutes Accepted\n",
+				time.Since(start).Round(100*time.Millisecond), programmed, b.gateways, accepted, b.routes)
 		}
 		if programmed == b.gateways && accepted == b.routes {
 			break
@@ -136,6 +145,9 @@ func (b gatewayBench) run(ctx context.Context, srv *apiserver.Server, cfg *rest.
 	}
 	done := time.Since(start)
 	fmt.Printf("every HTTPRoute Accepted and every Gateway Programmed after %s (goal < %s)\n", done.Round(time.Millisecond), gatewayReference)
+	if err := printMetrics("http://"+metricsAddr+"/metrics", "tlb_gateway_"); err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("BENCH gateway_api_%d_routes_programmed_s %.2f s", b.routes, done.Seconds()), nil
 }
 
@@ -199,4 +211,24 @@ func benchRoute(i, gateway int) *gatewayv1.HTTPRoute {
 			}},
 		},
 	}
+}
+
+// printMetrics prints the samples of url whose names start with prefix:
+// how many syncs and writes the figure took.
+func printMetrics(url, prefix string) error {
+	resp, err := http.Get(url) //nolint:noctx // a loopback scrape at the end of the run
+	if err != nil {
+		return fmt.Errorf("scrape %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("scrape %s: %w", url, err)
+	}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if strings.HasPrefix(line, prefix) {
+			fmt.Println("  " + line)
+		}
+	}
+	return nil
 }
