@@ -190,7 +190,7 @@ type Route struct {
 	// their own.
 	BackendTimeout time.Duration
 	Retries        *RetryPolicy
-	Sticky      *CookieSticky
+	Sticky         *CookieSticky
 	// Interceptors run in order in the authorization service before the
 	// request goes upstream (Envoy's ext_authz); empty: never called.
 	Interceptors chain.Chain
