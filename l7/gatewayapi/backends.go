@@ -119,18 +119,25 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 // targets resolves a rule's backendRefs. Weight 0 sends nothing; an
 // unresolved backend is left out. none is true when no request can be
 // forwarded: the spec then answers 500.
-func (rb *routeBuild) targets(f string, refs []gatewayv1.BackendRef) (ts []model.WeightedTarget, none bool) {
+func (rb *routeBuild) targets(f string, refs []gatewayv1.BackendRef) (ts []model.WeightedTarget, failed uint32, none bool) {
 	for i, ref := range refs {
 		up, ok := rb.backend(fmt.Sprintf("%s.backendRefs[%d]", f, i), ref.BackendObjectReference)
 		w := int32(1)
 		if ref.Weight != nil {
 			w = *ref.Weight
 		}
-		if ok && w > 0 {
+		switch {
+		case w <= 0:
+		case ok:
 			ts = append(ts, model.WeightedTarget{Upstream: up, Weight: uint32(w)})
+		default:
+			failed += uint32(w)
 		}
 	}
-	return ts, len(ts) == 0
+	if len(ts) == 0 {
+		return nil, 0, true
+	}
+	return ts, failed, false
 }
 
 // internalError is the model's answer of a rule that cannot forward.

@@ -61,14 +61,14 @@ func grpcRule(f string, i int, rule gatewayv1.GRPCRouteRule, rb *routeBuild) []m
 			rb.unsupportedf("%s.backendRefs[%d].filters: filters per backend are not supported", f, j)
 		}
 	}
-	targets, none := rb.targets(f, refs)
+	targets, failed, none := rb.targets(f, refs)
 	matches := rule.Matches
 	if len(matches) == 0 {
 		matches = []gatewayv1.GRPCRouteMatch{{}}
 	}
 	var out []model.Route
 	for j, m := range matches {
-		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets}
+		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, FailedWeight: failed}
 		grpcMatch(m, &r)
 		rf.apply(&r)
 		if none {

@@ -40,6 +40,7 @@ func (b *builder) httpRoutes() {
 func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []model.Route {
 	filters := httpFilters(f, rule.Filters, rb)
 	var targets []model.WeightedTarget
+	var failed uint32
 	none := false
 	if filters.redirect == nil {
 		refs := make([]gatewayv1.BackendRef, len(rule.BackendRefs))
@@ -49,7 +50,7 @@ func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []m
 				rb.unsupportedf("%s.backendRefs[%d].filters: filters per backend are not supported", f, j)
 			}
 		}
-		targets, none = rb.targets(f, refs)
+		targets, failed, none = rb.targets(f, refs)
 	}
 	// timeouts.request bounds the whole request, backendRequest each
 	// request to a backend; alone, backendRequest bounds both, as a
@@ -72,7 +73,7 @@ func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []m
 	var out []model.Route
 	for j, m := range matches {
 		mf := fmt.Sprintf("%s.matches[%d]", f, j)
-		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, Timeout: timeout, BackendTimeout: backend}
+		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, FailedWeight: failed, Timeout: timeout, BackendTimeout: backend}
 		httpMatch(mf, m, &r, rb)
 		filters.apply(&r)
 		if none && r.Redirect == nil {

@@ -111,6 +111,11 @@ func TestHTTPRouteTranslation(t *testing.T) {
 			rules: []gatewayv1.HTTPRouteRule{{BackendRefs: httpBackends(backendRef("", "nope", 8080, nil))}},
 			want:  []model.Route{{Name: "rule-0", Prefix: "/", Responses: internalError()}},
 		},
+		"a missing backend's share answers 500": {
+			rules: []gatewayv1.HTTPRouteRule{{BackendRefs: httpBackends(backendRef("", "web", 8080, ptr(int32(3))), backendRef("", "nope", 8080, ptr(int32(2))),
+				backendRef("", "gone", 8080, ptr(int32(0))))}},
+			want: []model.Route{{Name: "rule-0", Prefix: "/", Targets: toWeb(3), FailedWeight: 2}},
+		},
 		"header modifiers": {
 			rules: []gatewayv1.HTTPRouteRule{withFilters(webRule(),
 				gatewayv1.HTTPRouteFilter{Type: gatewayv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{

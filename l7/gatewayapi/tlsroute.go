@@ -20,7 +20,9 @@ func (b *builder) tlsRoutes() {
 		for _, rule := range tr.Spec.Rules {
 			refs = append(refs, rule.BackendRefs...)
 		}
-		targets, none := rb.targets("spec.rules", refs)
+		// A connection has no status to answer with: the share of
+		// unresolved backends goes to the others.
+		targets, _, none := rb.targets("spec.rules", refs)
 		r := route{kind: kindTLSRoute, namespace: tr.Namespace, gen: tr.Generation, hostnames: tr.Spec.Hostnames, parents: tr.Spec.ParentRefs}
 		parents := b.attach(r, rb.ok())
 		if len(parents) == 0 {

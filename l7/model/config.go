@@ -189,8 +189,12 @@ type Route struct {
 	// whole request; it is the retries' per-try timeout unless they set
 	// their own.
 	BackendTimeout time.Duration
-	Retries        *RetryPolicy
-	Sticky         *CookieSticky
+	// FailedWeight is the weight, beside Targets', of backends that
+	// could not be resolved (Gateway API): that share of requests is
+	// answered 500, as the spec asks, instead of going to the others.
+	FailedWeight uint32
+	Retries      *RetryPolicy
+	Sticky       *CookieSticky
 	// Interceptors run in order in the authorization service before the
 	// request goes upstream (Envoy's ext_authz); empty: never called.
 	Interceptors chain.Chain
@@ -274,6 +278,12 @@ type Endpoint struct {
 	Addr   netip.AddrPort
 	Weight uint32
 }
+
+// FailedBackendCluster is the cluster a route's FailedWeight goes to. No
+// cluster has this name (it is no service/upstream pair), so Envoy
+// answers those requests with the route's cluster_not_found_response_code
+// (500); the validator knows it is meant to be missing.
+const FailedBackendCluster = "tlb.failed-backend"
 
 // ClusterName returns the global name of a service's upstream.
 func ClusterName(service, upstream string) string { return service + "/" + upstream }

@@ -94,6 +94,8 @@ func checkRouteTargets(r Route, f string, ups map[string]bool, bad func(field, f
 		bad(f+".redirect", "a redirect route has no targets")
 	case r.Redirect != nil && dr != nil:
 		bad(f+".redirect", "a route answers with a redirect or a direct response, not both")
+	case r.FailedWeight > 0 && len(r.Targets) == 0:
+		bad(f+".failedWeight", "a route with no target answers 500 with a direct response, not a failed weight")
 	case len(r.Targets) == 0 && dr == nil && r.Redirect == nil:
 		bad(f+".targets", "a route needs a target")
 	}

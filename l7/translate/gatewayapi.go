@@ -83,17 +83,24 @@ func liveTargets(r model.Route) []model.WeightedTarget {
 func noLiveTarget(r model.Route) bool { return len(r.Targets) > 1 && len(liveTargets(r)) == 0 }
 
 // clusterSpecifier sends to the route's live targets: one cluster, or
-// weighted clusters.
+// weighted clusters. A route's failed weight goes to
+// model.FailedBackendCluster,
+// which no resource defines: Envoy answers that share with the route's
+// cluster_not_found_response_code, 500.
 func clusterSpecifier(a *route.RouteAction, svc string, r model.Route) {
 	live := liveTargets(r)
-	if len(live) == 1 {
+	if len(live) == 1 && r.FailedWeight == 0 {
 		a.ClusterSpecifier = &route.RouteAction_Cluster{Cluster: model.ClusterName(svc, live[0].Upstream)}
 		return
 	}
 	wc := &route.WeightedCluster{}
 	for _, t := range live {
 		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{
-			Name: model.ClusterName(svc, t.Upstream), Weight: u32(t.Weight)})
+			Name: model.ClusterName(svc, t.Upstream), Weight: u32(max(t.Weight, 1))})
+	}
+	if r.FailedWeight > 0 {
+		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{Name: model.FailedBackendCluster, Weight: u32(r.FailedWeight)})
+		a.ClusterNotFoundResponseCode = route.RouteAction_INTERNAL_SERVER_ERROR
 	}
 	a.ClusterSpecifier = &route.RouteAction_WeightedClusters{WeightedClusters: wc}
 }

@@ -44,6 +44,7 @@ func gatewayAPIModel(t *testing.T) model.Resolved {
 			{Name: "old", Exact: "/old", Redirect: &model.Redirect{Scheme: "https", Hostname: "new.example.com", Port: 8443, StatusCode: 301, Path: &model.PathModifier{Full: "/new"}}},
 			{Name: "moved", Prefix: "/moved", Redirect: &model.Redirect{Path: &model.PathModifier{IsPrefix: true, ReplacePrefix: "/here"}}},
 			{Name: "off", Prefix: "/off", Targets: []model.WeightedTarget{{Upstream: "v1"}, {Upstream: "v2"}}},
+			{Name: "partial", Prefix: "/partial", Targets: []model.WeightedTarget{{Upstream: "v1", Weight: 3}}, FailedWeight: 1},
 			{Name: "root", Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "v1", Weight: 1}}},
 		}}
 	db := model.Service{Name: "db", Group: "g", Origin: "db", Hosts: []string{"db.example.com"},
@@ -163,6 +164,18 @@ func TestGatewayAPIRouteFields(t *testing.T) {
 	}
 	if mv := rs["web/moved"].GetRedirect(); mv.GetPrefixRewrite() != "/here" || mv.GetResponseCode() != route.RedirectAction_FOUND {
 		t.Errorf("moved redirect = %v", mv)
+	}
+	// A quarter of /partial went to a backend that could not be resolved:
+	// that share goes to the cluster no resource defines, answered 500.
+	pa := rs["web/partial"].GetRoute()
+	wcs := pa.GetWeightedClusters().GetClusters()
+	if len(wcs) != 2 || wcs[0].GetName() != model.ClusterName("web", "v1") || wcs[0].GetWeight().GetValue() != 3 ||
+		wcs[1].GetName() != model.FailedBackendCluster || wcs[1].GetWeight().GetValue() != 1 ||
+		pa.GetClusterNotFoundResponseCode() != route.RouteAction_INTERNAL_SERVER_ERROR {
+		t.Errorf("partial: weighted clusters %v, cluster_not_found %v; want web/v1 3 and %s 1 answered 500", wcs, pa.GetClusterNotFoundResponseCode(), model.FailedBackendCluster)
+	}
+	if rs["web/root"].GetRoute().GetClusterNotFoundResponseCode() != route.RouteAction_SERVICE_UNAVAILABLE {
+		t.Errorf("root: cluster_not_found %v; only a route with a failed weight sets it", rs["web/root"].GetRoute().GetClusterNotFoundResponseCode())
 	}
 	if d := rs["web/off"].GetDirectResponse(); d.GetStatus() != 500 {
 		t.Errorf("off: every target weighs 0, want a direct 500, got %v", rs["web/off"].GetAction())

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/tlbproject/tlb/l7/model"
 )
 
 // validator is what protoc-gen-validate generates on every Envoy message.
@@ -115,7 +117,11 @@ func collect(res proto.Message, id string, want refs) {
 				want.add(resource.ClusterType, c, id)
 			}
 			for _, w := range x.GetWeightedClusters().GetClusters() {
-				want.add(resource.ClusterType, w.GetName(), id)
+				// The share of unresolved backends goes to a cluster
+				// that is missing on purpose (answered 500).
+				if n := w.GetName(); n != model.FailedBackendCluster {
+					want.add(resource.ClusterType, n, id)
+				}
 			}
 		case *cluster.Cluster:
 			if x.GetType() == cluster.Cluster_EDS {
