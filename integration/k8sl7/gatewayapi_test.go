@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -78,20 +79,52 @@ func (b *routesBuild) build(in gatewayapi.Inputs) gatewayapi.Result {
 	return gatewayapi.Result{Config: cfg}
 }
 
-// TestSourceReadsGatewayAPIFromAPIServer: against a real API server with
-// the Gateway API CRDs installed (and no tlb.io Gateway API CRDs, which
-// the source then leaves unwatched), l7 serve's source watches Gateways
-// and HTTPRoutes, reads a Gateway's VIP from its VIP Service, and
-// publishes Build's model when a route is created.
+// TestSourceReadsGatewayAPIFromAPIServer: l7 serve's source, started
+// against a real API server without the Gateway API CRDs, serves
+// annotated Services only and says so; once the CRDs are installed (and
+// no tlb.io Gateway API CRDs, which the source then leaves unwatched) it
+// watches Gateways and HTTPRoutes without a restart, reads a Gateway's
+// VIP from its VIP Service, and publishes Build's model when a route is
+// created.
 func TestSourceReadsGatewayAPIFromAPIServer(t *testing.T) {
 	ctx := ctxFor(t, 2*time.Minute)
-	if err := apiserver.InstallCRDs(ctx, server.Config, gatewayAPICRDs(t)); err != nil {
-		t.Fatal(err)
-	}
 	kc := kubernetes.NewForConfigOrDie(server.Config)
 	gc := gwclient.NewForConfigOrDie(server.Config)
 	dc := dynamic.NewForConfigOrDie(server.Config)
+	if _, err := kc.Discovery().ServerResourcesForGroupVersion(gatewayv1.GroupVersion.String()); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Gateway API CRDs are served before this test installs them (discovery: %v)", err)
+	}
+	log, logs := captureLog(t)
+	b := &routesBuild{}
 	const gns = "gwapi"
+	src, err := l7kube.NewSource(kc, log, l7kube.Options{Group: "edge", Namespaces: []string{gns}, Now: time.Now,
+		GatewayAPI: &l7kube.GatewayAPI{Client: gc, Dynamic: dc, Build: b.build, Rediscover: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- src.Run(runCtx, func(_ context.Context, cfg model.Config) []model.Problem { rec.add(cfg); return nil })
+	}()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("source Run: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("source log:\n%s", logs)
+		}
+	})
+	eventually(t, 30*time.Second, "a first model without the Gateway API, and the log saying why", func() (bool, string) {
+		_, n := rec.last()
+		return n > 0 && strings.Contains(logs.String(), "Gateway API CRDs not installed"), fmt.Sprintf("%d publishes", n)
+	})
+
+	if err := apiserver.InstallCRDs(ctx, server.Config, gatewayAPICRDs(t)); err != nil {
+		t.Fatal(err)
+	}
 	must := func(_ any, err error) {
 		t.Helper()
 		if err != nil {
@@ -118,29 +151,6 @@ func TestSourceReadsGatewayAPIFromAPIServer(t *testing.T) {
 	}
 	vip.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.77"}}
 	must(kc.CoreV1().Services(gns).UpdateStatus(ctx, vip, metav1.UpdateOptions{}))
-
-	log, logs := captureLog(t)
-	b := &routesBuild{}
-	src, err := l7kube.NewSource(kc, log, l7kube.Options{Group: "edge", Namespaces: []string{gns}, Now: time.Now,
-		GatewayAPI: &l7kube.GatewayAPI{Client: gc, Dynamic: dc, Build: b.build}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- src.Run(runCtx, func(_ context.Context, cfg model.Config) []model.Problem { rec.add(cfg); return nil })
-	}()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("source Run: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("source log:\n%s", logs)
-		}
-	})
 
 	eventually(t, 30*time.Second, "the Gateway with its VIP in the model", func() (bool, string) {
 		cfg, n := rec.last()

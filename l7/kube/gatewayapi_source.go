@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -36,15 +37,22 @@ type GatewayAPIBuild func(gatewayapi.Inputs) gatewayapi.Result
 // GatewayAPI lets a Source read Gateway API objects (Gateways, routes of
 // TLB's GatewayClasses, ReferenceGrants) and tlb.io/v1alpha1
 // GatewayClassConfigs and TrafficPolicies, and merge what Build makes of
-// them for the Source's group into the model. Only the kinds whose CRDs
-// the API server serves when Run starts are watched; without the
-// GatewayClass and Gateway CRDs the feature is off (logged once). CRDs
-// installed later are seen after a restart.
+// them for the Source's group into the model. The kinds whose CRDs the
+// API server serves are watched. Without the GatewayClass and Gateway
+// CRDs the Source serves annotated Services only (logged once) and asks
+// again every Rediscover, so that CRDs installed later are read without a
+// restart; kinds added after the Gateway API is found need one.
 type GatewayAPI struct {
 	Client  gwclient.Interface
 	Dynamic dynamic.Interface
 	Build   GatewayAPIBuild
+	// Rediscover is how often discovery is asked again while the CRDs
+	// are not installed (default DefaultGatewayAPIRediscover).
+	Rediscover time.Duration
 }
+
+// DefaultGatewayAPIRediscover is GatewayAPI.Rediscover's default.
+const DefaultGatewayAPIRediscover = 30 * time.Second
 
 // gatewayAPIVersion is the group/version of the kinds read.
 var gatewayAPIVersion = gatewayv1.GroupVersion.String()
@@ -53,6 +61,8 @@ var gatewayAPIVersion = gatewayv1.GroupVersion.String()
 // lister appends its objects to the Inputs.
 type gatewayAPIWatch struct {
 	build GatewayAPIBuild
+	// kinds is kindsKey of the kinds watched.
+	kinds string
 	lists []func(*gatewayapi.Inputs) error
 
 	factories []interface{ Start(<-chan struct{}) }
@@ -99,44 +109,108 @@ func discoverGatewayAPI(ctx context.Context, d discovery.DiscoveryInterface, log
 // every few seconds that it still waits (as when the API server cannot be
 // reached). It discovers the Gateway API kinds served, starts informers
 // on them, and once they have synced hands them to build and sets ready;
-// right away when the CRDs are not installed.
+// without the CRDs it sets ready at once. It then asks discovery again
+// every Rediscover: when the kinds served change (CRDs installed, some
+// after others, or removed) it watches the new set, and hands it over
+// once synced.
 func (s *Source) watchGatewayAPI(ctx context.Context, ready *atomic.Bool) {
-	w := s.newGatewayAPIWatch(ctx)
-	if w == nil {
-		ready.Store(ctx.Err() == nil)
-		return
+	every := s.opts.GatewayAPI.Rediscover
+	if every <= 0 {
+		every = DefaultGatewayAPIRediscover
 	}
-	for _, f := range w.factories {
-		f.Start(ctx.Done())
-	}
-	defer func() {
-		for _, sd := range w.shutdown {
-			sd()
+	for first := true; ; first = false {
+		w := s.newGatewayAPIWatch(ctx, first)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case w != nil:
+			if !s.runGatewayAPIWatch(ctx, w, every, ready) {
+				return
+			}
+		default: // not installed: serve without, and look again
+			s.gatewayAPI.Store(nil)
+			ready.Store(true)
+			s.queue.Add(tlbkube.ModelKey)
+			if !s.waitKindsChange(ctx, "", every) {
+				return
+			}
 		}
-	}()
-	if !cache.WaitForCacheSync(ctx.Done(), w.synced...) {
-		return
 	}
-	s.gatewayAPI.Store(w)
-	ready.Store(true)
-	s.queue.Add(tlbkube.ModelKey)
-	<-ctx.Done()
+}
+
+// runGatewayAPIWatch starts w's informers and hands w over once they
+// have synced. It stops them when the kinds served change (true: watch
+// the new set) or ctx ends (false).
+func (s *Source) runGatewayAPIWatch(ctx context.Context, w *gatewayAPIWatch, every time.Duration, ready *atomic.Bool) bool {
+	wctx, cancel := context.WithCancel(ctx)
+	changed := make(chan bool, 1)
+	go func() {
+		changed <- s.waitKindsChange(wctx, w.kinds, every)
+		cancel()
+	}()
+	for _, f := range w.factories {
+		f.Start(wctx.Done())
+	}
+	if cache.WaitForCacheSync(wctx.Done(), w.synced...) {
+		s.gatewayAPI.Store(w)
+		ready.Store(true)
+		s.queue.Add(tlbkube.ModelKey)
+	}
+	<-wctx.Done()
+	cancel()
+	for _, sd := range w.shutdown {
+		sd()
+	}
+	return <-changed
+}
+
+// waitKindsChange asks discovery every interval until the Gateway API
+// kinds served differ from kinds (true) or ctx ends (false).
+func (s *Source) waitKindsChange(ctx context.Context, kinds string, every time.Duration) bool {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		gw, tlb := discoverGatewayAPI(ctx, s.client.Discovery(), s.log)
+		if gw == nil {
+			return false
+		}
+		if now := kindsKey(gw, tlb); now != kinds {
+			s.log.Info("Gateway API kinds served changed; watching them anew", "was", kinds, "now", now)
+			return true
+		}
+	}
+}
+
+// kindsKey names the set of Gateway API and tlb.io kinds served; empty
+// when the Gateway API is off (no GatewayClass or Gateway CRD).
+func kindsKey(gw, tlb map[string]bool) string {
+	if !gw["gatewayclasses"] || !gw["gateways"] {
+		return ""
+	}
+	return strings.Join(slices.Sorted(maps.Keys(gw)), ",") + ";" + strings.Join(slices.Sorted(maps.Keys(tlb)), ",")
 }
 
 // newGatewayAPIWatch discovers the Gateway API kinds and makes informers
-// on those served (not started); nil when the CRDs are not installed or
-// ctx ended.
-func (s *Source) newGatewayAPIWatch(ctx context.Context) *gatewayAPIWatch {
+// on those served (not started); nil when the CRDs are not installed
+// (said in the log when first is set) or ctx ended.
+func (s *Source) newGatewayAPIWatch(ctx context.Context, first bool) *gatewayAPIWatch {
 	ga, client := s.opts.GatewayAPI, s.client
 	gw, tlb := discoverGatewayAPI(ctx, client.Discovery(), s.log)
 	if gw == nil {
 		return nil
 	}
 	if !gw["gatewayclasses"] || !gw["gateways"] {
-		s.log.Info("Gateway API CRDs not installed; serving annotated Services only", "groupVersion", gatewayAPIVersion)
+		if first {
+			s.log.Info("Gateway API CRDs not installed; serving annotated Services only until they are", "groupVersion", gatewayAPIVersion)
+		}
 		return nil
 	}
-	w := &gatewayAPIWatch{build: ga.Build}
+	w := &gatewayAPIWatch{build: ga.Build, kinds: kindsKey(gw, tlb)}
 	handler := tlbkube.QueueHandler(s.queue, s.log)
 	add := func(inf cache.SharedIndexInformer) error {
 		if _, err := inf.AddEventHandler(handler); err != nil {
