@@ -184,7 +184,9 @@ func TestDeployOnRealNodes(t *testing.T) {
 			&v1alpha1.VIPPool{ObjectMeta: metav1.ObjectMeta{Name: "lab-pool"}, Spec: v1alpha1.VIPPoolSpec{L4Cluster: deployL4Cluster, CIDRs: []string{pool}}},
 		}) == nil
 	})
-	waitFor(t, 8*time.Minute, "the netd pod runs on "+gw.Name+" and is Ready through its readiness probe", func() bool {
+	// Under TCG the pods start slowly: the netd pod has taken over four
+	// minutes to be Ready on an idle host.
+	waitFor(t, 14*time.Minute, "the netd pod runs on "+gw.Name+" and is Ready through its readiness probe", func() bool {
 		check()
 		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 1
 	})
@@ -200,11 +202,12 @@ func TestDeployOnRealNodes(t *testing.T) {
 		return strings.Contains(why, "no real servers configured")
 	})
 	t.Logf("the director pod runs %s after deploy/ was applied; /readyz: %q", since(applied), why)
-	waitFor(t, 8*time.Minute, "both ipam pods are Ready", func() bool {
+	waitFor(t, 8*time.Minute, "both ipam pods and the Gateway controller's pod are Ready", func() bool {
 		check()
-		return readyPods(kc, "app.kubernetes.io/name=tlb-ipam", "") == 2
+		return readyPods(kc, "app.kubernetes.io/name=tlb-ipam", "") == 2 &&
+			readyPods(kc, "app.kubernetes.io/name=tlb-gateway-controller", "") == 1
 	})
-	t.Logf("FIGURE pods_ready: netd and both ipam pods Ready, the director running, %s after deploy/ was applied", since(applied))
+	t.Logf("FIGURE pods_ready: netd, both ipam pods and the Gateway controller Ready, the director running, %s after deploy/ was applied", since(applied))
 
 	// A Service as users write it.
 	c := &cluster{server: s, kc: kc}
@@ -271,7 +274,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 			t.Errorf("%s = %q; want %s, set by the pod", sc.key, strings.TrimSpace(string(got)), sc.val)
 		}
 	}
-	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam"} {
+	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam", "app.kubernetes.io/name=tlb-gateway-controller"} {
 		if r := restarts(kc, sel); r != 0 {
 			t.Errorf("pods %s restarted %d times", sel, r)
 		}
@@ -358,6 +361,21 @@ func buildDeploy(t *testing.T, kustomize string) []*unstructured.Unstructured {
 	}
 	if !edited {
 		t.Fatal("no tlb-director-config ConfigMap in the kustomize build of deploy/")
+	}
+	// One Gateway controller, not two: the VM's two emulated CPUs run the
+	// API server, both nodes and every pod, and the ipam's two replicas
+	// already prove leader election in real pods.
+	scaled := false
+	for _, o := range objs {
+		if o.GetKind() == "Deployment" && o.GetName() == "tlb-gateway-controller" {
+			if err := unstructured.SetNestedField(o.Object, int64(1), "spec", "replicas"); err != nil {
+				t.Fatal(err)
+			}
+			scaled = true
+		}
+	}
+	if !scaled {
+		t.Fatal("no tlb-gateway-controller Deployment in the kustomize build of deploy/")
 	}
 	return objs
 }
