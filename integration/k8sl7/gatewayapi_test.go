@@ -102,21 +102,13 @@ func TestSourceReadsGatewayAPIFromAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- src.Run(runCtx, func(_ context.Context, cfg model.Config) []model.Problem { rec.add(cfg); return nil })
-	}()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("source Run: %v", err)
-		}
+	t.Cleanup(func() { // runs after the source has stopped
 		if t.Failed() {
 			t.Logf("source log:\n%s", logs)
 		}
 	})
+	rec := &recorder{}
+	runSource(ctx, t, src, func(_ context.Context, cfg model.Config) []model.Problem { rec.add(cfg); return nil })
 	eventually(t, 30*time.Second, "a first model without the Gateway API, and the log saying why", func() (bool, string) {
 		_, n := rec.last()
 		return n > 0 && strings.Contains(logs.String(), "Gateway API CRDs not installed"), fmt.Sprintf("%d publishes", n)

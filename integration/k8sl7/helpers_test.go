@@ -99,3 +99,18 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// runSource runs src until the test ends, handing each model to publish;
+// an error from Run fails the test.
+func runSource(ctx context.Context, t *testing.T, src *l7kube.Source, publish l7kube.PublishFunc) {
+	t.Helper()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- src.Run(runCtx, publish) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("source Run: %v", err)
+		}
+	})
+}

@@ -224,21 +224,11 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- src.Run(runCtx, func(ctx context.Context, cfg model.Config) []model.Problem {
-			rep := srv.Publish(ctx, cfg)
-			rec.add(cfg) // after Publish: a test that sees the model may expect it served
-			log.Info("published", "changed", rep.Changed, "invalid", fmt.Sprint(rep.Invalid), "problems", fmt.Sprint(rep.Problems))
-			return rep.Problems
-		})
-	}()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("source Run: %v", err)
-		}
+	runSource(ctx, t, src, func(ctx context.Context, cfg model.Config) []model.Problem {
+		rep := srv.Publish(ctx, cfg)
+		rec.add(cfg) // after Publish: a test that sees the model may expect it served
+		log.Info("published", "changed", rep.Changed, "invalid", fmt.Sprint(rep.Invalid), "problems", fmt.Sprint(rep.Problems))
+		return rep.Problems
 	})
 
 	t.Run("model equals the file mode's", func(t *testing.T) {
