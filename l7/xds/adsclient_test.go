@@ -27,6 +27,19 @@ type sotwClient struct {
 	errs   chan error
 	// accepted holds, per type, the last ACKed version and resources.
 	accepted map[string]*discovery.DiscoveryResponse
+	// sentNode: the node went with the stream's first message; as Envoy
+	// does with set_node_on_first_message_only (l7 bootstrap), later
+	// messages carry none.
+	sentNode bool
+}
+
+// nodeOnce returns the node for the stream's first message and nil after.
+func nodeOnce(sent *bool, n *core.Node) *core.Node {
+	if *sent {
+		return nil
+	}
+	*sent = true
+	return n
 }
 
 func newSotw(t *testing.T, cc grpc.ClientConnInterface, n *core.Node) *sotwClient {
@@ -55,7 +68,7 @@ func newSotw(t *testing.T, cc grpc.ClientConnInterface, n *core.Node) *sotwClien
 // contract, the stream's status then comes from Recv, so next reports it.
 func (c *sotwClient) request(typ string, names []string, version, nonce string, nack *status.Status) {
 	c.t.Helper()
-	err := c.stream.Send(&discovery.DiscoveryRequest{Node: c.node, TypeUrl: typ, ResourceNames: names, VersionInfo: version, ResponseNonce: nonce, ErrorDetail: nack})
+	err := c.stream.Send(&discovery.DiscoveryRequest{Node: nodeOnce(&c.sentNode, c.node), TypeUrl: typ, ResourceNames: names, VersionInfo: version, ResponseNonce: nonce, ErrorDetail: nack})
 	if err != nil && !errors.Is(err, io.EOF) {
 		c.t.Fatalf("send %s request: %v", typ, err)
 	}
@@ -89,6 +102,8 @@ type deltaClient struct {
 	// have is name -> version per type, as Envoy tracks it.
 	have map[string]map[string]string
 	res  map[string]map[string]*anypb.Any
+	// sentNode: as sotwClient's.
+	sentNode bool
 }
 
 func newDelta(t *testing.T, cc grpc.ClientConnInterface, n *core.Node) *deltaClient {
@@ -117,7 +132,7 @@ func newDelta(t *testing.T, cc grpc.ClientConnInterface, n *core.Node) *deltaCli
 // (after a reconnect).
 func (c *deltaClient) subscribe(typ string, names []string, initial map[string]string) {
 	c.t.Helper()
-	if err := c.stream.Send(&discovery.DeltaDiscoveryRequest{Node: c.node, TypeUrl: typ, ResourceNamesSubscribe: names, InitialResourceVersions: initial}); err != nil {
+	if err := c.stream.Send(&discovery.DeltaDiscoveryRequest{Node: nodeOnce(&c.sentNode, c.node), TypeUrl: typ, ResourceNamesSubscribe: names, InitialResourceVersions: initial}); err != nil {
 		c.t.Fatalf("subscribe %s: %v", typ, err)
 	}
 }
@@ -148,7 +163,7 @@ func (c *deltaClient) apply(r *discovery.DeltaDiscoveryResponse) {
 		delete(c.have[typ], n)
 		delete(c.res[typ], n)
 	}
-	if err := c.stream.Send(&discovery.DeltaDiscoveryRequest{Node: c.node, TypeUrl: typ, ResponseNonce: r.GetNonce()}); err != nil {
+	if err := c.stream.Send(&discovery.DeltaDiscoveryRequest{Node: nodeOnce(&c.sentNode, c.node), TypeUrl: typ, ResponseNonce: r.GetNonce()}); err != nil {
 		c.t.Fatalf("ack %s: %v", typ, err)
 	}
 }

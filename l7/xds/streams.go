@@ -26,12 +26,17 @@ type streamLog struct {
 	sent map[int64]map[string]sentResponse // stream -> type -> last response
 	ids  map[int64]Identity                // stream -> who the transport says it is
 	seen map[int64]*streamSeen             // stream -> node, ACKs, NACKs (streammetrics.go)
+	// nodes is the node each delta stream declared: Envoy sends it on a
+	// stream's first message only (set_node_on_first_message_only), and
+	// go-control-plane's delta server calls OnStreamDeltaRequest before it
+	// restores the node itself (its SotW server restores it first).
+	nodes map[int64]*core.Node
 }
 
 type sentResponse struct{ nonce, version string }
 
 func newStreamLog(s *Server) *streamLog {
-	return &streamLog{s: s, sent: map[int64]map[string]sentResponse{}, ids: map[int64]Identity{}}
+	return &streamLog{s: s, sent: map[int64]map[string]sentResponse{}, ids: map[int64]Identity{}, nodes: map[int64]*core.Node{}}
 }
 
 // admit refuses a stream whose node declares another schema generation,
@@ -92,6 +97,7 @@ func (c *streamLog) closed(id int64) {
 	delete(c.sent, id)
 	delete(c.ids, id)
 	delete(c.seen, id)
+	delete(c.nodes, id)
 	c.mu.Unlock()
 }
 
@@ -163,6 +169,13 @@ func (c *streamLog) OnStreamResponse(_ context.Context, id int64, req *discovery
 // delta server only resends resources whose version changes, so a NACKed
 // resource is not resent until it changes.
 func (c *streamLog) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscoveryRequest) error {
+	c.mu.Lock()
+	if req.GetNode() != nil {
+		c.nodes[id] = req.GetNode()
+	} else {
+		req.Node = c.nodes[id]
+	}
+	c.mu.Unlock()
 	if err := c.admit(id, req.GetNode()); err != nil {
 		return err
 	}
