@@ -8,11 +8,14 @@
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds|ratelimit] [--ratelimit-address HOST:PORT]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
+//	l7 drain [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s]
 //	l7 install DIR
 //	l7 version
 //
 // "l7 envoy" runs Envoy as a child and, on SIGTERM, drains it through the
-// admin API before stopping it. "l7 install DIR" copies this executable to
+// admin API before stopping it (on a host where a supervisor such as
+// systemd starts it); "l7 drain" drains once and returns (the gateway
+// pod's preStop hook). "l7 install DIR" copies this executable to
 // DIR/l7 (the image has no cp), so the Envoy container can run it.
 //
 // It only wires flags, listeners and signals; the logic lives in the l7
@@ -61,6 +64,8 @@ func main() {
 		err = runRender(os.Args[2:])
 	case "envoy":
 		err = runEnvoy(os.Args[2:])
+	case "drain":
+		err = runDrain(os.Args[2:])
 	case "install":
 		err = runInstall(os.Args[2:])
 	case "bootstrap":
@@ -79,7 +84,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: l7 serve --group G --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 bootstrap --group G --out FILE [flags] | l7 envoy [flags] -- envoy ARGS | l7 install DIR | l7 gateway-controller [flags] | l7 version")
+	fmt.Fprintln(os.Stderr, "usage: l7 serve --group G --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 bootstrap --group G --out FILE [flags] | l7 envoy [flags] -- envoy ARGS | l7 drain [flags] | l7 install DIR | l7 gateway-controller [flags] | l7 version")
 	os.Exit(2)
 }
 
