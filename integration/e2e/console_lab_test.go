@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 
+	"github.com/tlbproject/tlb/integration/browser"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/lab"
 	"github.com/tlbproject/tlb/integration/poll"
@@ -27,7 +27,9 @@ import (
 // Chromium, as a person would: the Service's VIP appears with its
 // director, GTM health and the gateways that bind it; the director's BGP
 // session turning down shows down; with the API server stopped the API
-// panels carry the banner while the component panels still render. The
+// panels carry the banner while the component panels still render. One
+// browser (Debian's chromium-headless-shell, integration/browser) is
+// started once and loads the page each time the test looks. The
 // screenshots go to $TLB_LAB_ARTIFACTS when set, and otherwise into the
 // test log as TLB-ARTIFACT lines (the VM's file system is gone when it
 // powers off), which tools/lab-test.sh saves on the host as
@@ -37,9 +39,9 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 	if bin == "" {
 		t.Fatal("TLB_BIN_DIR is not set: run through tools/lab-test.sh")
 	}
-	chromium, err := exec.LookPath("chromium")
+	chromium, err := browser.Find()
 	if err != nil {
-		t.Fatalf("Debian's chromium is not installed (tools/deps.sh): %v", err)
+		t.Fatal(err)
 	}
 	c := startCluster(t)
 	d := buildDC(t, 2)
@@ -110,12 +112,12 @@ health:
 		serveWhoAmI(t, gw, d.gatewayAddr[i]+":8081", "health")
 	}
 
-	b := &browser{t: t, node: d.director, bin: chromium, home: filepath.Join(tmp, "chromium")}
-	const page = "http://127.0.0.1:8480/"
+	b := startBrowser(t, d.director, chromium)
+	const console = "http://127.0.0.1:8480/"
 	// The VIP with its Service, one director whose GTM answer is up and
 	// which announces it, bound on both gateways; the director's session
 	// established and both real servers passing its health check.
-	b.waitPage(page, "the console shows "+vip+" served, healthy and announced", []string{
+	b.waitPage(console, "the console shows "+vip+" served, healthy and announced", []string{
 		`<a href="/vip/` + vip + `">` + vip + `</a>`,
 		"<td>shop/web </td>",
 		`<td>1 (<span class="up">1</span>/0)</td>`,
@@ -125,7 +127,7 @@ health:
 		rsUp("198.18.11.2"),
 		rsUp("198.18.12.2"),
 	}, []string{`class="banner"`})
-	b.screenshot(page, "console.png")
+	b.screenshot("console.png")
 
 	// The director's BGP session goes down (the router drops its BGP
 	// packets; hold time 3 s): the console shows it down and the director
@@ -142,22 +144,22 @@ health:
 		t.Fatal(err)
 	}
 	d.router.Run(t, "nft", "-f", cut)
-	b.waitPage(page, "the console shows the director's BGP session down", []string{
+	b.waitPage(console, "the console shows the director's BGP session down", []string{
 		`<td>198.18.1.1</td><td><span class="down">down</span></td>`,
 	}, []string{"<td>director </td>"})
-	b.screenshot(page, "console-session-down.png")
+	b.screenshot("console-session-down.png")
 
 	// The API server stops: every panel built from it carries the banner,
 	// the components' panels still render what the director and netds say.
 	c.server.Stop()
-	b.waitPage(page, "the console shows the API banner and still the components", []string{
+	b.waitPage(console, "the console shows the API banner and still the components", []string{
 		`<div class="banner" data-source="api">API server unreachable`,
 		`data-role="director" data-name="director"`,
 		`<td>198.18.1.1</td><td><span class="down">down</span></td>`,
 		`data-role="netd" data-name="gateway1"`,
 		`data-role="netd" data-name="gateway2"`,
 	}, []string{`data-source="director director"`, `data-source="netd gateway1"`})
-	b.screenshot(page, "console-api-down.png")
+	b.screenshot("console-api-down.png")
 }
 
 // consoleKubeconfig applies deploy/console's RBAC and returns the
@@ -181,24 +183,28 @@ func (c *cluster) consoleKubeconfig(t *testing.T) string {
 	return kc
 }
 
-// browser runs Debian's headless Chromium inside a node, as root (hence
-// --no-sandbox), with a profile of its own.
-type browser struct {
-	t    *testing.T
-	node *topo.Node
-	bin  string
-	home string
+// page is one headless Chromium, started once inside a node (as root,
+// hence no sandbox) and driven over the DevTools protocol, that loads the
+// console's page as often as a test needs. Each Chromium start costs tens
+// of seconds under the VM's emulated CPU, minutes when the host is busy,
+// so the browser is started once rather than once per look.
+type page struct {
+	t *testing.T
+	b *browser.Browser
 }
 
-func (b *browser) run(args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+func startBrowser(t *testing.T, node *topo.Node, bin string) *page {
+	t.Helper()
+	begin := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := b.node.CmdContext(ctx, b.bin, append([]string{"--headless=new", "--no-sandbox", "--disable-gpu",
-		"--no-first-run", "--user-data-dir=" + filepath.Join(b.home, "profile")}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+b.home)
-	cmd.Dir = b.home
-	out, err := cmd.Output()
-	return string(out), err
+	b, err := browser.Start(ctx, browser.Options{Binary: bin, Dir: t.TempDir(), Command: node.Cmd, Width: 1280, Height: 2000})
+	if err != nil {
+		t.Fatalf("start headless chromium in node %s: %v", node.Name, err)
+	}
+	t.Cleanup(b.Close)
+	t.Logf("headless chromium ready in node %s after %s", node.Name, time.Since(begin).Round(100*time.Millisecond))
+	return &page{t: t, b: b}
 }
 
 // rsUp is a pattern for the DOM of a real server at addr (with or without
@@ -217,16 +223,17 @@ func has(dom, w string) bool {
 }
 
 // waitPage loads url until its DOM has every string of want and none of
-// deny (see has).
-func (b *browser) waitPage(url, what string, want, deny []string) {
-	b.t.Helper()
-	if err := os.MkdirAll(b.home, 0o700); err != nil {
-		b.t.Fatal(err)
-	}
-	poll.Explained(b.t, 3*time.Minute, what, func() (bool, string) {
-		dom, err := b.run("--dump-dom", url)
+// deny (see has); the page stays loaded for a screenshot.
+func (p *page) waitPage(url, what string, want, deny []string) {
+	p.t.Helper()
+	loads, begin := 0, time.Now()
+	poll.Explained(p.t, 3*time.Minute, what, func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		loads++
+		dom, err := p.b.Load(ctx, url)
 		if err != nil {
-			return false, fmt.Sprintf("chromium --dump-dom: %v", err)
+			return false, err.Error()
 		}
 		for _, w := range want {
 			if !has(dom, w) {
@@ -240,34 +247,33 @@ func (b *browser) waitPage(url, what string, want, deny []string) {
 		}
 		return true, ""
 	})
+	p.t.Logf("%s: after %d loads, %s", what, loads, time.Since(begin).Round(100*time.Millisecond))
 }
 
-// screenshot saves a 1280x2000 screenshot of url as name in
-// $TLB_LAB_ARTIFACTS, or, when that is not set, logs it as artifact lines
-// (lab.ArtifactLines: base64 in chunks) that the host side of the lab
-// (labrun -artifacts) saves as DIR/TEST/NAME.
-func (b *browser) screenshot(url, name string) {
-	b.t.Helper()
-	file := filepath.Join(b.home, name)
-	if out, err := b.run("--screenshot="+file, "--window-size=1280,2000", "--hide-scrollbars", url); err != nil {
-		b.t.Fatalf("chromium --screenshot: %v\n%s", err, out)
-	}
-	png, err := os.ReadFile(file)
-	if err != nil || len(png) < 8 || string(png[1:4]) != "PNG" {
-		b.t.Fatalf("chromium wrote no PNG to %s: %v", file, err)
+// screenshot saves a screenshot of the page as last loaded (1280x2000) as
+// name in $TLB_LAB_ARTIFACTS, or, when that is not set, logs it as
+// artifact lines (lab.ArtifactLines: base64 in chunks) that the host side
+// of the lab (labrun -artifacts) saves as DIR/TEST/NAME.
+func (p *page) screenshot(name string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	png, err := p.b.Screenshot(ctx)
+	if err != nil {
+		p.t.Fatalf("screenshot %s: %v", name, err)
 	}
 	if dir := os.Getenv("TLB_LAB_ARTIFACTS"); dir != "" {
 		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
-			b.t.Fatal(err)
+			p.t.Fatal(err)
 		}
-		b.t.Logf("screenshot %s", filepath.Join(dir, name))
+		p.t.Logf("screenshot %s", filepath.Join(dir, name))
 		return
 	}
-	lines, err := lab.ArtifactLines(b.t.Name(), name, png)
+	lines, err := lab.ArtifactLines(p.t.Name(), name, png)
 	if err != nil {
-		b.t.Fatal(err)
+		p.t.Fatal(err)
 	}
 	for _, l := range lines {
-		b.t.Log(l)
+		p.t.Log(l)
 	}
 }
