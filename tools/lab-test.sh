@@ -46,13 +46,15 @@ runner="$out/tests/run.sh"
     cat <<RUN
 echo "=== lab package $p"
 cd '$dir'
+began=\$(date +%s)
 if '$out/tests/$name.test' -test.v -test.count=1 -test.timeout=40m ${LAB_RUN:+-test.run '$LAB_RUN'}; then
-  pass=\$((pass+1))
+  pass=\$((pass+1)); verdict=ok
 else
-  fail=\$((fail+1)); failed="\$failed $p"
+  fail=\$((fail+1)); failed="\$failed $p"; verdict=FAIL
   # A test binary killed from outside is most often the VM's OOM killer.
   dmesg | grep -iE 'out of memory|killed process' | tail -5
 fi
+echo "lab package $p: \$verdict in \$((\$(date +%s) - began))s"
 RUN
   done
   echo 'echo "lab packages: $pass passed, $fail failed${failed:+ ($failed )}"'
@@ -73,6 +75,7 @@ CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration
 go build -modfile=tools/go.mod -o "$bin/kustomize" sigs.k8s.io/kustomize/kustomize/v5
 
 go build -o "$bin/labrun" ./integration/cmd/labrun
+echo "lab-test: built the tests, binaries and images in $SECONDS s; booting the VM" >&2
 artifacts="${LAB_ARTIFACTS:-$root/.cache/lab/artifacts}"
 mkdir -p "$artifacts"
 "$bin/labrun" -artifacts "$artifacts" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
