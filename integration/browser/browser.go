@@ -66,7 +66,7 @@ type Browser struct {
 func Find() (string, error) {
 	const debian = "/usr/lib/chromium/chromium-headless-shell"
 	if _, err := os.Stat(debian); err != nil {
-		return "", fmt.Errorf("Debian's chromium-headless-shell is not installed (run tools/deps.sh): %w", err)
+		return "", fmt.Errorf("browser: chromium-headless-shell, Debian's headless Chromium, is not installed (run tools/deps.sh): %w", err)
 	}
 	return debian, nil
 }
@@ -199,7 +199,11 @@ func (b *Browser) Close() {
 func (b *Browser) explain(err error) error {
 	select {
 	case <-b.exited:
-		return fmt.Errorf("%w (chromium exited: %v; its stderr ends with:\n%s)", err, b.waitErr, b.stderr.String())
+		how := "exit status 0"
+		if b.waitErr != nil {
+			how = b.waitErr.Error()
+		}
+		return fmt.Errorf("%w (chromium exited: %s; its stderr ends with:\n%s)", err, how, b.stderr.String())
 	default:
 		return err
 	}
