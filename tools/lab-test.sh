@@ -46,7 +46,7 @@ runner="$out/tests/run.sh"
     cat <<RUN
 echo "=== lab package $p"
 cd '$dir'
-began=\$(date +%s)
+began=\$(date +%s); cpu0=\$(head -n1 /proc/stat)
 if '$out/tests/$name.test' -test.v -test.count=1 -test.timeout=40m ${LAB_RUN:+-test.run '$LAB_RUN'}; then
   pass=\$((pass+1)); verdict=ok
 else
@@ -54,7 +54,9 @@ else
   # A test binary killed from outside is most often the VM's OOM killer.
   dmesg | grep -iE 'out of memory|killed process' | tail -5
 fi
-echo "lab package $p: \$verdict in \$((\$(date +%s) - began))s"
+# The guest's CPUs' idle share: room the host had for other work meanwhile.
+idle=\$(printf '%s\\n%s\\n' "\$cpu0" "\$(head -n1 /proc/stat)" | awk '{t=0; for (i=2; i<=NF; i++) t+=\$i; tot[NR]=t; idl[NR]=\$5+\$6} END {if (tot[2]>tot[1]) printf "%d", 100*(idl[2]-idl[1])/(tot[2]-tot[1])}')
+echo "lab package $p: \$verdict in \$((\$(date +%s) - began))s, guest CPUs idle \${idle}%"
 RUN
   done
   echo 'echo "lab packages: $pass passed, $fail failed${failed:+ ($failed )}"'
