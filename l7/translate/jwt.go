@@ -93,11 +93,11 @@ func jwtAuthentication(svcs []model.Service) *jwtauthn.JwtAuthentication {
 func jwtProvider(s model.Service) *jwtauthn.JwtProvider {
 	j := s.JWT
 	p := &jwtauthn.JwtProvider{
-		Issuer:            j.Issuer,
-		Audiences:         j.Audiences,
-		FromHeaders:       []*jwtauthn.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}},
-		Forward:           !j.StripAuthorization,
-		JwtCacheConfig:    &jwtauthn.JwtCacheConfig{JwtCacheSize: JWTCacheSize},
+		Issuer:         j.Issuer,
+		Audiences:      j.Audiences,
+		FromHeaders:    []*jwtauthn.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}},
+		Forward:        !j.StripAuthorization,
+		JwtCacheConfig: &jwtauthn.JwtCacheConfig{JwtCacheSize: JWTCacheSize},
 	}
 	if j.Cookie != "" {
 		p.FromCookies = []string{j.Cookie}
