@@ -54,7 +54,7 @@ type Options struct {
 // Full are the sizes of issue 21 (about 8 minutes on 2 cores).
 func Full(dir string) Options {
 	return Options{Dir: dir, Net: netip.MustParseAddr("127.0.24.1"), Port: 24000,
-		Connections: 300, Threads: 2, Warmup: 3 * time.Second, Duration: 10 * time.Second, Rounds: 2,
+		Connections: 300, Threads: 2, Warmup: 2 * time.Second, Duration: 8 * time.Second, Rounds: 3,
 		Sessions: 10000, XDSServices: 10000, XDSChanges: 20, XDSChangeSize: 100,
 		PropagationRoutes: 3000, PropagationSamples: 20, ChurnDuration: 20 * time.Second, ChurnHosts: 100}
 }

@@ -121,7 +121,7 @@ func getHost(host string) wrkRequest {
 func addRoute(ctx context.Context, client *http.Client, cfg configDir, name, backend string) (float64, error) {
 	req := getHost(name + ".bench")
 	if code, err := send(ctx, client, req); err != nil || code != http.StatusNotFound {
-		return 0, fmt.Errorf("route %s before it is written: status %d, error %v; want 404", name, code, err)
+		return 0, fmt.Errorf("route %s before it is written: %s; want 404", name, outcome(code, err))
 	}
 	t0 := time.Now()
 	if err := cfg.put(name+".yaml", propagationService(name, backend).yaml()); err != nil {
@@ -151,7 +151,7 @@ func untilStatus(ctx context.Context, client *http.Client, req wrkRequest, statu
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not answered %d within a minute (last: %d, %v)", status, code, err)
+			return fmt.Errorf("not answered %d within a minute (last: %s)", status, outcome(code, err))
 		}
 		select {
 		case <-ctx.Done():

@@ -106,6 +106,17 @@ func (t Throughput) RoundRatio(load string, i int) float64 {
 	return 0
 }
 
+// MedianRatio is the median of the rounds' ratios: a round in which
+// other work on the machine hit one load and not the other moves it less
+// than it moves Ratio.
+func (t Throughput) MedianRatio(load string) float64 {
+	var rs []float64
+	for i := range t.Rounds[load] {
+		rs = append(rs, t.RoundRatio(load, i))
+	}
+	return percentile(rs, 50)
+}
+
 // Failed is every request of every load not answered 2xx/3xx.
 func (t Throughput) Failed() int64 {
 	var n int64
@@ -281,7 +292,7 @@ func waitStatus(ctx context.Context, addr string, r wrkRequest, status int, with
 		if err == nil && code == status {
 			return nil
 		}
-		last = fmt.Sprintf("status %d, error %v", code, err)
+		last = outcome(code, err)
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s %s (host %s): want %d, last %s", r.Method, r.Path, r.Headers["Host"], status, last)
 		}
@@ -291,6 +302,14 @@ func waitStatus(ctx context.Context, addr string, r wrkRequest, status int, with
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// outcome says how a request ended: its status, or the error.
+func outcome(code int, err error) string {
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return fmt.Sprintf("status %d", code)
 }
 
 // send sends one request and returns its status, the body read.
