@@ -99,7 +99,7 @@ bench-authz: deps
 ## on 300 connections, a Go backend and Redis, all on this machine's cores:
 ## req/s plain, with JWT and with session + CSRF (ratios), xDS ACK times with
 ## 10,000 services, route propagation with 3,000 routes, errors during route
-## churn (docs/bench-envoy.md). About 6 minutes on 2 cores.
+## churn (docs/bench-envoy.md). About 5 minutes on 2 cores.
 bench-envoy: deps
 	$(GO) run ./integration/cmd/envoybench
 

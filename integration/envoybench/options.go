@@ -51,7 +51,7 @@ type Options struct {
 	ChurnHosts    int
 }
 
-// Full are the sizes of issue 21 (about 8 minutes on 2 cores).
+// Full are the sizes of issue 21 (about 5 minutes on 2 cores).
 func Full(dir string) Options {
 	return Options{Dir: dir, Net: netip.MustParseAddr("127.0.24.1"), Port: 24000,
 		Connections: 300, Threads: 2, Warmup: 2 * time.Second, Duration: 8 * time.Second, Rounds: 3,
