@@ -33,14 +33,6 @@ const JWTPayloadKey = "jwt_payload"
 // array of strings.
 const RolesClaim = "roles"
 
-// JWTCacheSize is how many verified tokens each Envoy worker keeps per
-// provider (jwt_cache_config): a token seen again is not parsed and
-// verified again, only its time limits are checked (exp, nbf; an expired
-// one leaves the cache). Without it jwt_authn verifies every request's
-// token from scratch. Tokens over Envoy's default 4 KiB are not cached,
-// so the cache holds at most 4 MiB per provider and worker.
-const JWTCacheSize = 1000
-
 // remoteJWKSTimeout bounds one fetch of a remote JWKS.
 const remoteJWKSTimeout = 5e9
 
@@ -101,7 +93,6 @@ func jwtProvider(s model.Service) *jwtauthn.JwtProvider {
 		FromHeaders:       []*jwtauthn.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}},
 		Forward:           !j.StripAuthorization,
 		PayloadInMetadata: JWTPayloadKey,
-		JwtCacheConfig:    &jwtauthn.JwtCacheConfig{JwtCacheSize: JWTCacheSize},
 	}
 	if j.Cookie != "" {
 		p.FromCookies = []string{j.Cookie}

@@ -111,9 +111,6 @@ func TestJWTAndRolesOnlyWhereAsked(t *testing.T) {
 		p.GetClaimToHeaders()[0].GetHeaderName() != "x-user-id" || !strings.Contains(p.GetLocalJwks().GetInlineString(), `"alg":"HS384"`) {
 		t.Errorf("provider = %v", p)
 	}
-	if p.GetJwtCacheConfig().GetJwtCacheSize() != translate.JWTCacheSize {
-		t.Errorf("provider's JWT cache = %v, want %d verified tokens per worker", p.GetJwtCacheConfig(), translate.JWTCacheSize)
-	}
 
 	g := routesByName(rcs["http-203.0.113.1-80"])
 	for name, want := range map[string]string{"api/admin": "api/required", "api/open": "api/optional"} {
