@@ -106,6 +106,9 @@ func reportXDS(p func(string, ...any), x XDSAcks) {
 	p("  p50 %.0f ms, p99 %.0f ms, max %.0f ms (goal p99 < %d ms); of which l7's publish (resolve, translate, validate, swap): p50 %.0f ms, p99 %.0f ms\n\n",
 		percentile(x.AckMs, 50), percentile(x.AckMs, 99), slices.Max(append([]float64{0}, x.AckMs...)), GoalXDSAckP99Ms,
 		percentile(x.PublishMs, 50), percentile(x.PublishMs, 99))
+	if x.Split > 0 {
+		p("  %d changes reached Envoy in more than one response (their files straddled l7's debounce): their time is the sum of the responses' delays, an overstatement\n\n", x.Split)
+	}
 }
 
 func reportPropagation(p func(string, ...any), o Options, pr Propagation, c Churn) {

@@ -19,6 +19,10 @@ type XDSAcks struct {
 	// validate and swap (tlb_l7_push_duration_seconds), the first part
 	// of AckMs.
 	PublishMs []float64
+	// Split counts the changes that reached Envoy in more than one
+	// response (their files straddled l7's debounce); their time is the
+	// sum of the responses' delays, an overstatement.
+	Split int
 	// StartupS is the time from starting l7 and Envoy to Envoy ready with
 	// every service; EnvoyRSSMiB Envoy's resident memory then.
 	StartupS    float64
@@ -88,8 +92,10 @@ func measureXDSAcks(ctx context.Context, o Options, backends []string) (XDSAcks,
 		if err != nil {
 			return f, fmt.Errorf("xds change %d: %w\n--- l7 log:\n%s", k+1, err, g.LogTail("l7", 2000))
 		}
-		if n := after.count - before.count; n != 1 {
-			return f, fmt.Errorf("xds change %d reached Envoy in %v responses, want 1 (were the files written within l7's debounce?)", k+1, n)
+		if after.count-before.count > 1 {
+			// The files straddled l7's debounce (a very loaded machine):
+			// the sum of the responses' delays overstates the change's.
+			f.Split++
 		}
 		f.AckMs = append(f.AckMs, (after.sum-before.sum)*1000)
 		pushed, err := readPushes(ctx, g.Metrics)
