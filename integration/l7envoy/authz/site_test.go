@@ -143,17 +143,12 @@ func checkRenders(t *testing.T, dir string, serve []string) {
 			args = append(args, a)
 		}
 	}
-	if out, err := exec.Command(l7, args...).CombinedOutput(); err != nil {
-		t.Fatalf("l7 %s: %v\n%s", strings.Join(args, " "), err, lastLines(string(out), 20))
+	var problems strings.Builder
+	cmd := exec.Command(l7, args...)
+	cmd.Stderr = &problems
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("l7 %s: %v\n%s", strings.Join(args, " "), err, problems.String())
 	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // waitListener waits until a connection to the VIP is accepted: Envoy is
