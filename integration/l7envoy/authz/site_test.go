@@ -90,6 +90,10 @@ type siteOptions struct {
 	serve []string
 	// vars are more replacements in files.
 	vars map[string]string
+	// redis and backend, when set, are shared with other sites; by
+	// default the site starts its own.
+	redis   *password
+	backend *backend
 }
 
 // startSite starts the backend, Redis, l7 (with --authz-listen on the
@@ -102,31 +106,42 @@ func startSite(t *testing.T, o siteOptions) *site {
 		t.Fatalf("bad hostIP %q", o.hostIP)
 	}
 	vipIP := net.IPv4(ip[0], ip[1], ip[2], ip[3]+100).String()
-	s := &site{t: t, vip: net.JoinHostPort(vipIP, strconv.Itoa(listenerPort))}
-	s.redis = startRedis(t)
-	s.backend = startBackend(t, net.IPv4(ip[0], ip[1], ip[2], ip[3]+150).String(), s.redis.sessions)
-
-	s.dir = t.TempDir()
-	repl := []string{"$BACKEND", s.backend.addr, "$VIP", vipIP, "$PORT", strconv.Itoa(listenerPort)}
-	for k, v := range o.vars {
-		repl = append(repl, k, v)
+	s := &site{t: t, vip: net.JoinHostPort(vipIP, strconv.Itoa(listenerPort)), redis: o.redis, backend: o.backend}
+	if s.redis == nil {
+		s.redis = startRedis(t)
 	}
-	r := strings.NewReplacer(repl...)
-	files := map[string]string{"gateway.yaml": gatewayFile}
-	for n, c := range o.files {
-		files[n] = c
+	if s.backend == nil {
+		s.backend = startBackend(t, net.IPv4(ip[0], ip[1], ip[2], ip[3]+150).String(), s.redis.sessions)
 	}
-	for n, c := range files {
-		if err := os.WriteFile(filepath.Join(s.dir, n), []byte(r.Replace(c)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s.dir = writeDSL(t, vipIP, s.backend.addr, o.files, o.vars)
 	checkRenders(t, s.dir, o.serve)
 	serve := append([]string{"--config=" + s.dir, "--authz-redis=" + s.redis.addr,
 		"--authz-redis-password-file=" + s.redis.file}, o.serve...)
 	s.gw = envoyproc.StartT(t, envoyproc.Options{Group: "edge", Authz: true, HostIP: o.hostIP, Serve: serve})
 	s.waitListener()
 	return s
+}
+
+// writeDSL writes the gateway file (its listener on vip) and files into a
+// new directory, with $BACKEND, $VIP, $PORT and vars replaced.
+func writeDSL(t *testing.T, vip, backend string, files, vars map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	repl := []string{"$BACKEND", backend, "$VIP", vip, "$PORT", strconv.Itoa(listenerPort)}
+	for k, v := range vars {
+		repl = append(repl, k, v)
+	}
+	r := strings.NewReplacer(repl...)
+	all := map[string]string{"gateway.yaml": gatewayFile}
+	for n, c := range files {
+		all[n] = c
+	}
+	for n, c := range all {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(r.Replace(c)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // checkRenders fails the test when l7 rejects a file of dir: a rejected
