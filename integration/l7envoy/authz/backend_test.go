@@ -57,6 +57,7 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range r.Header {
 		s.Headers[strings.ToLower(k)] = strings.Join(v, ",")
 	}
+	s.Headers["host"] = r.Host // Go keeps it apart from the other headers
 	b.mu.Lock()
 	b.received = append(b.received, s)
 	b.mu.Unlock()

@@ -113,6 +113,8 @@ func TestSessionInterceptorThroughEnvoy(t *testing.T) {
 		{name: "another cookie name is no session", req: req{path: "/portal", headers: map[string]string{"cookie": "session=" + ada}},
 			status: 302, location: "/login?next=portal"},
 		{name: "route without the interceptor", req: req{path: "/elsewhere"}, status: 200},
+		{name: "Host with the listener's port", req: req{path: "/account", headers: map[string]string{"cookie": "session=" + ada,
+			"host": "app.example.com:22080"}}, status: 200, upstream: map[string]string{"x-user-id": "ada", "host": "app.example.com:22080"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,6 +193,10 @@ func TestCSRFAndCSPThroughEnvoy(t *testing.T) {
 			status: 403, body: "cross-origin"},
 		{name: "POST from its own origin", req: req{method: "POST", path: "/form",
 			headers: withCookies(map[string]string{"origin": "http://app.example.com"}, "")}, status: 200, csp: policy},
+		{name: "POST from its own origin with the listener's port", req: req{method: "POST", path: "/form",
+			headers: withCookies(map[string]string{"host": "app.example.com:22080", "origin": "http://app.example.com:22080"}, "")}, status: 200, csp: policy},
+		{name: "POST from the same host on another port", req: req{method: "POST", path: "/form",
+			headers: withCookies(map[string]string{"host": "app.example.com:22080", "origin": "http://app.example.com"}, "")}, status: 403, body: "cross-origin"},
 		{name: "POST from an allowed origin", req: req{method: "POST", path: "/form",
 			headers: withCookies(map[string]string{"origin": "https://partner.example.com"}, "")}, status: 200, csp: policy},
 		{name: "POST with a foreign Referer", req: req{method: "POST", path: "/form",
