@@ -28,6 +28,11 @@ routes:
     target: main
     interceptors:
       - {type: sessionInterceptor, timeout: 5s, headers: {user: x-user-id, roles: x-user-roles, email: x-user-email}}
+  - name: lenient
+    prefix: /lenient
+    target: main
+    interceptors:
+      - {type: sessionInterceptor, timeout: 5s, failOpen: true}
   - name: portal
     prefix: /portal
     target: main
@@ -72,7 +77,8 @@ func login(t *testing.T, c *client, query string) (session, csrf string) {
 // TestSessionInterceptorThroughEnvoy: a session cookie issued by the
 // login service through Envoy is honoured on the routes that run
 // sessionInterceptor; its fields reach the backend as headers, and the
-// client's own identity headers never do.
+// client's own identity headers never do. With Redis gone the route fails
+// closed (503), or, where it says failOpen, passes without any identity.
 func TestSessionInterceptorThroughEnvoy(t *testing.T) {
 	s := startSite(t, siteOptions{hostIP: "127.0.22.1", files: map[string]string{"app.yaml": sessionApp}})
 	c := s.client(t, "")
@@ -148,6 +154,23 @@ func TestSessionInterceptorThroughEnvoy(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("Redis gone", func(t *testing.T) {
+		s.redis.proc.Stop()
+		c := s.client(t, "")
+		if r := c.do(req{path: "/account", headers: map[string]string{"cookie": "session=" + ada}}); r.status != 503 || r.body != failedCheck {
+			t.Errorf("/account with Redis gone: %d %q, want l7's 503", r.status, r.body)
+		}
+		r := c.do(req{path: "/lenient", headers: map[string]string{"cookie": "session=" + ada, "x-user-id": "mallory", "x-user-roles": "root"}})
+		if r.status != 200 || r.backend == nil {
+			t.Fatalf("/lenient (failOpen) with Redis gone: %d %q, want the backend's 200", r.status, r.body)
+		}
+		for _, h := range []string{"x-user-id", "x-user-roles"} {
+			if v, ok := r.backend.Headers[h]; ok {
+				t.Errorf("failOpen let the client's %s: %q through", h, v)
+			}
+		}
+	})
 }
 
 // TestCSRFAndCSPThroughEnvoy: on a route with session, CSRF and CSP

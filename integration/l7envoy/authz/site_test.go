@@ -53,6 +53,7 @@ type site struct {
 // password is a private Redis that requires redisPassword, and a session
 // store that uses it.
 type password struct {
+	proc     *redisproc.Redis
 	addr     string
 	file     string
 	sessions *sessionstore.Redis
@@ -75,7 +76,7 @@ func startRedis(t *testing.T) *password {
 	}
 	rc := sessionstore.NewClient(rp.Addr, redisPassword)
 	t.Cleanup(func() { _ = rc.Close() })
-	return &password{addr: rp.Addr, file: file, sessions: sessionstore.NewRedis(rc, "")}
+	return &password{proc: rp, addr: rp.Addr, file: file, sessions: sessionstore.NewRedis(rc, "")}
 }
 
 // siteOptions say what a site serves.
