@@ -82,7 +82,7 @@ func TestBasicAuthExactlyOnItsRoutes(t *testing.T) {
 			if tc.auth != "" {
 				h["authorization"] = tc.auth
 			}
-			before := s.authzChecks()
+			before := s.authzChecks(t)
 			r := s.client(t, "").do(req{path: tc.path, headers: h})
 			if r.status != tc.status {
 				t.Fatalf("%s: %d %q, want %d", tc.path, r.status, r.body, tc.status)
@@ -105,7 +105,7 @@ func TestBasicAuthExactlyOnItsRoutes(t *testing.T) {
 					t.Errorf("backend got Authorization %q, want %q", r.backend.Headers["authorization"], want)
 				}
 			}
-			if after := s.authzChecks(); (after > before) != tc.checked || after-before > 1 {
+			if after := s.authzChecks(t); (after > before) != tc.checked || after-before > 1 {
 				t.Errorf("authorization checks %v -> %v, want one call: %v", before, after, tc.checked)
 			}
 		})

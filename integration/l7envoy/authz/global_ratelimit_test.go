@@ -83,13 +83,13 @@ func TestGlobalRateLimitAcrossTwoGateways(t *testing.T) {
 
 	t.Run("a route without a limit never calls the service", func(t *testing.T) {
 		for _, g := range gws {
-			before := g.envoyStat(rlServiceRq)
+			before := g.envoyStat(t, rlServiceRq)
 			for range 2 * globalLimit {
 				if r := g.client(t, "").do(req{path: "/open"}); r.status != 200 || r.header.Get("X-RateLimit-Limit") != "" {
 					t.Fatalf("/open through %s: %d, X-RateLimit-Limit %q", g, r.status, r.header.Get("X-RateLimit-Limit"))
 				}
 			}
-			if after := g.envoyStat(rlServiceRq); after != before {
+			if after := g.envoyStat(t, rlServiceRq); after != before {
 				t.Errorf("%s called the rate limit service %d times for a route without a limit", g, after-before)
 			}
 		}
@@ -132,7 +132,7 @@ func sharedCount(t *testing.T, gws []*site, path, src string, limit int) (inconc
 	read := func() []counters {
 		var out []counters
 		for _, g := range gws {
-			out = append(out, counters{ok: g.envoyStat(rlOK), over: g.envoyStat(rlOver), failed: g.envoyStat(rlError) + g.envoyStat(rlFailOpen)})
+			out = append(out, counters{ok: g.envoyStat(t, rlOK), over: g.envoyStat(t, rlOver), failed: g.envoyStat(t, rlError) + g.envoyStat(t, rlFailOpen)})
 		}
 		return out
 	}

@@ -99,7 +99,7 @@ func TestLocalRateLimitThroughEnvoy(t *testing.T) {
 			}
 		})
 	}
-	if n := s.envoyStat("local_rate_limit.http_local_rate_limit.rate_limited"); n != 8 {
+	if n := s.envoyStat(t, "local_rate_limit.http_local_rate_limit.rate_limited"); n != 8 {
 		t.Errorf("envoy counted %d locally rate-limited requests, want 8", n)
 	}
 }

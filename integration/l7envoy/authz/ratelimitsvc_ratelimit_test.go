@@ -27,7 +27,7 @@ const rateLimitConfigAddr = "127.0.22.30:22018"
 // address in addrs taking its limits from that l7 over xDS, all counting
 // in the one Redis (with its password). It returns once every replica has
 // loaded the limits.
-func startRateLimitService(t *testing.T, redis *password, dir string, addrs []string) {
+func startRateLimitService(t *testing.T, redis *sessionRedis, dir string, addrs []string) {
 	t.Helper()
 	bin, err := rlsproc.Binary()
 	if err != nil {

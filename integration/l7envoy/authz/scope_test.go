@@ -73,7 +73,7 @@ func TestInterceptorsOnlyWhereListed(t *testing.T) {
 	poll.Until(t, time.Minute, "the inner listener accepts requests", func() bool {
 		return clientOf(t, inner, "").do(req{path: "/", headers: map[string]string{"host": "inner.example.com"}}).status == 200
 	})
-	authzCalls := func() int64 { return s.envoyStat("cluster.tlb-l7-authz.upstream_rq_total") }
+	authzCalls := func(t *testing.T) int64 { return s.envoyStat(t, "cluster.tlb-l7-authz.upstream_rq_total") }
 
 	cases := []struct {
 		name   string
@@ -94,7 +94,7 @@ func TestInterceptorsOnlyWhereListed(t *testing.T) {
 				h["host"] = tc.host
 			}
 			const n = 5
-			checks, calls := s.authzChecks(), authzCalls()
+			checks, calls := s.authzChecks(t), authzCalls(t)
 			for range n {
 				r := clientOf(t, tc.vip, "").do(req{path: tc.path, headers: h})
 				if r.status != 200 || r.backend == nil {
@@ -105,10 +105,10 @@ func TestInterceptorsOnlyWhereListed(t *testing.T) {
 				}
 			}
 			want := map[bool]int64{true: n, false: 0}[tc.called]
-			if got := int64(s.authzChecks() - checks); got != want {
+			if got := int64(s.authzChecks(t) - checks); got != want {
 				t.Errorf("l7 answered %d checks for %d requests, want %d", got, n, want)
 			}
-			if got := authzCalls() - calls; got != want {
+			if got := authzCalls(t) - calls; got != want {
 				t.Errorf("envoy sent %d requests to tlb-l7-authz for %d requests, want %d", got, n, want)
 			}
 		})

@@ -41,18 +41,17 @@ listeners:
 // Envoy) serving a DSL directory, with a backend that answers what it
 // received and a Redis with a password holding the sessions.
 type site struct {
-	t *testing.T
 	// vip is the listener's address, VIP:port.
 	vip     string
 	gw      *envoyproc.Gateway
-	redis   *password
+	redis   *sessionRedis
 	backend *backend
 	dir     string
 }
 
-// password is a private Redis that requires redisPassword, and a session
-// store that uses it.
-type password struct {
+// sessionRedis is a private Redis that requires redisPassword, and a
+// session store that uses it.
+type sessionRedis struct {
 	proc     *redisproc.Redis
 	addr     string
 	file     string
@@ -60,7 +59,7 @@ type password struct {
 }
 
 // startRedis starts a private redis-server that requires redisPassword.
-func startRedis(t *testing.T) *password {
+func startRedis(t *testing.T) *sessionRedis {
 	t.Helper()
 	rp := redisproc.StartForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -76,7 +75,7 @@ func startRedis(t *testing.T) *password {
 	}
 	rc := sessionstore.NewClient(rp.Addr, redisPassword)
 	t.Cleanup(func() { _ = rc.Close() })
-	return &password{proc: rp, addr: rp.Addr, file: file, sessions: sessionstore.NewRedis(rc, "")}
+	return &sessionRedis{proc: rp, addr: rp.Addr, file: file, sessions: sessionstore.NewRedis(rc, "")}
 }
 
 // siteOptions say what a site serves.
@@ -93,7 +92,7 @@ type siteOptions struct {
 	vars map[string]string
 	// redis and backend, when set, are shared with other sites; by
 	// default the site starts its own.
-	redis   *password
+	redis   *sessionRedis
 	backend *backend
 }
 
@@ -107,7 +106,7 @@ func startSite(t *testing.T, o siteOptions) *site {
 		t.Fatalf("bad hostIP %q", o.hostIP)
 	}
 	vipIP := net.IPv4(ip[0], ip[1], ip[2], ip[3]+100).String()
-	s := &site{t: t, vip: net.JoinHostPort(vipIP, strconv.Itoa(listenerPort)), redis: o.redis, backend: o.backend}
+	s := &site{vip: net.JoinHostPort(vipIP, strconv.Itoa(listenerPort)), redis: o.redis, backend: o.backend}
 	if s.redis == nil {
 		s.redis = startRedis(t)
 	}
@@ -119,7 +118,7 @@ func startSite(t *testing.T, o siteOptions) *site {
 	serve := append([]string{"--config=" + s.dir, "--authz-redis=" + s.redis.addr,
 		"--authz-redis-password-file=" + s.redis.file}, o.serve...)
 	s.gw = envoyproc.StartT(t, envoyproc.Options{Group: "edge", Authz: true, HostIP: o.hostIP, Serve: serve})
-	s.waitListener()
+	s.waitListener(t)
 	return s
 }
 
@@ -169,8 +168,8 @@ func checkRenders(t *testing.T, dir string, serve []string) {
 
 // waitListener waits until a connection to the VIP is accepted: Envoy is
 // ready once it has its first listeners, but binds them as it adds them.
-func (s *site) waitListener() {
-	s.t.Helper()
+func (s *site) waitListener(t *testing.T) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := s.gw.Wait(ctx, "listener "+s.vip, func(context.Context) (bool, string) {
@@ -182,17 +181,17 @@ func (s *site) waitListener() {
 		return true, ""
 	})
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 }
 
 // metric returns the sum of every series of an l7 counter on its obs
 // listener (0 when it has none yet).
-func (s *site) metric(name string) float64 {
-	s.t.Helper()
+func (s *site) metric(t *testing.T, name string) float64 {
+	t.Helper()
 	resp, err := http.Get("http://" + s.gw.Metrics + "/metrics")
 	if err != nil {
-		s.t.Fatalf("l7 /metrics: %v", err)
+		t.Fatalf("l7 /metrics: %v", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	var sum float64
@@ -206,29 +205,29 @@ func (s *site) metric(name string) float64 {
 		f := strings.Fields(line)
 		v, err := strconv.ParseFloat(f[len(f)-1], 64)
 		if err != nil {
-			s.t.Fatalf("l7 /metrics line %q: %v", line, err)
+			t.Fatalf("l7 /metrics line %q: %v", line, err)
 		}
 		sum += v
 	}
 	if err := sc.Err(); err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return sum
 }
 
 // authzChecks is how many checks l7's authorization service answered.
-func (s *site) authzChecks() float64 {
-	return s.metric("tlb_l7_authz_checks_total")
+func (s *site) authzChecks(t *testing.T) float64 {
+	return s.metric(t, "tlb_l7_authz_checks_total")
 }
 
 // envoyStat returns one of Envoy's counters.
-func (s *site) envoyStat(name string) int64 {
-	s.t.Helper()
+func (s *site) envoyStat(t *testing.T, name string) int64 {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v, err := s.gw.Stat(ctx, name)
 	if err != nil {
-		s.t.Fatalf("envoy stat %s: %v", name, err)
+		t.Fatalf("envoy stat %s: %v", name, err)
 	}
 	return v
 }
