@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,8 @@ type seen struct {
 	Method  string            `json:"method"`
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers"`
+	// BodyBytes is the length of the body received.
+	BodyBytes int64 `json:"bodyBytes"`
 }
 
 // backend is the application behind the gateway: it answers every request
@@ -58,6 +61,9 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.Headers[strings.ToLower(k)] = strings.Join(v, ",")
 	}
 	s.Headers["host"] = r.Host // Go keeps it apart from the other headers
+	if r.URL.Path != "/login" {
+		s.BodyBytes, _ = io.Copy(io.Discard, r.Body)
+	}
 	b.mu.Lock()
 	b.received = append(b.received, s)
 	b.mu.Unlock()

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -56,11 +57,13 @@ type reply struct {
 }
 
 // req is a request: method (default GET), path, headers (Host is
-// appHost unless a "host" header says otherwise).
+// appHost unless a "host" header says otherwise), and the body of a
+// method other than GET and HEAD (default "{}").
 type req struct {
 	method  string
 	path    string
 	headers map[string]string
+	body    []byte
 }
 
 func (c *client) do(r req) reply {
@@ -71,6 +74,9 @@ func (c *client) do(r req) reply {
 	var body io.Reader
 	if r.method != http.MethodGet && r.method != http.MethodHead {
 		body = strings.NewReader("{}")
+		if r.body != nil {
+			body = bytes.NewReader(r.body)
+		}
 	}
 	hr, err := http.NewRequest(r.method, "http://"+appHost+r.path, body)
 	if err != nil {
