@@ -91,11 +91,23 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Lock()
 	b.lastHdr = r.Header.Clone()
 	hold := b.hold
-	first := false
-	if id := r.Header.Get("x-fail-first"); id != "" && !b.seen[id] {
-		b.seen[id], first = true, true
+	// x-fail-first: ID answers 503 to the first request of that ID;
+	// x-slow-first: ID keeps the first one waiting (retries' tests).
+	first, slow := false, false
+	if id := r.Header.Get("x-fail-first"); id != "" && !b.seen["fail/"+id] {
+		b.seen["fail/"+id], first = true, true
+	}
+	if id := r.Header.Get("x-slow-first"); id != "" && !b.seen["slow/"+id] {
+		b.seen["slow/"+id], slow = true, true
 	}
 	b.mu.Unlock()
+	if slow {
+		select {
+		case <-time.After(time.Minute):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if hold != nil {
 		select {
 		case <-hold:
