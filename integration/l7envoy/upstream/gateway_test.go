@@ -57,7 +57,17 @@ func startGateway(t *testing.T, s setup) *gateway {
 		}
 		o.Group, o.Manifest = s.group, m
 	}
-	return &gateway{Gateway: envoyproc.StartT(t, o), dsl: dsl}
+	g := &gateway{Gateway: envoyproc.StartT(t, o), dsl: dsl}
+	// Registered after StartT's cleanup, so it runs before the gateway
+	// stops: what we emit must use no option Envoy calls deprecated.
+	t.Cleanup(func() {
+		for _, l := range strings.Split(g.LogTail("envoy", 1<<22), "\n") {
+			if strings.Contains(strings.ToLower(l), "deprecated") {
+				t.Errorf("Envoy warns of a deprecated option: %s", l)
+			}
+		}
+	})
+	return g
 }
 
 // write replaces (or adds) one DSL file of a running gateway.
