@@ -3,6 +3,8 @@ package upstream
 import (
 	"crypto/tls"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -31,6 +33,7 @@ type backend struct {
 	hold     chan struct{} // non-nil: requests wait until it is closed
 	seen     map[string]bool
 	lastHdr  http.Header
+	lastProt string
 	sni      []string // server names of TLS handshakes
 	alpn     []string // protocols negotiated
 	inflight atomic.Int64
@@ -69,7 +72,8 @@ func startBackendTLS(t *testing.T, name, ip string, port int, tlsCfg *tls.Config
 		}
 		lis = tls.NewListener(lis, cfg)
 	}
-	srv := &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second}
+	// Refused handshakes are what some tests want: not worth a log line.
+	srv := &http.Server{Handler: b, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(func() {
 		b.release()
@@ -90,6 +94,7 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer b.inflight.Add(-1)
 	b.mu.Lock()
 	b.lastHdr = r.Header.Clone()
+	b.lastProt = r.Proto
 	hold := b.hold
 	// x-fail-first: ID answers 503 to the first request of that ID;
 	// x-slow-first: ID keeps the first one waiting (retries' tests).
@@ -155,6 +160,13 @@ func (b *backend) header() http.Header {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.lastHdr
+}
+
+// proto returns the last request's protocol ("HTTP/1.1", "HTTP/2.0").
+func (b *backend) proto() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lastProt
 }
 
 // handshakes returns the server names and protocols of the TLS

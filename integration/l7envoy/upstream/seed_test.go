@@ -109,6 +109,8 @@ func TestSeed000ExamplesThroughEnvoy(t *testing.T) {
 // TestDNSUpstreamSpreadsOverEveryAddress: an upstream named by DNS is a
 // strict DNS cluster: every address of the answer is an endpoint and
 // gets requests; an address dropped from the answer stops getting them.
+// A name without an answer (NXDOMAIN) neither delays the gateway's start
+// nor touches other services: its requests get 503.
 func TestDNSUpstreamSpreadsOverEveryAddress(t *testing.T) {
 	dns := startDNS(t, "127.0.23.53:53")
 	backends := []*backend{startBackend(t, "n1", "127.0.23.222", 23500), startBackend(t, "n2", "127.0.23.223", 23500), startBackend(t, "n3", "127.0.23.224", 23500)}
@@ -131,7 +133,24 @@ upstreams:
 routes:
   - {prefix: /, target: main}
 `,
+		// A name that does not resolve: its own requests fail, nothing else.
+		"ghost.yaml": `kind: gateway/service/v1
+name: ghost
+group: edge
+hosts: [ghost.test]
+listeners: [dns/web]
+upstreams:
+  - {name: main, endpoints: ["ghost.internal:80"]}
+routes:
+  - {prefix: /, target: main}
+`,
 	}})
+	if r := newClient(vip, port, "ghost.test", nil).get(t, "/x"); r.status != http.StatusServiceUnavailable || r.body != "no healthy upstream" {
+		t.Errorf("a name without an answer: %d %q, want Envoy's 503 no healthy upstream", r.status, r.body)
+	}
+	if dns.asked("ghost.internal") == 0 {
+		t.Errorf("Envoy never asked for ghost.internal")
+	}
 	c := newClient(vip, port, "pool.test", nil)
 	if got := c.spread(t, 30, "/x"); got["n1"] != 10 || got["n2"] != 10 || got["n3"] != 10 {
 		t.Errorf("30 requests over three addresses: %v, want 10 each (round robin over every address)", got)

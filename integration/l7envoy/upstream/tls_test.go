@@ -17,11 +17,13 @@ import (
 // wrong CA, a wrong subjectAltName or an SNI the certificate does not
 // name fail the handshake in Envoy, which answers 503 (docs/l7.md, "TLS
 // to an upstream") without a request reaching the backend, and counts the
-// failure in the cluster's ssl stats.
+// failure in the cluster's ssl stats. An http2 upstream negotiates h2 and
+// is health checked over the same TLS.
 func TestUpstreamTLS(t *testing.T) {
 	ca, other := newAuthority(t, "internal CA"), newAuthority(t, "another CA")
 	srv := ca.issue(t, "api.internal")
 	be := startBackendTLS(t, "api", "127.0.23.201", 0, &tls.Config{Certificates: []tls.Certificate{srv.pair}, NextProtos: []string{"http/1.1"}})
+	h2 := startBackendTLS(t, "api-h2", "127.0.23.201", 0, &tls.Config{Certificates: []tls.Certificate{srv.pair}, NextProtos: []string{"h2", "http/1.1"}})
 	vip := "127.0.23.10"
 	port := freePort(t, vip, 23010)
 	up := func(name, tlsBlock string) string {
@@ -36,7 +38,9 @@ func TestUpstreamTLS(t *testing.T) {
 			up("wrongca", "{sni: api.internal, caFile: certs/other.pem}") +
 			up("wrongsan", "{sni: api.internal, caFile: certs/ca.pem, subjectAltNames: [billing.internal]}") +
 			up("wrongsni", "{sni: billing.internal, caFile: certs/ca.pem}") +
-			"routes:\n  - {prefix: /good, target: good}\n  - {prefix: /wrong-ca, target: wrongca}\n" +
+			fmt.Sprintf("  - name: h2\n    http2: true\n    endpoints: [%q]\n    tls: {sni: api.internal, caFile: certs/ca.pem}\n"+
+				"    healthCheck: {http: {path: /healthz}, interval: 1s}\n", h2.endpoint()) +
+			"routes:\n  - {prefix: /good, target: good}\n  - {prefix: /wrong-ca, target: wrongca}\n  - {prefix: /h2, target: h2}\n" +
 			"  - {prefix: /wrong-san, target: wrongsan}\n  - {prefix: /wrong-sni, target: wrongsni}\n",
 	}})
 	c := newClient(vip, port, "uptls.test", nil)
@@ -48,6 +52,19 @@ func TestUpstreamTLS(t *testing.T) {
 	sni, alpn := be.handshakes()
 	if !slices.Contains(sni, "api.internal") || !slices.Contains(alpn, "http/1.1") {
 		t.Errorf("backend handshakes: SNI %q ALPN %q, want api.internal and http/1.1", sni, alpn)
+	}
+	// HTTP/2 over TLS (http2: true asks for ALPN h2), health checks
+	// through the same TLS socket: the first request waits for the first
+	// check.
+	c.waitServed(t, "/h2", http.StatusOK)
+	if r := c.get(t, "/h2"); r.backend() != "api-h2" || h2.header() == nil {
+		t.Fatalf("/h2: %d %q", r.status, r.body)
+	}
+	if sni, alpn := h2.handshakes(); !slices.Contains(sni, "api.internal") || slices.Contains(alpn, "http/1.1") || !slices.Contains(alpn, "h2") {
+		t.Errorf("HTTP/2 backend handshakes: SNI %q ALPN %q, want api.internal and h2 only", sni, alpn)
+	}
+	if h2.checks.Load() == 0 || h2.proto() != "HTTP/2.0" {
+		t.Errorf("HTTP/2 backend: %d checks, last request %s; want checks over TLS and HTTP/2", h2.checks.Load(), h2.proto())
 	}
 	for _, tc := range []struct {
 		name, path, cluster, stat string
