@@ -82,10 +82,12 @@ routes:
 
 // TestTimeoutsAndRetries: a route's timeout answers 504 (flag UT) long
 // before a slow backend would; retries with retryOn 5xx turn a first 503
-// into a 200 from the second attempt, and a per-try timeout retries a
-// first attempt that hangs; a route without retries passes the 503 on.
+// into a 200 from the second attempt, a per-try timeout retries a first
+// attempt that hangs, the default retryOn retries a refused connection
+// on another endpoint; a route without retries passes the 503 on.
 func TestTimeoutsAndRetries(t *testing.T) {
 	be := startBackend(t, "be", "127.0.23.215", 0)
+	dead := fmt.Sprintf("127.0.23.216:%d", freePort(t, "127.0.23.216", 23900)) // nothing listens
 	vip := "127.0.23.17"
 	port := freePort(t, vip, 23080)
 	g := startGateway(t, setup{hostIP: "127.0.23.106", files: map[string]string{
@@ -99,12 +101,21 @@ upstreams:
   - name: main
     endpoints: [%q]
     outlierDetection: {disabled: true}
+  - name: halfdead
+    endpoints: [%q, %q]
+    outlierDetection: {disabled: true}
+    slowStart: "off"
+  - name: stickydead
+    endpoints: [%q, %q]
+    outlierDetection: {disabled: true}
 routes:
   - {name: short, prefix: /short, target: main, timeout: 1s}
+  - {name: default, prefix: /default, target: halfdead, retries: {attempts: 2}}
+  - {name: sticky, prefix: /sticky, target: stickydead, retries: {attempts: 3}, sticky: {cookie: s, ttl: 1h}}
   - {name: retried, prefix: /retried, target: main, retries: {attempts: 2, retryOn: "5xx"}}
   - {name: pertry, prefix: /pertry, target: main, timeout: 30s, retries: {attempts: 1, retryOn: "5xx", perTryTimeout: 1s}}
   - {name: once, prefix: /once, target: main}
-`, be.endpoint()),
+`, be.endpoint(), dead, be.endpoint(), dead, be.endpoint()),
 	}})
 	c := newClient(vip, port, "to.test", nil)
 
@@ -151,6 +162,34 @@ routes:
 			t.Errorf("upstream_rq_per_try_timeout = %d, want 1", v)
 		}
 		t.Logf("200 after %s (per-try timeout 1s)", time.Since(start).Round(10*time.Millisecond))
+	})
+	t.Run("default retryOn: connect failures", func(t *testing.T) {
+		// Round robin sends every other first attempt to the dead
+		// endpoint; the retry goes to the live one.
+		if got := c.spread(t, 20, "/default"); got["be"] != 20 {
+			t.Errorf("20 requests with one endpoint refusing connections: %v, want all answered by be", got)
+		}
+		if v := g.stat(t, "cluster.to/halfdead.upstream_rq_retry_success"); v < 5 {
+			t.Errorf("upstream_rq_retry_success = %d, want about 10 (every request first sent to the dead endpoint)", v)
+		}
+	})
+	t.Run("sticky route: a retry leaves the host that failed", func(t *testing.T) {
+		// Ring hash maps a client's cookie to one endpoint; for about
+		// half the clients that is the dead one. A retry must try
+		// another host, not the same hash again. Each retry gets 10
+		// picks, each finding the live host about half the time, so a
+		// client fails only if all 3 retries miss: (1/2)^27, 40 clients
+		// about 3e-7. No client on the dead one at all: 2^-40.
+		before := g.stat(t, "cluster.to/stickydead.upstream_rq_retry")
+		for i := 0; i < 40; i++ {
+			r := newClient(vip, port, "to.test", nil).get(t, "/sticky")
+			if r.status != http.StatusOK {
+				t.Fatalf("client %d: %d %q, want 200 from the live endpoint after a retry", i, r.status, r.body)
+			}
+		}
+		if n := g.stat(t, "cluster.to/stickydead.upstream_rq_retry") - before; n == 0 {
+			t.Errorf("no client was sent to the dead endpoint first: the case proved nothing")
+		}
 	})
 	t.Run("no retries", func(t *testing.T) {
 		before := be.requests.Load()
