@@ -12,6 +12,7 @@
 // The tests run in go test ./... (no build tag) and fail, never skip,
 // when Envoy or redis-server is missing. They use 127.0.23.0/24 only:
 // VIPs from .10, gateways' node addresses from .100, backends from .200,
-// the DNS server on .53; listener ports 23000-23999.
+// the DNS server on .53:23053 (no root needed); listener ports
+// 23000-23999, and seed 000's own 8082 for its backends.
 // Only test files besides this one: the package owns nothing else.
 package upstream

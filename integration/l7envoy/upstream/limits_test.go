@@ -36,23 +36,29 @@ routes:
 `, slow.endpoint()),
 	}})
 	stat := func(s string) int64 { return g.stat(t, "cluster.cb/narrow."+s) }
-	// Warm the one connection up: the first request opens it.
+	// One HTTP/2 connection (h2c) carries the three requests, so one
+	// Envoy worker handles them all: each worker has its own connection
+	// pool, and Envoy lets a pool that has no connection open one even
+	// beyond maxConnections (else its requests could never be served).
 	c := newClient(vip, port, "cb.test", nil)
-	if r := c.get(t, "/warm"); r.status != http.StatusOK {
+	tr := c.c.Transport.(*http.Transport)
+	tr.Protocols = new(http.Protocols)
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	if r := c.get(t, "/warm"); r.status != http.StatusOK || r.header == nil {
 		t.Fatalf("first request: %d %q", r.status, r.body)
 	}
 
 	slow.holdRequests()
 	admitted := make(chan reply, 2)
-	go func() { admitted <- newClient(vip, port, "cb.test", nil).do(http.MethodGet, "/first") }()
+	go func() { admitted <- c.do(http.MethodGet, "/first") }()
 	poll.Until(t, time.Minute, "the backend holds the first request", func() bool { return slow.inflight.Load() == 1 })
-	go func() { admitted <- newClient(vip, port, "cb.test", nil).do(http.MethodGet, "/second") }()
+	go func() { admitted <- c.do(http.MethodGet, "/second") }()
 	poll.Explained(t, time.Minute, "the second request waits in Envoy's pending queue", func() (bool, string) {
 		v := stat("upstream_rq_pending_active")
-		return v == 1, fmt.Sprintf("upstream_rq_pending_active %d", v)
+		return v == 1, fmt.Sprintf("upstream_rq_pending_active %d, backend in flight %d", v, slow.inflight.Load())
 	})
 
-	third := newClient(vip, port, "cb.test", nil).get(t, "/third")
+	third := c.get(t, "/third")
 	if third.status != http.StatusServiceUnavailable || third.header.Get("x-envoy-overloaded") != "true" || third.backend() != "" {
 		t.Errorf("the overflowing request: %d %q, x-envoy-overloaded %q, from %q; want Envoy's 503 with x-envoy-overloaded: true",
 			third.status, third.body, third.header.Get("x-envoy-overloaded"), third.backend())
@@ -66,14 +72,15 @@ routes:
 			t.Errorf("an admitted request: %d %v, want 200 once the backend answered", r.status, r.err)
 		}
 	}
-	poll.Explained(t, time.Minute, "the access log says UO for /third", func() (bool, string) {
+	poll.Explained(t, time.Minute, "the access log says UO for /third, over HTTP/2", func() (bool, string) {
 		for _, l := range g.accessLog(t) {
 			var e struct {
-				Path  string `json:"path"`
-				Flags string `json:"response_flags"`
+				Path     string `json:"path"`
+				Flags    string `json:"response_flags"`
+				Protocol string `json:"protocol"`
 			}
 			if json.Unmarshal([]byte(l), &e) == nil && e.Path == "/third" {
-				return e.Flags == "UO", l
+				return e.Flags == "UO" && e.Protocol == "HTTP/2", l
 			}
 		}
 		return false, "no line for /third yet"

@@ -43,7 +43,7 @@ func seedExample(t *testing.T, name string) string {
 // interceptor at the service's interceptor address) replaces the first
 // and is served too: its route runs its chain (401 without a session).
 func TestSeed000ExamplesThroughEnvoy(t *testing.T) {
-	dns := startDNS(t, "127.0.23.53:53")
+	dns := startDNS(t, "127.0.23.53:23053")
 	b1, b2 := startBackend(t, "b1", "127.0.23.220", 8082), startBackend(t, "b2", "127.0.23.221", 8082)
 	dns.set("todolist", b1.addr.Addr())
 	redis := redisproc.StartForTest(t)
@@ -112,7 +112,7 @@ func TestSeed000ExamplesThroughEnvoy(t *testing.T) {
 // A name without an answer (NXDOMAIN) neither delays the gateway's start
 // nor touches other services: its requests get 503.
 func TestDNSUpstreamSpreadsOverEveryAddress(t *testing.T) {
-	dns := startDNS(t, "127.0.23.53:53")
+	dns := startDNS(t, "127.0.23.53:23053")
 	backends := []*backend{startBackend(t, "n1", "127.0.23.222", 23500), startBackend(t, "n2", "127.0.23.223", 23500), startBackend(t, "n3", "127.0.23.224", 23500)}
 	var all []netip.Addr
 	for _, b := range backends {
