@@ -64,23 +64,21 @@ func (a *addressTargets) upstream(target, field string) string {
 	if name, ok := a.made[target]; ok {
 		return name
 	}
-	name := strings.Trim(strings.NewReplacer("[", "", "]", "", ":", "-").Replace(target), "-")
 	bad := func(format string, args ...any) string {
 		*a.errs = append(*a.errs, &FieldError{File: a.file, Field: field, Msg: fmt.Sprintf(format, args...)})
 		return target
 	}
-	if i, ok := a.declared[name]; ok {
-		return bad("%s would be the upstream %q, which upstreams[%d] declares: name that upstream instead", target, name, i)
+	u, err := model.AddressUpstream(target)
+	if err != nil {
+		return bad("want the name of an upstream of this service, or host:port: %v", err)
 	}
-	u := model.Upstream{Name: name}
-	if ap, err := netip.ParseAddrPort(target); err == nil {
-		u.Endpoints = []model.Endpoint{{Addr: ap, Weight: 1}}
-	} else {
-		n, err := model.ParseDNSName(target)
-		if err != nil {
-			return bad("want the name of an upstream of this service, or host:port: %v", err)
+	if i, ok := a.declared[u.Name]; ok {
+		return bad("%s would be the upstream %q, which upstreams[%d] declares: name that upstream instead", target, u.Name, i)
+	}
+	for other, name := range a.made {
+		if name == u.Name {
+			return bad("%s and %s would both be the upstream %q: declare upstreams for them", target, other, u.Name)
 		}
-		u.DNS = &n
 	}
 	a.made[target] = u.Name
 	a.upstreams = append(a.upstreams, u)

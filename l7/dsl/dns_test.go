@@ -106,6 +106,8 @@ func TestDNSEndpointsAndTargets(t *testing.T) {
 		"bad target port":         {head + "routes:\n  - {prefix: /, target: \"shop:0\"}\n", `shop.yaml: routes[0].target: want the name of an upstream of this service, or host:port: want a port of 1..65535 in "shop:0"`},
 		"target hits an upstream": {head + "upstreams:\n  - {name: shop-80, endpoints: [\"198.51.100.1:80\"]}\nroutes:\n  - {prefix: /, target: \"shop:80\"}\n", `shop.yaml: routes[0].target: shop:80 would be the upstream "shop-80", which upstreams[0] declares`},
 		"no such upstream":        {head + "routes:\n  - {prefix: /, target: shop}\n", `no upstream "shop" in this service`},
+		"two targets, one name":   {head + "routes:\n  - {prefix: /a, target: \"1:80\"}\n  - {prefix: /b, target: \"[::1]:80\"}\n", `shop.yaml: routes[1].target: [::1]:80 and 1:80 would both be the upstream "1-80"`},
+		"name too long":           {head + "routes:\n  - {prefix: /, target: \"" + strings.Repeat("a", 60) + ".example:8080\"}\n", `makes no upstream name`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := dsl.Parse("shop.yaml", []byte(tc.src))

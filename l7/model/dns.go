@@ -87,3 +87,29 @@ func ParseDNSResolvers(s string) ([]netip.AddrPort, error) {
 	}
 	return out, nil
 }
+
+// AddressUpstream returns the upstream that a route target written as an
+// address stands for (seed 000's "target: todolist:8082"): named
+// host-port ("todolist-8082"), with the DNS name, or the IP address as
+// its one endpoint.
+func AddressUpstream(target string) (Upstream, error) {
+	var u Upstream
+	var host string
+	var port uint16
+	if ap, err := netip.ParseAddrPort(target); err == nil {
+		u.Endpoints = []Endpoint{{Addr: ap, Weight: 1}}
+		host, port = ap.Addr().String(), ap.Port()
+	} else {
+		n, err := ParseDNSName(target)
+		if err != nil {
+			return Upstream{}, err
+		}
+		u.DNS = &n
+		host, port = n.Host, n.Port
+	}
+	u.Name = strings.Trim(strings.ReplaceAll(host, ":", "-"), "-") + "-" + strconv.Itoa(int(port))
+	if err := checkName(u.Name); err != nil {
+		return Upstream{}, fmt.Errorf("%s makes no upstream name: %w; declare an upstream with this endpoint", target, err)
+	}
+	return u, nil
+}
