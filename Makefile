@@ -43,8 +43,9 @@ gateway-api-test: deps
 	TLB_CONFORMANCE_STRICT=1 ./tools/bench-gateway-api.sh
 
 ## ratelimit-test: the global rate limit path against the real
-## envoyproxy/ratelimit service (built once from the module proxy) and Redis.
-ratelimit-test:
+## envoyproxy/ratelimit service (built once from the module proxy) and Redis,
+## and through two real Envoys (deps fetches Envoy).
+ratelimit-test: deps
 	./tools/ratelimit-test.sh
 
 ## monitoring-test: the alert rules through promtool (check, then the

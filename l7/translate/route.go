@@ -113,9 +113,12 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 }
 
 // assembleRoutes makes a RouteConfiguration of sorted host routes: one
-// virtual host per host name.
+// virtual host per host name. Hosts match whatever port the client names
+// (Host: shop.example.com:8443 on a listener of port 8443; Envoy would
+// otherwise compare the whole :authority with the names and answer 404);
+// the header itself keeps its port.
 func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
-	rc := &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false)}
+	rc := &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true}
 	var vh *route.VirtualHost
 	for _, hr := range hrs {
 		if vh == nil || vh.Name != hr.host {
@@ -130,7 +133,7 @@ func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
 // redirectRoutes answers every request with a redirect to https:// on the
 // same host and path (301).
 func redirectRoutes(name string) *route.RouteConfiguration {
-	return &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), VirtualHosts: []*route.VirtualHost{{
+	return &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true, VirtualHosts: []*route.VirtualHost{{
 		Name: "https-redirect", Domains: []string{"*"},
 		Routes: []*route.Route{{
 			Name:   "https-redirect",
