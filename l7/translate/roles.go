@@ -166,20 +166,26 @@ var wellFormedCondition = func() *exprpb.Expr {
 	return parsed.GetExpr()
 }()
 
-// rolesLocalReply turns the RBAC filter's 403 into 401 with a Bearer
+// rolesMapper turns the RBAC filters' 403 into 401 with a Bearer
 // challenge when the roles claim is missing or malformed; a valid claim
 // without the roles stays 403.
-func rolesLocalReply() *hcm.LocalReplyConfig {
-	return &hcm.LocalReplyConfig{Mappers: []*hcm.ResponseMapper{{
-		Filter: &accesslog.AccessLogFilter{FilterSpecifier: &accesslog.AccessLogFilter_ExtensionFilter{
-			ExtensionFilter: &accesslog.ExtensionFilter{
-				Name:       "envoy.access_loggers.extension_filters.cel",
-				ConfigType: &accesslog.ExtensionFilter_TypedConfig{TypedConfig: mustAny(&celfilter.ExpressionFilter{Expression: badRolesClaim})},
-			}}},
+func rolesMapper() *hcm.ResponseMapper {
+	return &hcm.ResponseMapper{
+		Filter:     celFilter(badRolesClaim),
 		StatusCode: u32(401),
 		HeadersToAdd: []*core.HeaderValueOption{{
 			Header:       &core.HeaderValue{Key: "www-authenticate", Value: `Bearer error="invalid_token", error_description="roles claim missing or malformed"`},
 			AppendAction: core.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
 		}},
-	}}}
+	}
+}
+
+// celFilter is an access log filter (what a local reply mapper matches
+// with) of a CEL expression.
+func celFilter(expr string) *accesslog.AccessLogFilter {
+	return &accesslog.AccessLogFilter{FilterSpecifier: &accesslog.AccessLogFilter_ExtensionFilter{
+		ExtensionFilter: &accesslog.ExtensionFilter{
+			Name:       "envoy.access_loggers.extension_filters.cel",
+			ConfigType: &accesslog.ExtensionFilter_TypedConfig{TypedConfig: mustAny(&celfilter.ExpressionFilter{Expression: expr})},
+		}}}
 }
