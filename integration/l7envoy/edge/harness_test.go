@@ -38,8 +38,9 @@ type seen struct {
 }
 
 // backend is an HTTP server that answers every request with what it saw
-// (JSON), except /status/NNN (that status, body "backend NNN") and
-// /ws (a WebSocket echo).
+// (JSON), except paths holding /status/NNN (that status, body "backend
+// NNN") and ending in /ws (a WebSocket echo). Every answer carries
+// x-backend (its name), server and x-powered-by.
 type backend struct {
 	name string
 	srv  *httptest.Server
@@ -68,6 +69,7 @@ var upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return
 func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("x-backend", b.name)
 	w.Header().Set("server", "backend/1.0") // the gateway must hide it
+	w.Header().Set("x-powered-by", "backend")
 	if strings.HasSuffix(r.URL.Path, "/ws") {
 		c, err := upgrader.Upgrade(w, r, http.Header{"x-backend": {b.name}})
 		if err != nil {
@@ -84,8 +86,8 @@ func (b *backend) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if code, ok := strings.CutPrefix(r.URL.Path, "/status/"); ok {
-		n, _ := strconv.Atoi(code)
+	if i := strings.Index(r.URL.Path, "/status/"); i >= 0 {
+		n, _ := strconv.Atoi(r.URL.Path[i+len("/status/"):])
 		w.WriteHeader(n)
 		_, _ = fmt.Fprintf(w, "backend %d", n)
 		return
