@@ -57,6 +57,7 @@ func checkService(s Service) []Problem {
 			}
 			seen[e.Addr.String()] = true
 		}
+		checkUpstreamDNS(u, f, bad)
 		checkUpstreamHealth(u, f, sticky[u.Name], bad)
 		checkUpstreamTLS(u.TLS, f+".tls", bad)
 	}
@@ -188,6 +189,9 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 		}
 		if l.RedirectHTTPS && l.Protocol != HTTP {
 			bad(f+".redirectHTTPS", "only an HTTP listener can redirect to HTTPS")
+		}
+		if l.Default && (l.RedirectHTTPS || (l.Protocol != HTTP && l.Protocol != HTTPS)) {
+			bad(f+".default", "only an HTTP or HTTPS listener that serves routes (no redirectHTTPS) can serve the services that name no listener")
 		}
 		if l.Protocol != TLS && len(l.Passthrough) > 0 {
 			bad(f+".passthrough", "only TLS listeners pass connections through by server name")

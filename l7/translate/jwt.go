@@ -37,6 +37,14 @@ const JWTPayloadKey = "jwt_payload"
 // array of strings.
 const RolesClaim = "roles"
 
+// JWTCacheSize is how many verified tokens each Envoy worker keeps per
+// provider (jwt_cache_config): a token seen again is not parsed and
+// verified again, only its time limits are checked (exp, nbf; an expired
+// one leaves the cache). Without it jwt_authn verifies every request's
+// token from scratch. Tokens over Envoy's default 4 KiB are not cached,
+// so the cache holds at most 4 MiB per provider and worker.
+const JWTCacheSize = 1000
+
 // remoteJWKSTimeout bounds one fetch of a remote JWKS.
 const remoteJWKSTimeout = 5e9
 
@@ -45,14 +53,11 @@ func hasJWT(svcs []model.Service) bool {
 }
 
 func hasRoles(svcs []model.Service) bool {
-	for _, s := range svcs {
-		for _, r := range s.Routes {
-			if r.Auth.NeedsRoles() {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(svcs, serviceNeedsRoles)
+}
+
+func serviceNeedsRoles(s model.Service) bool {
+	return slices.ContainsFunc(s.Routes, func(r model.Route) bool { return r.Auth.NeedsRoles() })
 }
 
 // requirementName names a service's requirement in the filter's
@@ -152,15 +157,18 @@ func noBearerProvider() *jwtauthn.JwtProvider {
 func jwtProvider(s model.Service, cookie bool) *jwtauthn.JwtProvider {
 	j := s.JWT
 	p := &jwtauthn.JwtProvider{
-		Issuer:            j.Issuer,
-		Audiences:         j.Audiences,
-		Forward:           !j.StripAuthorization,
-		PayloadInMetadata: JWTPayloadKey,
+		Issuer:         j.Issuer,
+		Audiences:      j.Audiences,
+		Forward:        !j.StripAuthorization,
+		JwtCacheConfig: &jwtauthn.JwtCacheConfig{JwtCacheSize: JWTCacheSize},
 	}
 	if cookie {
 		p.FromCookies = []string{j.Cookie}
 	} else {
 		p.FromHeaders = []*jwtauthn.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}}
+	}
+	if serviceNeedsRoles(s) {
+		p.PayloadInMetadata = JWTPayloadKey
 	}
 	claims := make([]string, 0, len(j.ClaimHeaders))
 	for c := range j.ClaimHeaders {

@@ -128,6 +128,9 @@ func TestJWTAndRolesOnlyWhereAsked(t *testing.T) {
 	if len(opt) != 3 || !proto.Equal(opt[0], req[0]) || !proto.Equal(opt[1], req[1]) || opt[2].GetAllowMissingOrFailed() == nil {
 		t.Errorf("api/optional = %v, want api/required's, or anonymous", ja.GetRequirementMap()["api/optional"])
 	}
+	if p.GetJwtCacheConfig().GetJwtCacheSize() != translate.JWTCacheSize {
+		t.Errorf("provider's JWT cache = %v, want %d verified tokens per worker", p.GetJwtCacheConfig(), translate.JWTCacheSize)
+	}
 
 	g := routesByName(rcs["http-203.0.113.1-80"])
 	for name, want := range map[string]string{"api/admin": "api/required", "api/open": "api/optional"} {
@@ -172,6 +175,31 @@ func TestRequiredDefaultAndOverride(t *testing.T) {
 	for name, want := range map[string]string{"api/admin": "api/optional", "api/open": "api/required"} {
 		if got := perRoute[jwtauthn.PerRouteConfig](t, g[name], translate.JWTFilter); got.GetRequirementName() != want {
 			t.Errorf("%s requirement = %v, want %s", name, got, want)
+		}
+	}
+}
+
+// TestPayloadInMetadataOnlyForRoles: a provider puts the verified payload
+// into the request's metadata only when a route of its service checks
+// roles there (RBAC reads it); otherwise Envoy would copy every token's
+// claims into each request for nothing.
+func TestPayloadInMetadataOnlyForRoles(t *testing.T) {
+	noRoles := strings.Replace(jwtAPI, "auth: {required: true, roles: [admin, ops], rolesAll: [staff]}", "auth: {required: true}", 1)
+	for name, c := range map[string]struct {
+		api  string
+		want string
+	}{"roles": {jwtAPI, translate.JWTPayloadKey}, "no roles": {noRoles, ""}} {
+		hcms, _ := gatewaySet(t, jwtDir(t, c.api))
+		var ja jwtauthn.JwtAuthentication
+		for _, f := range hcms["http-203.0.113.1-80"].GetHttpFilters() {
+			if f.GetName() == translate.JWTFilter {
+				if err := f.GetTypedConfig().UnmarshalTo(&ja); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got := ja.GetProviders()["api"].GetPayloadInMetadata(); got != c.want {
+			t.Errorf("%s: payload_in_metadata = %q, want %q", name, got, c.want)
 		}
 	}
 }
