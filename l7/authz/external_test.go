@@ -91,7 +91,10 @@ func TestCheckTimeoutFailsClosedOrOpen(t *testing.T) {
 		t.Run(tr, func(t *testing.T) {
 			e := newEnv(t)
 			hang := e.ext(tr, map[string]string{"mode": "hang"})
-			hang.Timeout = chain.Duration(50 * time.Millisecond)
+			// Long enough that the call reaches the hanging interceptor on a
+			// loaded machine (at 50 ms it sometimes timed out while still
+			// connecting, and the count below was 1).
+			hang.Timeout = chain.Duration(2 * time.Second)
 			csp := chain.Interceptor{Type: chain.TypeCSP, Policy: "default-src 'self'"}
 
 			d := mustDeny(t, e.check(t, encode(t, hang, csp), req{}))
