@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -37,15 +38,21 @@ const (
 	deployL4Cluster = "l4-default"
 )
 
-// TestDeployOnRealNodes applies deploy/ as users apply it (the kustomize
-// build of its root: CRDs, RBAC, the ipam Deployment, the director and
-// netd DaemonSets) to two real nodes in the VM, a kubelet and containerd
-// each, running the image `make image` builds. Only the director's BGP
-// peer is edited, as an operator's overlay would. Then a Service of class
-// tlb.io/l4 gets a VIP from the ipam pods, the director pod programs IPVS
-// and announces the pool to BIRD, the netd pod binds the VIP, a client
-// outside reaches the gateway through the VIP with replies straight back
-// (DSR), and every pod is Ready through its own probes.
+// TestDeployOnRealNodes applies deploy/ and deploy/envoy as users apply
+// them (the kustomize build of both: CRDs, RBAC, the ipam Deployment, the
+// director and netd DaemonSets, the gateway DaemonSet) to two real nodes
+// in the VM, a kubelet and containerd each, running the images `make
+// image` builds. Only the director's BGP peer and the gateway's DSL are
+// the lab's own, and Redis and the rate limit service are left out
+// (deployOverlay), as an operator's overlay would do. Then a Service of
+// class tlb.io/l4 gets a VIP from the ipam pods, the director pod programs
+// IPVS and announces the pool to BIRD, the netd pod binds the VIP, a
+// client outside reaches the gateway through the VIP with replies
+// straight back (DSR), and every pod is Ready through its own probes. The
+// gateway pod's Envoy, from the Envoy image, runs as user 101 with only
+// CAP_NET_BIND_SERVICE (its file capability), listens on the lab
+// gateway's VIP:443 and :80, and a client's HTTPS request to that VIP,
+// through the director, is answered by a backend through it.
 func TestDeployOnRealNodes(t *testing.T) {
 	begin := time.Now()
 	vmMemory(t, "VM memory before the nodes start")
@@ -59,17 +66,22 @@ func TestDeployOnRealNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	images := []string{os.Getenv("TLB_IMAGE_TAR"), os.Getenv("TLB_PAUSE_TAR")}
+	envoyTar := os.Getenv("TLB_ENVOY_IMAGE_TAR")
 	kustomize := os.Getenv("TLB_KUSTOMIZE")
-	if images[0] == "" || images[1] == "" || kustomize == "" {
-		t.Fatal("TLB_IMAGE_TAR, TLB_PAUSE_TAR and TLB_KUSTOMIZE must be set: run through tools/lab-test.sh")
+	if images[0] == "" || images[1] == "" || envoyTar == "" || kustomize == "" {
+		t.Fatal("TLB_IMAGE_TAR, TLB_PAUSE_TAR, TLB_ENVOY_IMAGE_TAR and TLB_KUSTOMIZE must be set: run through tools/lab-test.sh")
 	}
-	objs := buildDeploy(t, kustomize)
 
 	s, err := apiserver.Start(8 * time.Minute)
 	if err != nil {
 		t.Fatalf("start kube-apiserver and etcd in the VM: %v", err)
 	}
 	t.Cleanup(s.Stop)
+	retries := 0
+	s.OnRetry = func(what string, err error) {
+		retries++
+		t.Logf("the API server says retry: %s: %v", what, err)
+	}
 	t.Logf("kube-apiserver ready after %s", since(begin))
 	kc, err := kubernetes.NewForConfig(s.Config)
 	if err != nil {
@@ -85,38 +97,54 @@ func TestDeployOnRealNodes(t *testing.T) {
 
 	d := buildDC(t, 1)
 	gw := d.gateways[0]
+	backend := net.JoinHostPort(d.gatewayAddr[0], backendPort)
+	objs := buildDeploy(t, kustomize, deployOverlay(t, backend))
 	u, err := url.Parse(s.Config.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both nodes start at once: importing the images is most of it.
 	nodeStart := time.Now()
-	var nodes []*k8snode.Node
-	for i, spec := range []struct {
-		name, ip string
-		labels   map[string]string
+	specs := []struct {
+		tn     *topo.Node
+		ip     string
+		labels map[string]string
+		images []string
 	}{
-		{d.director.Name, "198.18.1.2", map[string]string{"tlb.io/director": "true"}},
-		{gw.Name, d.gatewayAddr[0], map[string]string{"tlb.io/gateway": "true"}},
-	} {
-		tn := d.director
-		if i == 1 {
-			tn = gw
-		}
-		// Under TCG on a loaded host, importing the images alone has
-		// taken over four minutes.
-		ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
-		n, err := k8snode.Start(ctx, bins, api, k8snode.Options{
-			Name: spec.name, NetnsPath: tn.NsPath(), Listen: tn.Listen, NodeIP: spec.ip,
-			PodCIDR: fmt.Sprintf("10.244.%d.0/24", i+1), Labels: spec.labels, APIServer: u.Host,
-			Images: images, SandboxImage: pauseImage, Dir: filepath.Join(work, "nodes"),
-		})
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Stop)
-		nodes = append(nodes, n)
+		{d.director, "198.18.1.2", map[string]string{"tlb.io/director": "true"}, images},
+		{gw, d.gatewayAddr[0], map[string]string{"tlb.io/gateway": "true"}, append([]string{envoyTar}, images...)},
 	}
+	nodes := make([]*k8snode.Node, len(specs))
+	errs := make(chan error, len(specs))
+	for i, spec := range specs {
+		go func() {
+			// Under TCG on a loaded host, importing the images alone has
+			// taken over four minutes.
+			ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+			defer cancel()
+			var err error
+			nodes[i], err = k8snode.Start(ctx, bins, api, k8snode.Options{
+				Name: spec.tn.Name, NetnsPath: spec.tn.NsPath(), Listen: spec.tn.Listen, NodeIP: spec.ip,
+				PodCIDR: fmt.Sprintf("10.244.%d.0/24", i+1), Labels: spec.labels, APIServer: u.Host,
+				Images: spec.images, SandboxImage: pauseImage, Dir: filepath.Join(work, "nodes"),
+			})
+			errs <- err
+		}()
+	}
+	for range specs {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, n := range nodes {
+		if n != nil {
+			t.Cleanup(n.Stop)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Logf("FIGURE node_images: both nodes' containerd running with their images imported %s after they started", since(nodeStart))
 	diagnose := func() {
 		if !t.Failed() {
 			return
@@ -140,14 +168,15 @@ func TestDeployOnRealNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The image in each node's containerd is the one make image built.
-	for _, n := range nodes {
+	// The images in each node's containerd are the ones make image built;
+	// the gateway node has the Envoy image too.
+	for i, n := range nodes {
 		imgs, err := n.Images(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !contains(imgs, tlbImage) || !contains(imgs, pauseImage) {
-			t.Fatalf("node %s: containerd holds %v; want %s and %s imported", n.Name, imgs, tlbImage, pauseImage)
+		if !contains(imgs, tlbImage) || !contains(imgs, pauseImage) || (i == 1) != contains(imgs, envoyImage) {
+			t.Fatalf("node %s: containerd holds %v; want %s and %s imported (and %s on the gateway node only)", n.Name, imgs, tlbImage, pauseImage, envoyImage)
 		}
 	}
 	for _, n := range nodes {
@@ -175,6 +204,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 	if err := s.CreateAll(ctx, first); err != nil {
 		t.Fatalf("apply the kustomize build of deploy/: %v", err)
 	}
+	roots := createGatewaySecrets(t, kc)
 	waitFor(t, 2*time.Minute, "the CRDs of deploy/ are served, its custom resources, an L4Cluster and VIPPool are created", func() bool {
 		if err := s.CreateAll(ctx, custom); err != nil {
 			return false
@@ -214,6 +244,10 @@ func TestDeployOnRealNodes(t *testing.T) {
 	c.mustCreateNamespace(t, "shop")
 	created := time.Now()
 	c.createService(t, "shop", "web", nil)
+	// The lab gateway's Service, on the VIP of its DSL: its IPVS services
+	// and VIP binding come up beside web's.
+	c.createGatewayService(t, "shop", "edge")
+	serveBackend(t, gw, backend)
 	vip := c.waitVIP(t, "shop", "web", created)
 	target := net.JoinHostPort(vip, "80")
 	serveWhoAmI(t, gw, target, "l4")
@@ -274,7 +308,8 @@ func TestDeployOnRealNodes(t *testing.T) {
 			t.Errorf("%s = %q; want %s, set by the pod", sc.key, strings.TrimSpace(string(got)), sc.val)
 		}
 	}
-	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam", "app.kubernetes.io/name=tlb-gateway-controller"} {
+	checkGatewayPod(t, kc, d, nodes[1], roots, applied)
+	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam", "app.kubernetes.io/name=tlb-gateway-controller", "app.kubernetes.io/name=tlb-gateway"} {
 		if r := restarts(kc, sel); r != 0 {
 			t.Errorf("pods %s restarted %d times", sel, r)
 		}
@@ -324,16 +359,22 @@ func TestDeployOnRealNodes(t *testing.T) {
 	waitFor(t, time.Minute, "that netd pod is not Ready", func() bool {
 		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 0
 	})
+	t.Logf("FIGURE apply_retries: %d requests sent again because the API server said retry", retries)
 	t.Logf("whole test %s", since(begin))
 }
 
-// buildDeploy is the kustomize build of deploy/ with the director's BGP
-// peer set to the lab's router, as an operator's overlay would set it.
-func buildDeploy(t *testing.T, kustomize string) []*unstructured.Unstructured {
+// buildDeploy is the kustomize build of the overlay (deployOverlay) with
+// the director's BGP peer set to the lab's router, as an operator's
+// overlay would set it.
+func buildDeploy(t *testing.T, kustomize, overlay string) []*unstructured.Unstructured {
 	t.Helper()
-	out, err := exec.Command(kustomize, "build", filepath.Join(repoRoot(t), "deploy")).Output()
+	out, err := exec.Command(kustomize, "build", overlay).Output()
 	if err != nil {
-		t.Fatalf("kustomize build deploy: %v", err)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("kustomize build %s: %v\n%s", overlay, err, ee.Stderr)
+		}
+		t.Fatalf("kustomize build %s: %v", overlay, err)
 	}
 	f := filepath.Join(t.TempDir(), "deploy.yaml")
 	if err := os.WriteFile(f, out, 0o600); err != nil {
