@@ -10,7 +10,7 @@
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
 //	l7 drain [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s]
 //	l7 install DIR
-//	l7 version
+//	l7 version      (the schema generation; --version: the build)
 //
 // "l7 envoy" runs Envoy as a child and, on SIGTERM, drains it through the
 // admin API before stopping it (on a host where a supervisor such as
@@ -42,6 +42,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/tlbproject/tlb/internal/buildinfo"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/l7/drain"
 	"github.com/tlbproject/tlb/l7/dsl"
@@ -74,6 +75,8 @@ func main() {
 		err = runGatewayController(os.Args[2:])
 	case "version":
 		fmt.Println(xds.Generation())
+	case "--version":
+		fmt.Println(buildinfo.Read("l7"), "schema", xds.Generation())
 	default:
 		usage()
 	}
