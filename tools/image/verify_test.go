@@ -188,6 +188,12 @@ func TestBuiltImage(t *testing.T) {
 		if st, err := os.Stat(filepath.Join(dst, "l7")); err != nil || st.Mode().Perm() != 0o755 || !bytes.Equal(got, want) {
 			t.Errorf("l7 install wrote %d bytes (stat %v, %v); want the %d bytes of l7, mode 0755", len(got), st, err, len(want))
 		}
+		// The copy's emptyDir must hold it, or the kubelet evicts the
+		// gateway pod (it did in the lab's real nodes with 64Mi and an
+		// 84 MiB l7).
+		if limit := gatewayCopyLimit(t); int64(len(want)) > limit {
+			t.Errorf("l7 is %.1f MiB; deploy/envoy/gateway.yaml's emptyDir tlb-bin that the gateway pod copies it into holds %.1f MiB", mib(int64(len(want))), mib(limit))
+		}
 	})
 	if len(seen) != len(usageRuns) {
 		t.Errorf("image has binaries %v; want exactly %d", seen, len(usageRuns))
