@@ -187,6 +187,21 @@ func serveBackend(t *testing.T, n *topo.Node, addr string) {
 	t.Cleanup(func() { _ = srv.Close() })
 }
 
+// failedPods fails the test at once when a pod of selector has failed
+// (the kubelet evicted it, say), with the kubelet's reason.
+func failedPods(t *testing.T, kc kubernetes.Interface, selector string) {
+	t.Helper()
+	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodFailed {
+			t.Fatalf("pod %s on %s failed: %s: %s", p.Name, p.Spec.NodeName, p.Status.Reason, p.Status.Message)
+		}
+	}
+}
+
 // envoyProcess is the Envoy container of the gateway pod on node as the
 // node's containerd runs it.
 func envoyProcess(t *testing.T, kc kubernetes.Interface, node *k8snode.Node) int {
@@ -369,6 +384,7 @@ func checkGatewayPod(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode
 	t.Helper()
 	gw := d.gateways[0]
 	waitFor(t, 10*time.Minute, "the gateway pod runs on "+gw.Name+" and is Ready through its probes (l7 /readyz, Envoy /ready)", func() bool {
+		failedPods(t, kc, "app.kubernetes.io/name=tlb-gateway")
 		return readyPods(kc, "app.kubernetes.io/name=tlb-gateway", gw.Name) == 1
 	})
 	t.Logf("FIGURE gateway_pod_ready: the gateway pod (l7 + Envoy) Ready %s after deploy/ was applied", since(applied))
