@@ -4,9 +4,7 @@ package e2e_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -16,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -26,7 +23,6 @@ import (
 	"github.com/tlbproject/tlb/integration/k8snode"
 	"github.com/tlbproject/tlb/integration/topo"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
 // The image every manifest of deploy/ names, and the lab's pause image.
@@ -315,234 +311,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 		}
 	}
 
-	// The manifests before this fix: netd writing the container's own
-	// /proc/sys, which containerd mounts read-only. The new pod must not
-	// be Ready, and say why.
-	ds, err := kc.AppsV1().DaemonSets("tlb-system").Get(ctx, "tlb-netd", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := ds.Spec.Template.Spec.Containers[0].Command
-	var without []string
-	for _, a := range cmd {
-		if !strings.HasPrefix(a, "--sysctl-dir") {
-			without = append(without, a)
-		}
-	}
-	if len(without) == len(cmd) {
-		t.Fatalf("the netd DaemonSet's command %q has no --sysctl-dir", cmd)
-	}
-	ds.Spec.Template.Spec.Containers[0].Command = without
-	oldPods := podNames(kc, "app.kubernetes.io/name=tlb-netd")
-	if _, err := kc.AppsV1().DaemonSets("tlb-system").Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Until the old pod is gone altogether: while it terminates it would
-	// still repair what the new one should find to do.
-	waitFor(t, 5*time.Minute, "the netd DaemonSet replaces its pod", func() bool {
-		check()
-		now := podNames(kc, "app.kubernetes.io/name=tlb-netd")
-		return len(now) == 1 && !contains(oldPods, now[0])
-	})
-	// The old pod set the sysctls already; one drifts, so the new pod
-	// has to write.
-	gw.Sysctl(t, "net.ipv4.conf.all.arp_ignore", "0")
-	waitFor(t, 5*time.Minute, "a netd pod writing the container's /proc/sys says on /readyz that it is read-only", func() bool {
-		check()
-		why = readyz(gw, net.JoinHostPort(d.gatewayAddr[0], "9101"))
-		return strings.Contains(why, "read-only file system") && strings.Contains(why, "--sysctl-dir")
-	})
-	t.Logf("netd without the host's /proc/sys/net: /readyz %q", why)
-	waitFor(t, time.Minute, "that netd pod's log says why too", func() bool {
-		return strings.Contains(nodes[1].PodLogs(), "read-only file system")
-	})
-	waitFor(t, time.Minute, "that netd pod is not Ready", func() bool {
-		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 0
-	})
+	netdWithoutSysctlDir(t, kc, d, nodes[1], check)
 	t.Logf("FIGURE apply_retries: %d requests sent again because the API server said retry", retries)
 	t.Logf("whole test %s", since(begin))
-}
-
-// buildDeploy is the kustomize build of the overlay (deployOverlay) with
-// the director's BGP peer set to the lab's router, as an operator's
-// overlay would set it.
-func buildDeploy(t *testing.T, kustomize, overlay string) []*unstructured.Unstructured {
-	t.Helper()
-	out, err := exec.Command(kustomize, "build", overlay).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("kustomize build %s: %v\n%s", overlay, err, ee.Stderr)
-		}
-		t.Fatalf("kustomize build %s: %v", overlay, err)
-	}
-	f := filepath.Join(t.TempDir(), "deploy.yaml")
-	if err := os.WriteFile(f, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	objs, err := apiserver.ReadManifests(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := false
-	for _, o := range objs {
-		if o.GetKind() != "ConfigMap" || !strings.HasPrefix(o.GetName(), "tlb-director-config") {
-			continue
-		}
-		cfg, _, _ := unstructured.NestedString(o.Object, "data", "director.yaml")
-		peer := "{address: 192.0.2.254, asn: 64500,"
-		if !strings.Contains(cfg, peer) {
-			t.Fatalf("the director's ConfigMap no longer has the peer %q this test replaces:\n%s", peer, cfg)
-		}
-		cfg = strings.Replace(cfg, peer, "{address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2,", 1)
-		if err := unstructured.SetNestedField(o.Object, cfg, "data", "director.yaml"); err != nil {
-			t.Fatal(err)
-		}
-		edited = true
-	}
-	if !edited {
-		t.Fatal("no tlb-director-config ConfigMap in the kustomize build of deploy/")
-	}
-	// One Gateway controller, not two: the VM's two emulated CPUs run the
-	// API server, both nodes and every pod, and the ipam's two replicas
-	// already prove leader election in real pods.
-	scaled := false
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" && o.GetName() == "tlb-gateway-controller" {
-			if err := unstructured.SetNestedField(o.Object, int64(1), "spec", "replicas"); err != nil {
-				t.Fatal(err)
-			}
-			scaled = true
-		}
-	}
-	if !scaled {
-		t.Fatal("no tlb-gateway-controller Deployment in the kustomize build of deploy/")
-	}
-	return objs
-}
-
-// createAll creates typed objects through the dynamic client.
-func createAll(s *apiserver.Server, objs []any) error {
-	var us []*unstructured.Unstructured
-	for _, o := range objs {
-		m, err := kubetest.Unstructured(o)
-		if err != nil {
-			return err
-		}
-		us = append(us, m)
-	}
-	return s.CreateAll(context.Background(), us)
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// readyPods counts the Ready pods of selector in tlb-system (on node, when
-// not "").
-func readyPods(kc kubernetes.Interface, selector, node string) int {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, p := range pods.Items {
-		if node != "" && p.Spec.NodeName != node {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func podNames(kc kubernetes.Interface, selector string) []string {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, p := range pods.Items {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
-func restarts(kc kubernetes.Interface, selector string) int32 {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return -1
-	}
-	var r int32
-	for _, p := range pods.Items {
-		for _, cs := range p.Status.ContainerStatuses {
-			r += cs.RestartCount
-		}
-	}
-	return r
-}
-
-// podTable is one line per pod of tlb-system: node, phase, conditions and
-// container states.
-func podTable(kc kubernetes.Interface) string {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	var b strings.Builder
-	for _, p := range pods.Items {
-		fmt.Fprintf(&b, "%s node=%s phase=%s", p.Name, p.Spec.NodeName, p.Status.Phase)
-		for _, c := range p.Status.Conditions {
-			fmt.Fprintf(&b, " %s=%s(%s)", c.Type, c.Status, c.Message)
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			fmt.Fprintf(&b, " [%s ready=%v restarts=%d state=%+v last=%+v]", cs.Name, cs.Ready, cs.RestartCount, cs.State, cs.LastTerminationState)
-		}
-		b.WriteString("\n")
-	}
-	evs, err := kc.CoreV1().Events("").List(context.Background(), metav1.ListOptions{})
-	if err == nil {
-		for _, e := range evs.Items {
-			if e.Type != corev1.EventTypeNormal {
-				fmt.Fprintf(&b, "event %s/%s %s: %s\n", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
-			}
-		}
-	}
-	return b.String()
-}
-
-// vmMemory logs the VM's memory and its largest processes.
-func vmMemory(t *testing.T, what string) {
-	out, _ := exec.Command("sh", "-c", "free -m; ps -eo rss,comm --sort=-rss | head -8").CombinedOutput()
-	t.Logf("%s:\n%s", what, out)
-}
-
-// readyz is the body of GET /readyz on addr inside node n.
-func readyz(n *topo.Node, addr string) string {
-	hc := n.HTTPClient()
-	hc.Timeout = 5 * time.Second
-	resp, err := hc.Get("http://" + addr + "/readyz")
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.Status + " " + string(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
