@@ -56,16 +56,20 @@ monitoring-test: deps
 	promtool test rules tools/monitoring/rules_test.yaml
 	$(GO) test -count=1 ./deploy/monitoring
 
-## image: the container image every manifest in deploy/ names
-## (ghcr.io/tlbproject/tlb:v0.1.0), built in Go without Docker, as a
-## docker-archive tarball for docker load / ctr import.
+## image: the container images the manifests in deploy/ name, built in Go
+## without Docker, as docker-archive tarballs for docker load / ctr import:
+## ghcr.io/tlbproject/tlb:v0.1.0 (IMAGE_TAR) and the gateways' Envoy,
+## ghcr.io/tlbproject/envoy:v<l7/bootstrap.EnvoyVersion> (ENVOY_IMAGE_TAR),
+## the official binary with the file capability deploy/envoy needs.
 IMAGE_TAR ?= $(CURDIR)/.cache/image/tlb.tar
-image:
+ENVOY_IMAGE_TAR ?= $(CURDIR)/.cache/image/envoy.tar
+image: deps
 	./tools/image/build.sh $(IMAGE_TAR)
+	./tools/image/build-envoy.sh $(ENVOY_IMAGE_TAR)
 
-## image-test: build the image twice and verify it by reading it back.
-image-test:
-	IMAGE_TAR=$(IMAGE_TAR) ./tools/image/test.sh
+## image-test: build both images twice and verify them by reading them back.
+image-test: deps
+	IMAGE_TAR=$(IMAGE_TAR) ENVOY_IMAGE_TAR=$(ENVOY_IMAGE_TAR) ./tools/image/test.sh
 
 vet:
 	$(GO) vet ./...

@@ -7,7 +7,10 @@ tool (
 	sigs.k8s.io/kustomize/kustomize/v5
 )
 
-require github.com/google/go-containerregistry v0.22.1
+require (
+	github.com/google/go-containerregistry v0.22.1
+	sigs.k8s.io/yaml v1.5.0
+)
 
 require (
 	4d63.com/gocheckcompilerdirectives v1.4.0 // indirect
@@ -245,5 +248,4 @@ require (
 	sigs.k8s.io/kustomize/cmd/config v0.20.1 // indirect
 	sigs.k8s.io/kustomize/kustomize/v5 v5.7.1 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.20.1 // indirect
-	sigs.k8s.io/yaml v1.5.0 // indirect
 )

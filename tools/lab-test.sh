@@ -67,10 +67,12 @@ RUN
 # the VM; the node test adds kube-controller-manager, kube-scheduler and,
 # per node, a kubelet and containerd (all built once from the module proxy
 # and cached), Debian's runc and CNI plugins, and runs deploy/ (the real
-# kustomize build) in pods of the image `make image` builds.
+# kustomize build) in pods of the images `make image` builds (tlb, and
+# Envoy for the gateway pods).
 kube_apiserver=$(./tools/kubernetes/build.sh)
 containerd_dir=$(./tools/containerd/build.sh)
 ./tools/image/build.sh "$out/tlb.tar" >/dev/null
+./tools/image/build-envoy.sh "$out/envoy.tar" >/dev/null
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration/cmd/pause
 (cd tools && go run ./image --bin "$out/pause" --binaries pause --out "$out/pause.tar" \
   --tag tlb.lab/pause:1 --revision lab --source-date-epoch 0 >/dev/null)
@@ -83,4 +85,5 @@ mkdir -p "$artifacts"
 "$bin/labrun" -artifacts "$artifacts" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
   -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
   -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
+  -env "TLB_ENVOY_IMAGE_TAR=$out/envoy.tar" \
   -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" -- sh "$runner"

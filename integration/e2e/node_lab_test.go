@@ -5,7 +5,6 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
@@ -25,7 +23,6 @@ import (
 	"github.com/tlbproject/tlb/integration/k8snode"
 	"github.com/tlbproject/tlb/integration/topo"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
 // The image every manifest of deploy/ names, and the lab's pause image.
@@ -37,15 +34,21 @@ const (
 	deployL4Cluster = "l4-default"
 )
 
-// TestDeployOnRealNodes applies deploy/ as users apply it (the kustomize
-// build of its root: CRDs, RBAC, the ipam Deployment, the director and
-// netd DaemonSets) to two real nodes in the VM, a kubelet and containerd
-// each, running the image `make image` builds. Only the director's BGP
-// peer is edited, as an operator's overlay would. Then a Service of class
-// tlb.io/l4 gets a VIP from the ipam pods, the director pod programs IPVS
-// and announces the pool to BIRD, the netd pod binds the VIP, a client
-// outside reaches the gateway through the VIP with replies straight back
-// (DSR), and every pod is Ready through its own probes.
+// TestDeployOnRealNodes applies deploy/ and deploy/envoy as users apply
+// them (the kustomize build of both: CRDs, RBAC, the ipam Deployment, the
+// director and netd DaemonSets, the gateway DaemonSet) to two real nodes
+// in the VM, a kubelet and containerd each, running the images `make
+// image` builds. Only the director's BGP peer and the gateway's DSL are
+// the lab's own, and Redis and the rate limit service are left out
+// (deployOverlay), as an operator's overlay would do. Then a Service of
+// class tlb.io/l4 gets a VIP from the ipam pods, the director pod programs
+// IPVS and announces the pool to BIRD, the netd pod binds the VIP, a
+// client outside reaches the gateway through the VIP with replies
+// straight back (DSR), and every pod is Ready through its own probes. The
+// gateway pod's Envoy, from the Envoy image, runs as user 101 with only
+// CAP_NET_BIND_SERVICE (its file capability), listens on the lab
+// gateway's VIP:443 and :80, and a client's HTTPS request to that VIP,
+// through the director, is answered by a backend through it.
 func TestDeployOnRealNodes(t *testing.T) {
 	begin := time.Now()
 	vmMemory(t, "VM memory before the nodes start")
@@ -59,17 +62,22 @@ func TestDeployOnRealNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	images := []string{os.Getenv("TLB_IMAGE_TAR"), os.Getenv("TLB_PAUSE_TAR")}
+	envoyTar := os.Getenv("TLB_ENVOY_IMAGE_TAR")
 	kustomize := os.Getenv("TLB_KUSTOMIZE")
-	if images[0] == "" || images[1] == "" || kustomize == "" {
-		t.Fatal("TLB_IMAGE_TAR, TLB_PAUSE_TAR and TLB_KUSTOMIZE must be set: run through tools/lab-test.sh")
+	if images[0] == "" || images[1] == "" || envoyTar == "" || kustomize == "" {
+		t.Fatal("TLB_IMAGE_TAR, TLB_PAUSE_TAR, TLB_ENVOY_IMAGE_TAR and TLB_KUSTOMIZE must be set: run through tools/lab-test.sh")
 	}
-	objs := buildDeploy(t, kustomize)
 
 	s, err := apiserver.Start(8 * time.Minute)
 	if err != nil {
 		t.Fatalf("start kube-apiserver and etcd in the VM: %v", err)
 	}
 	t.Cleanup(s.Stop)
+	retries := 0
+	s.OnRetry = func(what string, err error) {
+		retries++
+		t.Logf("the API server says retry: %s: %v", what, err)
+	}
 	t.Logf("kube-apiserver ready after %s", since(begin))
 	kc, err := kubernetes.NewForConfig(s.Config)
 	if err != nil {
@@ -85,38 +93,54 @@ func TestDeployOnRealNodes(t *testing.T) {
 
 	d := buildDC(t, 1)
 	gw := d.gateways[0]
+	backend := net.JoinHostPort(d.gatewayAddr[0], backendPort)
+	objs := buildDeploy(t, kustomize, deployOverlay(t, backend))
 	u, err := url.Parse(s.Config.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Both nodes start at once: importing the images is most of it.
 	nodeStart := time.Now()
-	var nodes []*k8snode.Node
-	for i, spec := range []struct {
-		name, ip string
-		labels   map[string]string
+	specs := []struct {
+		tn     *topo.Node
+		ip     string
+		labels map[string]string
+		images []string
 	}{
-		{d.director.Name, "198.18.1.2", map[string]string{"tlb.io/director": "true"}},
-		{gw.Name, d.gatewayAddr[0], map[string]string{"tlb.io/gateway": "true"}},
-	} {
-		tn := d.director
-		if i == 1 {
-			tn = gw
-		}
-		// Under TCG on a loaded host, importing the images alone has
-		// taken over four minutes.
-		ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
-		n, err := k8snode.Start(ctx, bins, api, k8snode.Options{
-			Name: spec.name, NetnsPath: tn.NsPath(), Listen: tn.Listen, NodeIP: spec.ip,
-			PodCIDR: fmt.Sprintf("10.244.%d.0/24", i+1), Labels: spec.labels, APIServer: u.Host,
-			Images: images, SandboxImage: pauseImage, Dir: filepath.Join(work, "nodes"),
-		})
-		cancel()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(n.Stop)
-		nodes = append(nodes, n)
+		{d.director, "198.18.1.2", map[string]string{"tlb.io/director": "true"}, images},
+		{gw, d.gatewayAddr[0], map[string]string{"tlb.io/gateway": "true"}, append([]string{envoyTar}, images...)},
 	}
+	nodes := make([]*k8snode.Node, len(specs))
+	errs := make(chan error, len(specs))
+	for i, spec := range specs {
+		go func() {
+			// Under TCG on a loaded host, importing the images alone has
+			// taken over four minutes.
+			ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+			defer cancel()
+			var err error
+			nodes[i], err = k8snode.Start(ctx, bins, api, k8snode.Options{
+				Name: spec.tn.Name, NetnsPath: spec.tn.NsPath(), Listen: spec.tn.Listen, NodeIP: spec.ip,
+				PodCIDR: fmt.Sprintf("10.244.%d.0/24", i+1), Labels: spec.labels, APIServer: u.Host,
+				Images: spec.images, SandboxImage: pauseImage, Dir: filepath.Join(work, "nodes"),
+			})
+			errs <- err
+		}()
+	}
+	for range specs {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, n := range nodes {
+		if n != nil {
+			t.Cleanup(n.Stop)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	t.Logf("FIGURE node_images: both nodes' containerd running with their images imported %s after they started", since(nodeStart))
 	diagnose := func() {
 		if !t.Failed() {
 			return
@@ -140,14 +164,15 @@ func TestDeployOnRealNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The image in each node's containerd is the one make image built.
-	for _, n := range nodes {
+	// The images in each node's containerd are the ones make image built;
+	// the gateway node has the Envoy image too.
+	for i, n := range nodes {
 		imgs, err := n.Images(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !contains(imgs, tlbImage) || !contains(imgs, pauseImage) {
-			t.Fatalf("node %s: containerd holds %v; want %s and %s imported", n.Name, imgs, tlbImage, pauseImage)
+		if !contains(imgs, tlbImage) || !contains(imgs, pauseImage) || (i == 1) != contains(imgs, envoyImage) {
+			t.Fatalf("node %s: containerd holds %v; want %s and %s imported (and %s on the gateway node only)", n.Name, imgs, tlbImage, pauseImage, envoyImage)
 		}
 	}
 	for _, n := range nodes {
@@ -175,6 +200,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 	if err := s.CreateAll(ctx, first); err != nil {
 		t.Fatalf("apply the kustomize build of deploy/: %v", err)
 	}
+	roots := createGatewaySecrets(t, kc)
 	waitFor(t, 2*time.Minute, "the CRDs of deploy/ are served, its custom resources, an L4Cluster and VIPPool are created", func() bool {
 		if err := s.CreateAll(ctx, custom); err != nil {
 			return false
@@ -214,6 +240,10 @@ func TestDeployOnRealNodes(t *testing.T) {
 	c.mustCreateNamespace(t, "shop")
 	created := time.Now()
 	c.createService(t, "shop", "web", nil)
+	// The lab gateway's Service, on the VIP of its DSL: its IPVS services
+	// and VIP binding come up beside web's.
+	c.createGatewayService(t, "shop", "edge")
+	serveBackend(t, gw, backend)
 	vip := c.waitVIP(t, "shop", "web", created)
 	target := net.JoinHostPort(vip, "80")
 	serveWhoAmI(t, gw, target, "l4")
@@ -274,234 +304,14 @@ func TestDeployOnRealNodes(t *testing.T) {
 			t.Errorf("%s = %q; want %s, set by the pod", sc.key, strings.TrimSpace(string(got)), sc.val)
 		}
 	}
-	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam", "app.kubernetes.io/name=tlb-gateway-controller"} {
+	checkGatewayPod(t, kc, d, nodes[1], roots, applied)
+	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam", "app.kubernetes.io/name=tlb-gateway-controller", "app.kubernetes.io/name=tlb-gateway"} {
 		if r := restarts(kc, sel); r != 0 {
 			t.Errorf("pods %s restarted %d times", sel, r)
 		}
 	}
 
-	// The manifests before this fix: netd writing the container's own
-	// /proc/sys, which containerd mounts read-only. The new pod must not
-	// be Ready, and say why.
-	ds, err := kc.AppsV1().DaemonSets("tlb-system").Get(ctx, "tlb-netd", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := ds.Spec.Template.Spec.Containers[0].Command
-	var without []string
-	for _, a := range cmd {
-		if !strings.HasPrefix(a, "--sysctl-dir") {
-			without = append(without, a)
-		}
-	}
-	if len(without) == len(cmd) {
-		t.Fatalf("the netd DaemonSet's command %q has no --sysctl-dir", cmd)
-	}
-	ds.Spec.Template.Spec.Containers[0].Command = without
-	oldPods := podNames(kc, "app.kubernetes.io/name=tlb-netd")
-	if _, err := kc.AppsV1().DaemonSets("tlb-system").Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// Until the old pod is gone altogether: while it terminates it would
-	// still repair what the new one should find to do.
-	waitFor(t, 5*time.Minute, "the netd DaemonSet replaces its pod", func() bool {
-		check()
-		now := podNames(kc, "app.kubernetes.io/name=tlb-netd")
-		return len(now) == 1 && !contains(oldPods, now[0])
-	})
-	// The old pod set the sysctls already; one drifts, so the new pod
-	// has to write.
-	gw.Sysctl(t, "net.ipv4.conf.all.arp_ignore", "0")
-	waitFor(t, 5*time.Minute, "a netd pod writing the container's /proc/sys says on /readyz that it is read-only", func() bool {
-		check()
-		why = readyz(gw, net.JoinHostPort(d.gatewayAddr[0], "9101"))
-		return strings.Contains(why, "read-only file system") && strings.Contains(why, "--sysctl-dir")
-	})
-	t.Logf("netd without the host's /proc/sys/net: /readyz %q", why)
-	waitFor(t, time.Minute, "that netd pod's log says why too", func() bool {
-		return strings.Contains(nodes[1].PodLogs(), "read-only file system")
-	})
-	waitFor(t, time.Minute, "that netd pod is not Ready", func() bool {
-		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 0
-	})
+	netdWithoutSysctlDir(t, kc, d, nodes[1], check)
+	t.Logf("FIGURE apply_retries: %d requests sent again because the API server said retry", retries)
 	t.Logf("whole test %s", since(begin))
-}
-
-// buildDeploy is the kustomize build of deploy/ with the director's BGP
-// peer set to the lab's router, as an operator's overlay would set it.
-func buildDeploy(t *testing.T, kustomize string) []*unstructured.Unstructured {
-	t.Helper()
-	out, err := exec.Command(kustomize, "build", filepath.Join(repoRoot(t), "deploy")).Output()
-	if err != nil {
-		t.Fatalf("kustomize build deploy: %v", err)
-	}
-	f := filepath.Join(t.TempDir(), "deploy.yaml")
-	if err := os.WriteFile(f, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	objs, err := apiserver.ReadManifests(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := false
-	for _, o := range objs {
-		if o.GetKind() != "ConfigMap" || !strings.HasPrefix(o.GetName(), "tlb-director-config") {
-			continue
-		}
-		cfg, _, _ := unstructured.NestedString(o.Object, "data", "director.yaml")
-		peer := "{address: 192.0.2.254, asn: 64500,"
-		if !strings.Contains(cfg, peer) {
-			t.Fatalf("the director's ConfigMap no longer has the peer %q this test replaces:\n%s", peer, cfg)
-		}
-		cfg = strings.Replace(cfg, peer, "{address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2,", 1)
-		if err := unstructured.SetNestedField(o.Object, cfg, "data", "director.yaml"); err != nil {
-			t.Fatal(err)
-		}
-		edited = true
-	}
-	if !edited {
-		t.Fatal("no tlb-director-config ConfigMap in the kustomize build of deploy/")
-	}
-	// One Gateway controller, not two: the VM's two emulated CPUs run the
-	// API server, both nodes and every pod, and the ipam's two replicas
-	// already prove leader election in real pods.
-	scaled := false
-	for _, o := range objs {
-		if o.GetKind() == "Deployment" && o.GetName() == "tlb-gateway-controller" {
-			if err := unstructured.SetNestedField(o.Object, int64(1), "spec", "replicas"); err != nil {
-				t.Fatal(err)
-			}
-			scaled = true
-		}
-	}
-	if !scaled {
-		t.Fatal("no tlb-gateway-controller Deployment in the kustomize build of deploy/")
-	}
-	return objs
-}
-
-// createAll creates typed objects through the dynamic client.
-func createAll(s *apiserver.Server, objs []any) error {
-	var us []*unstructured.Unstructured
-	for _, o := range objs {
-		m, err := kubetest.Unstructured(o)
-		if err != nil {
-			return err
-		}
-		us = append(us, m)
-	}
-	return s.CreateAll(context.Background(), us)
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// readyPods counts the Ready pods of selector in tlb-system (on node, when
-// not "").
-func readyPods(kc kubernetes.Interface, selector, node string) int {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, p := range pods.Items {
-		if node != "" && p.Spec.NodeName != node {
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-func podNames(kc kubernetes.Interface, selector string) []string {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, p := range pods.Items {
-		names = append(names, p.Name)
-	}
-	return names
-}
-
-func restarts(kc kubernetes.Interface, selector string) int32 {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return -1
-	}
-	var r int32
-	for _, p := range pods.Items {
-		for _, cs := range p.Status.ContainerStatuses {
-			r += cs.RestartCount
-		}
-	}
-	return r
-}
-
-// podTable is one line per pod of tlb-system: node, phase, conditions and
-// container states.
-func podTable(kc kubernetes.Interface) string {
-	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	var b strings.Builder
-	for _, p := range pods.Items {
-		fmt.Fprintf(&b, "%s node=%s phase=%s", p.Name, p.Spec.NodeName, p.Status.Phase)
-		for _, c := range p.Status.Conditions {
-			fmt.Fprintf(&b, " %s=%s(%s)", c.Type, c.Status, c.Message)
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			fmt.Fprintf(&b, " [%s ready=%v restarts=%d state=%+v last=%+v]", cs.Name, cs.Ready, cs.RestartCount, cs.State, cs.LastTerminationState)
-		}
-		b.WriteString("\n")
-	}
-	evs, err := kc.CoreV1().Events("").List(context.Background(), metav1.ListOptions{})
-	if err == nil {
-		for _, e := range evs.Items {
-			if e.Type != corev1.EventTypeNormal {
-				fmt.Fprintf(&b, "event %s/%s %s: %s\n", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
-			}
-		}
-	}
-	return b.String()
-}
-
-// vmMemory logs the VM's memory and its largest processes.
-func vmMemory(t *testing.T, what string) {
-	out, _ := exec.Command("sh", "-c", "free -m; ps -eo rss,comm --sort=-rss | head -8").CombinedOutput()
-	t.Logf("%s:\n%s", what, out)
-}
-
-// readyz is the body of GET /readyz on addr inside node n.
-func readyz(n *topo.Node, addr string) string {
-	hc := n.HTTPClient()
-	hc.Timeout = 5 * time.Second
-	resp, err := hc.Get("http://" + addr + "/readyz")
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.Status + " " + string(b)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -57,27 +57,15 @@ func Build(s Spec) (v1.Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", s.Tag, err)
 	}
-	raw, err := layerTar(entries, s.Created)
-	if err != nil {
-		return nil, fmt.Errorf("image %s: %w", s.Tag, err)
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(raw)), nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("image %s: make layer: %w", s.Tag, err)
-	}
-	created := v1.Time{Time: s.Created.UTC().Truncate(time.Second)}
 	names := make([]string, len(s.Binaries))
 	for i, b := range s.Binaries {
 		names[i] = b.Name
 	}
-	cfg := &v1.ConfigFile{
-		Architecture: "amd64",
-		OS:           "linux",
-		Created:      created,
-		RootFS:       v1.RootFS{Type: "layers"},
-		Config: v1.Config{
+	return assemble(layout{
+		tag:     s.Tag,
+		entries: entries,
+		created: s.Created,
+		config: v1.Config{
 			User:       NonRootUser,
 			Entrypoint: []string{path.Join(BinDir, s.Binaries[0].Name)},
 			Env:        []string{"PATH=" + BinDir},
@@ -88,21 +76,53 @@ func Build(s Spec) (v1.Image, error) {
 				LabelRevision: s.Revision,
 			},
 		},
+		createdBy: "tools/image: " + BinDir + "/{" + strings.Join(names, ",") + "}, /etc/passwd, /etc/group",
+		comment:   "revision " + s.Revision,
+	})
+}
+
+// layout is an image in general form, as Build and BuildEnvoy describe
+// theirs: the entries of its one layer, how it runs, and its history.
+type layout struct {
+	tag       name.Tag
+	entries   []entry
+	created   time.Time
+	config    v1.Config
+	createdBy string
+	comment   string
+}
+
+// assemble makes the image of a layout: FROM scratch, one layer, every
+// time in it l.created.
+func assemble(l layout) (v1.Image, error) {
+	raw, err := layerTar(l.entries, l.created)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", l.tag, err)
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(raw)), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("image %s: make layer: %w", l.tag, err)
+	}
+	created := v1.Time{Time: l.created.UTC().Truncate(time.Second)}
+	cfg := &v1.ConfigFile{
+		Architecture: "amd64",
+		OS:           "linux",
+		Created:      created,
+		RootFS:       v1.RootFS{Type: "layers"},
+		Config:       l.config,
 	}
 	img, err := mutate.ConfigFile(empty.Image, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("image %s: set config: %w", s.Tag, err)
+		return nil, fmt.Errorf("image %s: set config: %w", l.tag, err)
 	}
 	img, err = mutate.Append(img, mutate.Addendum{
-		Layer: layer,
-		History: v1.History{
-			Created:   created,
-			CreatedBy: "tools/image: " + BinDir + "/{" + strings.Join(names, ",") + "}, /etc/passwd, /etc/group",
-			Comment:   "revision " + s.Revision,
-		},
+		Layer:   layer,
+		History: v1.History{Created: created, CreatedBy: l.createdBy, Comment: l.comment},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("image %s: add layer: %w", s.Tag, err)
+		return nil, fmt.Errorf("image %s: add layer: %w", l.tag, err)
 	}
 	return img, nil
 }

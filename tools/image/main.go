@@ -1,16 +1,25 @@
-// Command image builds the TLB container image, the one every manifest in
-// deploy/ names, without a Docker engine: FROM scratch, one layer with the
-// static binaries in /usr/local/bin plus /etc/passwd and /etc/group, written
-// as a docker-archive tarball that `docker load` and `ctr import` accept.
+// Command image builds the container images the manifests in deploy/ name,
+// without a Docker engine, each written as a docker-archive tarball that
+// `docker load` and `ctr import` accept.
+//
+// The TLB image: FROM scratch, one layer with the static binaries in
+// /usr/local/bin plus /etc/passwd and /etc/group.
 //
 //	image --bin DIR --out FILE.tar --tag ghcr.io/tlbproject/tlb:v0.1.0 --revision SHA
 //
-// The image is deterministic: file mtimes and the creation time come from
+// The Envoy image (deploy/envoy): FROM scratch, one layer with the
+// official Envoy binary carrying the file capability
+// cap_net_bind_service=ep, the dynamic loader and libraries it needs from
+// the build machine, and /etc/passwd and /etc/group naming user 101.
+//
+//	image envoy --envoy FILE --out FILE.tar --tag ghcr.io/tlbproject/envoy:v1.40.0 --revision SHA --libc-version V
+//
+// The images are deterministic: file mtimes and the creation time come from
 // SOURCE_DATE_EPOCH (or --source-date-epoch), so two builds of one commit
 // give one digest. It prints the digests and sizes.
 //
-// It owns only the file it writes; it does not build the binaries (make
-// image does), push, or touch a container engine.
+// It owns only the file it writes; it does not build or fetch the binaries
+// (make image does), push, or touch a container engine.
 package main
 
 import (
@@ -42,6 +51,9 @@ func main() {
 }
 
 func run(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "envoy" {
+		return runEnvoy(args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
 	binDir := fs.String("bin", "", "directory holding the built binaries")
 	bins := fs.String("binaries", defaultBinaries, "comma-separated binaries to take from --bin, entrypoint first")
@@ -72,21 +84,29 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		return fmt.Errorf("create directory of %s: %w", *out, err)
+	if err := writeArchive(*out, t, img); err != nil {
+		return err
+	}
+	return report(stdout, "image", *out, t, img, binaries, nil)
+}
+
+// writeArchive writes img tagged t as a docker archive at out.
+func writeArchive(out string, t name.Tag, img v1.Image) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("create directory of %s: %w", out, err)
 	}
 	// Written beside the target and renamed, so a failed build never leaves
 	// a truncated tarball where docker load would find it.
-	tmp := *out + ".tmp"
+	tmp := out + ".tmp"
 	if err := tarball.WriteToFile(tmp, t, img); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("write image %s to %s: %w", t, *out, err)
+		return fmt.Errorf("write image %s to %s: %w", t, out, err)
 	}
-	if err := os.Rename(tmp, *out); err != nil {
+	if err := os.Rename(tmp, out); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("write image %s: rename %s to %s: %w", t, tmp, *out, err)
+		return fmt.Errorf("write image %s: rename %s to %s: %w", t, tmp, out, err)
 	}
-	return report(stdout, *out, t, img, binaries)
+	return nil
 }
 
 // parseEpoch reads SOURCE_DATE_EPOCH. It is required: the build's clock
@@ -120,8 +140,9 @@ func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
 // report prints what was built: the image ID (config digest, what docker
 // load shows), the manifest digest, the tarball's size and SHA-256, and each
-// binary's size, ending with BENCH lines.
-func report(w io.Writer, out string, t name.Tag, img v1.Image, bins []Binary) error {
+// binary's and other file's size, ending with BENCH lines named after bench
+// ("image", "envoy_image") for the tarball and the binaries.
+func report(w io.Writer, bench, out string, t name.Tag, img v1.Image, bins []Binary, others []File) error {
 	id, err := img.ConfigName()
 	if err != nil {
 		return fmt.Errorf("image %s: config digest: %w", t, err)
@@ -148,9 +169,12 @@ func report(w io.Writer, out string, t name.Tag, img v1.Image, bins []Binary) er
 	for _, b := range bins {
 		fmt.Fprintf(&r, "  %-9s %s/%s %.1f MiB\n", "binary", BinDir, b.Name, mib(int64(len(b.Data))))
 	}
-	fmt.Fprintf(&r, "BENCH image_size_mib %.2f MiB\n", mib(size))
+	for _, f := range others {
+		fmt.Fprintf(&r, "  %-9s %s %.2f MiB\n", "file", f.Path, mib(int64(len(f.Data))))
+	}
+	fmt.Fprintf(&r, "BENCH %s_size_mib %.2f MiB\n", bench, mib(size))
 	for _, b := range bins {
-		fmt.Fprintf(&r, "BENCH image_binary_%s_mib %.2f MiB\n", b.Name, mib(int64(len(b.Data))))
+		fmt.Fprintf(&r, "BENCH %s_binary_%s_mib %.2f MiB\n", bench, b.Name, mib(int64(len(b.Data))))
 	}
 	if _, err := io.WriteString(w, r.String()); err != nil {
 		return fmt.Errorf("print the report: %w", err)

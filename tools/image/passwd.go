@@ -14,3 +14,17 @@ nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin
 const group = `root:x:0:
 nonroot:x:65532:
 `
+
+// EnvoyUser is the user:group of the Envoy image, the one deploy/envoy
+// runs it as (runAsUser 101), as in the official envoyproxy/envoy images.
+const EnvoyUser = "101:101"
+
+// envoyPasswd is the Envoy image's /etc/passwd: root and envoy (101).
+const envoyPasswd = `root:x:0:0:root:/root:/sbin/nologin
+envoy:x:101:101:envoy:/nonexistent:/sbin/nologin
+`
+
+// envoyGroup is the Envoy image's /etc/group, matching envoyPasswd.
+const envoyGroup = `root:x:0:
+envoy:x:101:
+`

@@ -27,6 +27,9 @@ type entry struct {
 	dir  bool
 	mode int64
 	data []byte
+	// xattrs are extended attributes by name (e.g. security.capability),
+	// written as PAX records.
+	xattrs map[string]string
 }
 
 // rootFS lists every entry of the image's single layer: the binaries in
@@ -51,6 +54,12 @@ func rootFS(bins []Binary) ([]entry, error) {
 		}
 		files[p] = entry{path: p, mode: 0o755, data: b.Data}
 	}
+	return tree(files), nil
+}
+
+// tree lists files and every directory that holds them (0755), sorted by
+// path so parents come before children.
+func tree(files map[string]entry) []entry {
 	all := make(map[string]entry, len(files)+4)
 	for p, e := range files {
 		all[p] = e
@@ -63,7 +72,7 @@ func rootFS(bins []Binary) ([]entry, error) {
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
-	return out, nil
+	return out
 }
 
 // layerTar writes entries as an uncompressed tar stream, the content of an
@@ -83,6 +92,13 @@ func layerTar(entries []entry, mtime time.Time) ([]byte, error) {
 			Uname:   "root",
 			Gname:   "root",
 			Format:  tar.FormatPAX,
+		}
+		for name, v := range e.xattrs {
+			if h.PAXRecords == nil {
+				h.PAXRecords = map[string]string{}
+			}
+			// archive/tar writes PAX records sorted by key.
+			h.PAXRecords[paxXattrPrefix+name] = v
 		}
 		if e.dir {
 			h.Typeflag = tar.TypeDir

@@ -1,9 +1,14 @@
 #!/bin/sh
-# test.sh (make image-test) builds the image twice from the same commit and
-# verifies it by reading the tarballs back (tools/image verify_test.go):
-# binaries present, 0755, static x86-64 ELF that print their usage on this
-# host, user 65532, the tag deploy/ names, and one digest for both builds.
-# It also runs the unit tests of tools/image.
+# test.sh (make image-test) builds both images twice from the same commit
+# and verifies them by reading the tarballs back. The TLB image
+# (verify_test.go): binaries present, 0755, static x86-64 ELF that print
+# their usage on this host, user 65532, the tag deploy/ names, and one
+# digest for both builds. The Envoy image (verify_envoy_test.go): user 101,
+# Envoy with setcap's bytes for cap_net_bind_service=ep, the loader and the
+# libraries it needs, Envoy started from them in a chroot of the layer as
+# 101:101 printing the tagged release (needs root), the tag deploy/envoy
+# names, one digest for both builds. It also runs the unit tests of
+# tools/image.
 #
 # The second build reuses Go's build cache, so by default it proves the
 # image step deterministic. IMAGE_TEST_FRESH_GOCACHE=1 compiles the second
@@ -15,6 +20,9 @@ cd "$root"
 IMAGE_TAG=${IMAGE_TAG:-ghcr.io/tlbproject/tlb:v0.1.0}
 out=${IMAGE_TAR:-$root/.cache/image/tlb.tar}
 again=$root/.cache/image/tlb-again.tar
+envoy_out=${ENVOY_IMAGE_TAR:-$root/.cache/image/envoy.tar}
+envoy_again=$root/.cache/image/envoy-again.tar
+ENVOY_IMAGE_TAG=ghcr.io/tlbproject/envoy:v$(sed -n 's/^const EnvoyVersion = "\(.*\)"$/\1/p' l7/bootstrap/version.go)
 # Both builds take one revision and one time, even if someone commits
 # between them.
 IMAGE_REVISION=$(git rev-parse HEAD)
@@ -30,6 +38,10 @@ if [ "${IMAGE_TEST_FRESH_GOCACHE:-}" = 1 ]; then
 else
 	./tools/image/build.sh "$again"
 fi
+./tools/image/build-envoy.sh "$envoy_out"
+./tools/image/build-envoy.sh "$envoy_again"
 cd tools
-TLB_IMAGE_TAR=$out TLB_IMAGE_TAR_AGAIN=$again TLB_IMAGE_TAG=$IMAGE_TAG go test -count=1 -v ./image/
-rm -f "$again"
+TLB_IMAGE_TAR=$out TLB_IMAGE_TAR_AGAIN=$again TLB_IMAGE_TAG=$IMAGE_TAG \
+TLB_ENVOY_IMAGE_TAR=$envoy_out TLB_ENVOY_IMAGE_TAR_AGAIN=$envoy_again TLB_ENVOY_IMAGE_TAG=$ENVOY_IMAGE_TAG \
+	go test -count=1 -v ./image/
+rm -f "$again" "$envoy_again"

@@ -19,13 +19,20 @@ import (
 
 // CreateAll creates objects of any kind the API server serves (an
 // object that exists already is left as it is), mapping kinds to
-// resources through discovery.
+// resources through discovery. A request the server answers with "retry"
+// (Retryable: a timeout in the server, throttling) is sent again until it
+// succeeds or ctx ends (5 minutes when ctx has no deadline); a create that
+// timed out but was stored meets AlreadyExists, which is success.
 func (s *Server) CreateAll(ctx context.Context, objs []*unstructured.Unstructured) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(s.Config)
 	if err != nil {
 		return fmt.Errorf("build discovery client: %w", err)
 	}
-	groups, err := restmapper.GetAPIGroupResources(dc)
+	var groups []*restmapper.APIGroupResources
+	err = retry(ctx, "discover API resources", s.OnRetry, func(context.Context) error {
+		groups, err = restmapper.GetAPIGroupResources(dc)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("discover API resources: %w", err)
 	}
@@ -44,9 +51,26 @@ func (s *Server) CreateAll(ctx context.Context, objs []*unstructured.Unstructure
 		if o.GetNamespace() != "" {
 			r = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
 		}
-		if _, err := r.Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create %s %s: %w", gvk.Kind, o.GetName(), err)
+		if err := createOnce(ctx, r, o, s.OnRetry); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// createOnce creates o through r, sending the request again while the
+// server says to (retry); an object that exists already is success.
+func createOnce(ctx context.Context, r dynamic.ResourceInterface, o *unstructured.Unstructured, onRetry func(string, error)) error {
+	what := "create " + o.GetKind() + " " + o.GetName()
+	err := retry(ctx, what, onRetry, func(ctx context.Context) error {
+		_, err := r.Create(ctx, o, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

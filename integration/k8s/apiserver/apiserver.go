@@ -42,6 +42,10 @@ type Server struct {
 	// ServiceAccountKeyFile is the key that signs service account tokens
 	// (for a kube-controller-manager beside the server).
 	ServiceAccountKeyFile string
+	// OnRetry, when set, hears of each request CreateAll sends again
+	// because the server answered "retry" (Retryable), e.g. for a test's
+	// log.
+	OnRetry func(what string, err error)
 
 	etcd, apiserver *proc
 }

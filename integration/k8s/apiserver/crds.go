@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,8 +63,8 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
 			return err
 		}
 		for _, o := range objs {
-			if _, err := dyn.Resource(crdResource).Create(ctx, o, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("create CRD from %s: %w", f, err)
+			if err := createOnce(ctx, dyn.Resource(crdResource), o, nil); err != nil {
+				return fmt.Errorf("CRD from %s: %w", f, err)
 			}
 			for {
 				got, err := dyn.Resource(crdResource).Get(ctx, o.GetName(), metav1.GetOptions{})

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// runEnvoy is "image envoy": it builds the Envoy image from the binary
+// tools/deps.sh unpacked and the build machine's C library.
+func runEnvoy(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("image envoy", flag.ContinueOnError)
+	envoyBin := fs.String("envoy", "", "the official Envoy binary (tools/deps.sh puts it in ~/.cache/tlb-lab/envoy/VERSION/envoy)")
+	out := fs.String("out", "", "docker-archive tarball to write")
+	tag := fs.String("tag", "", "image name and tag, e.g. ghcr.io/tlbproject/envoy:v1.40.0 (the version must be the binary's)")
+	revision := fs.String("revision", "", "commit of this repository that builds the image, for the layer's history")
+	libc := fs.String("libc-version", "", "version of the Debian package libc6 the loader and libraries come from, for its label")
+	libDirs := fs.String("lib-dirs", defaultLibDirs, "comma-separated directories to find shared libraries in")
+	notices := fs.String("notices", "", "comma-separated files (licences of the shipped libraries) copied to the same path in the image")
+	epoch := fs.String("source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "creation time and file mtimes, seconds since 1970 (default $SOURCE_DATE_EPOCH)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *envoyBin == "" || *out == "" || *tag == "" || *revision == "" || *libc == "" {
+		return errors.New("--envoy, --out, --tag, --revision and --libc-version are required")
+	}
+	t, err := name.NewTag(*tag, name.StrictValidation)
+	if err != nil {
+		return fmt.Errorf("--tag %q: %w", *tag, err)
+	}
+	created, err := parseEpoch(*epoch)
+	if err != nil {
+		return err
+	}
+	envoy, err := os.ReadFile(*envoyBin)
+	if err != nil {
+		return fmt.Errorf("the Envoy binary (run tools/deps.sh): %w", err)
+	}
+	release, err := envoyRelease(*envoyBin)
+	if err != nil {
+		return err
+	}
+	runtime, err := runtimeFiles("/", *envoyBin, strings.Split(*libDirs, ","))
+	if err != nil {
+		return err
+	}
+	if *notices != "" {
+		for _, p := range strings.Split(*notices, ",") {
+			f, err := readFile("/", p)
+			if err != nil {
+				return fmt.Errorf("notice: %w", err)
+			}
+			runtime = append(runtime, f)
+		}
+	}
+	img, err := BuildEnvoy(EnvoySpec{Tag: t, Envoy: envoy, Release: release, Runtime: runtime, Libc: *libc, Created: created, Builder: *revision})
+	if err != nil {
+		return err
+	}
+	if err := writeArchive(*out, t, img); err != nil {
+		return err
+	}
+	return report(stdout, "envoy_image", *out, t, img, []Binary{{Name: "envoy", Data: envoy}}, runtime)
+}
+
+// envoyRelease runs the binary's --version: the image is tagged with what
+// the binary says it is, never with what a file name says.
+func envoyRelease(bin string) (EnvoyRelease, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return EnvoyRelease{}, fmt.Errorf("%s --version: %w: %s", bin, err, out)
+	}
+	return ParseEnvoyVersion(string(out))
+}
