@@ -61,8 +61,14 @@ func (s *Service) build(in chain.Interceptor) (intercept.Interceptor, error) {
 	case chain.TypeCSP:
 		return builtin.NewCSP(in), nil
 	case chain.TypeBasicAuth:
+		if in.Users != "" {
+			return nil, fmt.Errorf("users: %q was not resolved to a declared file (l7 resolves names before serving a route)", in.Users)
+		}
 		return builtin.NewBasicAuth(in, s.deps.Users, s.deps.Now), nil
 	case chain.TypeExternal:
+		if in.Endpoint != "" {
+			return nil, fmt.Errorf("endpoint: %q was not resolved to a declared endpoint (l7 resolves names before serving a route)", in.Endpoint)
+		}
 		if in.Transport == chain.TransportREST {
 			return external.NewREST(in, s.deps.HTTP)
 		}
