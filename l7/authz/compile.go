@@ -64,7 +64,7 @@ func (s *Service) build(in chain.Interceptor) (intercept.Interceptor, error) {
 		if in.Users != "" {
 			return nil, fmt.Errorf("users: %q was not resolved to a declared file (l7 resolves names before serving a route)", in.Users)
 		}
-		return builtin.NewBasicAuth(in, s.deps.Users, s.deps.Now), nil
+		return builtin.NewBasicAuth(in, s.deps.Users, s.deps.Bcrypt, s.deps.Now), nil
 	case chain.TypeExternal:
 		if in.Endpoint != "" {
 			return nil, fmt.Errorf("endpoint: %q was not resolved to a declared endpoint (l7 resolves names before serving a route)", in.Endpoint)

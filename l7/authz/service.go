@@ -3,6 +3,7 @@ package authz
 import (
 	"errors"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,9 @@ type Deps struct {
 	// Users reads the htpasswd files of basicAuth; nil reads them from
 	// disk (builtin.HtpasswdFiles, rechecked every second).
 	Users builtin.Users
+	// Bcrypt runs the comparisons of basicAuth; nil: one at a time per
+	// two cores (at least one), DefaultBcryptQueue waiting.
+	Bcrypt *builtin.Bcrypt
 	// Log receives configuration errors.
 	Log *slog.Logger
 	// Now is the clock that times interceptors.
@@ -29,6 +33,10 @@ type Deps struct {
 	// Registerer receives the metrics; nil registers none.
 	Registerer prometheus.Registerer
 }
+
+// DefaultBcryptQueue is how many basicAuth checks may wait for a bcrypt
+// slot (each until its timeout) before more are refused at once (429).
+const DefaultBcryptQueue = 64
 
 // Service is the authorization service.
 type Service struct {
@@ -48,6 +56,9 @@ func New(d Deps) (*Service, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Bcrypt == nil {
+		d.Bcrypt = builtin.NewBcrypt(runtime.GOMAXPROCS(0)/2, DefaultBcryptQueue)
 	}
 	if d.Users == nil {
 		d.Users = &builtin.HtpasswdFiles{Recheck: time.Second, Now: d.Now}
