@@ -38,6 +38,10 @@ func (s *Service) compile(value string) *compiled {
 		s.deps.Log.Warn("authz: bad interceptor chain on a route", "error", err, "value", value)
 		return &compiled{err: err}
 	}
+	if err := s.undeclared(c); err != nil {
+		s.deps.Log.Warn("authz: a route's chain names what the operator did not declare", "error", err)
+		return &compiled{err: err}
+	}
 	out := &compiled{steps: make([]step, 0, len(c))}
 	for i, in := range c {
 		run, err := s.build(in)
@@ -81,6 +85,7 @@ func (s *Service) build(in chain.Interceptor) (intercept.Interceptor, error) {
 type cache struct {
 	mu      sync.RWMutex
 	m       map[string]*compiled
+	gen     uint64 // counts resets: a chain compiled before one is not kept
 	max     int
 	compile func(string) *compiled
 }
@@ -89,19 +94,31 @@ func newCache(max int, compile func(string) *compiled) *cache {
 	return &cache{m: map[string]*compiled{}, max: max, compile: compile}
 }
 
+// reset forgets every compiled chain.
+func (c *cache) reset() {
+	c.mu.Lock()
+	clear(c.m)
+	c.gen++
+	c.mu.Unlock()
+}
+
 func (c *cache) get(value string) *compiled {
 	c.mu.RLock()
 	got, ok := c.m[value]
+	gen := c.gen
 	c.mu.RUnlock()
 	if ok {
 		return got
 	}
 	got = c.compile(value)
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return got // compiled against what a reset replaced: use once, never keep
+	}
 	if len(c.m) >= c.max {
 		clear(c.m) // rare: start over rather than track recency
 	}
 	c.m[value] = got
-	c.mu.Unlock()
 	return got
 }

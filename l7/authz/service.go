@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,6 +45,9 @@ type Service struct {
 	conns   *external.Conns
 	metrics *metrics
 	chains  *cache
+
+	declMu   sync.Mutex
+	declared *Declared // nil until the first Declare: nothing is
 }
 
 // New returns the service.
