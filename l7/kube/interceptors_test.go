@@ -37,9 +37,9 @@ func TestInterceptorsAnnotation(t *testing.T) {
 func TestInterceptorsAnnotationNamesOnlyDeclarations(t *testing.T) {
 	for value, want := range map[string]string{
 		`[{"type":"external","id":"x","transport":"rest","url":"http://169.254.169.254/latest/meta-data"}]`: "interceptors[0].url: a Kubernetes object may not name where an interceptor is",
-		`[{"type":"external","id":"x","transport":"grpc","address":"10.0.0.1:22"}]`:                        "interceptors[0].address:",
-		`[{"type":"basicAuth","usersFile":"/dev/zero"}]`:                                                   "interceptors[0].usersFile: a Kubernetes object may not name a file",
-		`[{"type":"basicAuth","usersFile":"/etc/shadow","realm":"x"}]`:                                     "interceptors[0].usersFile:",
+		`[{"type":"external","id":"x","transport":"grpc","address":"10.0.0.1:22"}]`:                         "interceptors[0].address:",
+		`[{"type":"basicAuth","usersFile":"/dev/zero"}]`:                                                    "interceptors[0].usersFile: a Kubernetes object may not name a file",
+		`[{"type":"basicAuth","usersFile":"/etc/shadow","realm":"x"}]`:                                      "interceptors[0].usersFile:",
 	} {
 		ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: value}
 		_, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)

@@ -150,3 +150,32 @@ func TestCatalogChecks(t *testing.T) {
 		t.Errorf("two catalogs declaring audit: kept %v, problems %v; want the first by origin", r.Config.Interceptors, r.Problems)
 	}
 }
+
+// TestIdentityHeadersTheGatewayMaySet: a claim mapping (or a session
+// header) may not target a header Envoy manages (host, hop-by-hop,
+// framing, x-envoy-*) or one clients send for their own purposes (cookie,
+// authorization): identity headers are removed from every request of the
+// listener (issue 22 item 6: claim mappings to host, transfer-encoding
+// and cookie were accepted).
+func TestIdentityHeadersTheGatewayMaySet(t *testing.T) {
+	for _, h := range []string{"host", "transfer-encoding", "cookie", "authorization", "content-length", "connection", "te",
+		"x-envoy-original-path", "x-forwarded-for", "x-request-id", "upgrade"} {
+		s := tenantService(model.Operator, "api", nil)
+		s.Name, s.Hosts = "api", []string{"api.example.com"}
+		s.JWT = &model.JWT{HMAC: model.NewPrivateKey([]byte(strings.Repeat("k", 32))), HMACAlg: "HS256", ClaimHeaders: map[string]string{"sub": h}, Required: true}
+		if err := model.CheckService(s); err == nil || !strings.Contains(err.Error(), "jwt.claimMappings.sub") {
+			t.Errorf("claim mapped to %s: %v, want refused", h, err)
+		}
+		s.JWT = nil
+		s.Routes[0].Interceptors = chain.Chain{{Type: chain.TypeSession, Headers: map[string]string{"user": h}}}
+		if err := model.CheckService(s); err == nil || !strings.Contains(err.Error(), "interceptors[0].headers.user") {
+			t.Errorf("session field mapped to %s: %v, want refused", h, err)
+		}
+	}
+	s := tenantService(model.Operator, "api", chain.Chain{{Type: chain.TypeSession, Headers: map[string]string{"user": "x-user-id"}}})
+	s.Name, s.Hosts = "api", []string{"api.example.com"}
+	s.JWT = &model.JWT{HMAC: model.NewPrivateKey([]byte(strings.Repeat("k", 32))), HMACAlg: "HS256", ClaimHeaders: map[string]string{"sub": "x-user-sub"}, Required: true}
+	if err := model.CheckService(s); err != nil {
+		t.Errorf("x-user-id and x-user-sub refused: %v", err)
+	}
+}
