@@ -25,7 +25,8 @@ go build -modfile=tools/go.mod -o "$bindir/kustomize" sigs.k8s.io/kustomize/kust
 export TLB_KUSTOMIZE="$bindir/kustomize"
 
 # One API server per test package: the IPAM controller, the director and
-# netd sources, the L7 controller, and the Gateway API controller.
-pkgs=(./integration/k8s/... ./integration/k8sagents/... ./integration/k8sl7/... ./integration/k8sgateway/...)
+# netd sources, the L7 controller, the Gateway API controller, and the
+# rogue-client suites (which also run the real Envoy: tools/deps.sh).
+pkgs=(./integration/k8s/... ./integration/k8sagents/... ./integration/k8sl7/... ./integration/k8sgateway/... ./integration/rogue/...)
 go vet -tags k8s "${pkgs[@]}"
 exec go test -tags k8s -count=1 -p 1 -timeout 25m "$@" "${pkgs[@]}"

@@ -36,6 +36,8 @@ func TestBasicAuthOverCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	users := htpasswdFile(t, "# ops\nops:"+string(h)+"\n")
+	shaFile := htpasswdFile(t, "ops:{SHA}qUqP5cyxm6YcTAhz05Hph5gvu9M=\n")
+	e.declare(Declared{UsersFiles: map[string]bool{users: true, shaFile: true, "/nonexistent/htpasswd": true}})
 	value := encode(t, chain.Interceptor{Type: chain.TypeBasicAuth, UsersFile: users, Realm: "ops"})
 
 	for name, auth := range map[string]string{"none": "", "wrong password": basic("ops", "nope"),
@@ -64,7 +66,7 @@ func TestBasicAuthOverCheck(t *testing.T) {
 		}
 	}
 
-	sha := encode(t, chain.Interceptor{Type: chain.TypeBasicAuth, UsersFile: htpasswdFile(t, "ops:{SHA}qUqP5cyxm6YcTAhz05Hph5gvu9M=\n")})
+	sha := encode(t, chain.Interceptor{Type: chain.TypeBasicAuth, UsersFile: shaFile})
 	if got := e.check(t, sha, req{headers: map[string]string{"authorization": basic("ops", "test")}}); got.GetDeniedResponse().GetStatus().GetCode() != 503 {
 		t.Errorf("SHA-1 htpasswd: %v, want 503 (refused, fail closed)", got)
 	}

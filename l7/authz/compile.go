@@ -38,6 +38,10 @@ func (s *Service) compile(value string) *compiled {
 		s.deps.Log.Warn("authz: bad interceptor chain on a route", "error", err, "value", value)
 		return &compiled{err: err}
 	}
+	if err := s.undeclared(c); err != nil {
+		s.deps.Log.Warn("authz: a route's chain names what the operator did not declare", "error", err)
+		return &compiled{err: err}
+	}
 	out := &compiled{steps: make([]step, 0, len(c))}
 	for i, in := range c {
 		run, err := s.build(in)
@@ -61,8 +65,14 @@ func (s *Service) build(in chain.Interceptor) (intercept.Interceptor, error) {
 	case chain.TypeCSP:
 		return builtin.NewCSP(in), nil
 	case chain.TypeBasicAuth:
-		return builtin.NewBasicAuth(in, s.deps.Users, s.deps.Now), nil
+		if in.Users != "" {
+			return nil, fmt.Errorf("users: %q was not resolved to a declared file (l7 resolves names before serving a route)", in.Users)
+		}
+		return builtin.NewBasicAuth(in, s.deps.Users, s.deps.Bcrypt, s.deps.Now), nil
 	case chain.TypeExternal:
+		if in.Endpoint != "" {
+			return nil, fmt.Errorf("endpoint: %q was not resolved to a declared endpoint (l7 resolves names before serving a route)", in.Endpoint)
+		}
 		if in.Transport == chain.TransportREST {
 			return external.NewREST(in, s.deps.HTTP)
 		}
@@ -75,6 +85,7 @@ func (s *Service) build(in chain.Interceptor) (intercept.Interceptor, error) {
 type cache struct {
 	mu      sync.RWMutex
 	m       map[string]*compiled
+	gen     uint64 // counts resets: a chain compiled before one is not kept
 	max     int
 	compile func(string) *compiled
 }
@@ -83,19 +94,31 @@ func newCache(max int, compile func(string) *compiled) *cache {
 	return &cache{m: map[string]*compiled{}, max: max, compile: compile}
 }
 
+// reset forgets every compiled chain.
+func (c *cache) reset() {
+	c.mu.Lock()
+	clear(c.m)
+	c.gen++
+	c.mu.Unlock()
+}
+
 func (c *cache) get(value string) *compiled {
 	c.mu.RLock()
 	got, ok := c.m[value]
+	gen := c.gen
 	c.mu.RUnlock()
 	if ok {
 		return got
 	}
 	got = c.compile(value)
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return got // compiled against what a reset replaced: use once, never keep
+	}
 	if len(c.m) >= c.max {
 		clear(c.m) // rare: start over rather than track recency
 	}
 	c.m[value] = got
-	c.mu.Unlock()
 	return got
 }

@@ -21,6 +21,13 @@
 // route says failOpen, which skips it (a skipped sessionInterceptor still
 // removes the identity headers, so none the client sent gets through).
 //
+// The service calls, dials and opens only what the operator declared
+// (Declare: the external interceptor endpoints and htpasswd files of the
+// operator's DSL files, which l7 serve hands over before each
+// publication); a chain naming anything else, whoever sent it on the
+// socket, is answered 500 naming the field, and connections to gRPC
+// interceptors no longer declared are closed.
+//
 // Metrics (names from configuration only, so labels stay bounded):
 // tlb_l7_authz_decisions_total{interceptor,decision} with decision
 // allow, deny or error; tlb_l7_authz_interceptor_duration_seconds{interceptor};

@@ -31,6 +31,8 @@ import (
 // dependencies: a private redis-server, a gRPC and a REST external
 // interceptor, and a gRPC client that calls Check as Envoy does.
 type env struct {
+	svc       *Service
+	declared  Declared
 	client    authv3.AuthorizationClient
 	redis     *redis.Client
 	sessions  *sessionstore.Redis
@@ -75,6 +77,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.svc = svc
+	e.declare(Declared{GRPC: map[string]bool{e.grpcAddr: true}, REST: map[string]bool{e.restURL: true}})
 	al := listen(t)
 	served := make(chan error, 1)
 	go func() { served <- svc.Serve(ctx, al) }()
@@ -91,6 +95,26 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { cc.Close() })
 	e.client = authv3.NewAuthorizationClient(cc)
 	return e
+}
+
+// declare adds to what the operator declared, as l7 serve does from its
+// DSL files.
+func (e *env) declare(d Declared) {
+	for _, m := range []*map[string]bool{&e.declared.GRPC, &e.declared.REST, &e.declared.UsersFiles} {
+		if *m == nil {
+			*m = map[string]bool{}
+		}
+	}
+	for k := range d.GRPC {
+		e.declared.GRPC[k] = true
+	}
+	for k := range d.REST {
+		e.declared.REST[k] = true
+	}
+	for k := range d.UsersFiles {
+		e.declared.UsersFiles[k] = true
+	}
+	e.svc.Declare(e.declared)
 }
 
 func listen(t *testing.T) net.Listener {

@@ -120,6 +120,7 @@ func TestCheckUnreachableExternalFailsClosed(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
 	in := chain.Interceptor{Type: chain.TypeExternal, ID: "gone", Transport: chain.TransportREST, URL: "http://" + addr + "/x"}
+	e.declare(Declared{REST: map[string]bool{in.URL: true}})
 	if d := mustDeny(t, e.check(t, encode(t, in), req{})); d.status != 503 {
 		t.Errorf("status %d, want 503", d.status)
 	}

@@ -47,6 +47,9 @@ func (s *Service) run(ctx context.Context, steps []step, r *intercept.Request) o
 		default:
 			st.metrics.allow.Inc()
 		}
+		if v.Session != nil {
+			r.Session = v.Session
+		}
 		if len(v.Upstream) > 0 || len(v.Remove) > 0 {
 			if !copied {
 				r.Headers = clone(r.Headers)

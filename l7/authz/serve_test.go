@@ -30,6 +30,7 @@ func TestServeAnswersTheChecksInFlightBeforeItReturns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	svc.Declare(Declared{GRPC: map[string]bool{e.grpcAddr: true}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	l := listen(t)
@@ -52,7 +53,11 @@ func TestServeAnswersTheChecksInFlightBeforeItReturns(t *testing.T) {
 		}
 		answered <- err
 	}()
-	<-called // the check is in flight, waiting on the interceptor
+	select { // the check is in flight, waiting on the interceptor
+	case <-called:
+	case err := <-answered:
+		t.Fatalf("the check was answered (%v) before it reached the interceptor", err)
+	}
 	cancel()
 	if err := <-answered; err != nil {
 		t.Errorf("the check in flight at shutdown failed: %v", err)

@@ -3,6 +3,8 @@ package authz
 import (
 	"errors"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +24,9 @@ type Deps struct {
 	// Users reads the htpasswd files of basicAuth; nil reads them from
 	// disk (builtin.HtpasswdFiles, rechecked every second).
 	Users builtin.Users
+	// Bcrypt runs the comparisons of basicAuth; nil: one at a time per
+	// two cores (at least one), DefaultBcryptQueue waiting.
+	Bcrypt *builtin.Bcrypt
 	// Log receives configuration errors.
 	Log *slog.Logger
 	// Now is the clock that times interceptors.
@@ -30,12 +35,19 @@ type Deps struct {
 	Registerer prometheus.Registerer
 }
 
+// DefaultBcryptQueue is how many basicAuth checks may wait for a bcrypt
+// slot (each until its timeout) before more are refused at once (429).
+const DefaultBcryptQueue = 64
+
 // Service is the authorization service.
 type Service struct {
 	deps    Deps
 	conns   *external.Conns
 	metrics *metrics
 	chains  *cache
+
+	declMu   sync.Mutex
+	declared *Declared // nil until the first Declare: nothing is
 }
 
 // New returns the service.
@@ -48,6 +60,9 @@ func New(d Deps) (*Service, error) {
 	}
 	if d.Now == nil {
 		d.Now = time.Now
+	}
+	if d.Bcrypt == nil {
+		d.Bcrypt = builtin.NewBcrypt(runtime.GOMAXPROCS(0)/2, DefaultBcryptQueue)
 	}
 	if d.Users == nil {
 		d.Users = &builtin.HtpasswdFiles{Recheck: time.Second, Now: d.Now}

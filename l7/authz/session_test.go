@@ -109,3 +109,34 @@ func TestCheckSessionStoreDownFailsClosedOrOpenWithoutIdentity(t *testing.T) {
 		t.Errorf("fail open with Redis down: set %v, removed %v; want the identity headers removed, none set", a.upstream, a.remove)
 	}
 }
+
+// TestCheckSessionRefusesFieldsThatCannotBeHeaders: a session field with
+// a line break or another control character never becomes an upstream
+// header (issue 22: it did, and Envoy then answered 503 for the whole
+// request); the check fails closed, or on a failOpen route passes with no
+// identity at all.
+func TestCheckSessionRefusesFieldsThatCannotBeHeaders(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for id, user := range map[string]string{"crlf": "ada\r\nx-admin: yes", "lf": "ada\nx", "nul": "ada\x00", "bell": "ada\x07", "huge": strings.Repeat("a", 9<<10)} {
+		if err := e.sessions.Save(ctx, id, map[string]string{"user": user, "roles": "dev"}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		strict := encode(t, chain.Interceptor{Type: chain.TypeSession})
+		if d := mustDeny(t, e.check(t, strict, req{headers: map[string]string{"cookie": "session=" + id}})); d.status != 503 {
+			t.Errorf("%s: status %d, want 503 (fail closed)", id, d.status)
+		}
+		lenient := encode(t, chain.Interceptor{Type: chain.TypeSession, FailOpen: true})
+		a := mustAllow(t, e.check(t, lenient, req{headers: map[string]string{"cookie": "session=" + id, "x-user-id": "mallory"}}))
+		if len(a.upstream) != 0 || !slices.Contains(a.remove, "x-user-id") || !slices.Contains(a.remove, "x-user-roles") {
+			t.Errorf("%s on a failOpen route: set %v, removed %v; want nothing set and both identity headers removed", id, a.upstream, a.remove)
+		}
+	}
+	if err := e.sessions.Save(ctx, "tab", map[string]string{"user": "ada\tlovelace"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	a := mustAllow(t, e.check(t, encode(t, chain.Interceptor{Type: chain.TypeSession}), req{headers: map[string]string{"cookie": "session=tab"}}))
+	if a.upstream["x-user-id"] != "ada\tlovelace" {
+		t.Errorf("a tab is a valid header character: upstream %v", a.upstream)
+	}
+}

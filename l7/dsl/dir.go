@@ -126,6 +126,9 @@ func add(cfg *model.Config, doc *Doc, certs []model.Certificate) {
 	if doc.Gateway != nil {
 		cfg.Gateways = append(cfg.Gateways, *doc.Gateway)
 	}
+	if doc.Interceptors != nil {
+		cfg.Interceptors = append(cfg.Interceptors, *doc.Interceptors)
+	}
 	cfg.Certificates = append(cfg.Certificates, certs...)
 }
 

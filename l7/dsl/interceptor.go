@@ -5,7 +5,8 @@ import "encoding/json"
 // withDefaultEndpoint fills in, on each external interceptor of a route
 // that names none, the service's interceptor block (the seed's
 // "interceptor: {address: todolist:8081}"): transport (default grpc, or
-// rest with a url) and address or url. Anything it cannot read is
+// rest with a url) and address or url, or the name of a declared
+// endpoint. Anything it cannot read is
 // returned as is, for chain.Decode to report.
 func withDefaultEndpoint(raw json.RawMessage, def *interceptorDoc) json.RawMessage {
 	if def == nil {
@@ -31,8 +32,13 @@ func withDefaultEndpoint(raw json.RawMessage, def *interceptorDoc) json.RawMessa
 		_, hasAddr := it["address"]
 		_, hasURL := it["url"]
 		_, hasTransport := it["transport"]
-		if hasAddr || hasURL || hasTransport {
+		_, hasEndpoint := it["endpoint"]
+		if hasAddr || hasURL || hasTransport || hasEndpoint {
 			continue // the route names its own endpoint
+		}
+		if def.Endpoint != "" {
+			it["endpoint"] = str(def.Endpoint)
+			continue
 		}
 		it["transport"] = str(transport)
 		if def.Address != "" {

@@ -158,7 +158,51 @@ routes:
 	if own := doc.Service.Routes[1].Interceptors[0]; own.Transport != chain.TransportREST || own.Address != "" {
 		t.Errorf("a route's own endpoint was overridden: %+v", own)
 	}
-	if _, err := dsl.Parse("t.yaml", []byte(strings.Replace(src, "address: todolist:8081", "endpoint: x", 1))); err == nil || !strings.Contains(err.Error(), "endpoint") {
+	if _, err := dsl.Parse("t.yaml", []byte(strings.Replace(src, "address: todolist:8081", "port: x", 1))); err == nil || !strings.Contains(err.Error(), "port") {
 		t.Errorf("unknown field in the interceptor block: %v", err)
+	}
+	doc, err = dsl.Parse("t.yaml", []byte(strings.Replace(src, "address: todolist:8081", "endpoint: audit", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ext := doc.Service.Routes[0].Interceptors[2]; ext.Endpoint != "audit" || ext.Transport != "" || ext.Address != "" {
+		t.Errorf("a declared endpoint in the interceptor block: external = %+v", ext)
+	}
+}
+
+// TestParseInterceptorCatalog: gateway/interceptors/v1 declares endpoints
+// (transport from address or url) and htpasswd files with the namespaces
+// that may name them; a bad entry rejects the file naming the field.
+func TestParseInterceptorCatalog(t *testing.T) {
+	src := `kind: gateway/interceptors/v1
+name: shared
+group: edge
+external:
+  - {name: audit, address: "audit.security.svc:8081", namespaces: [team-a]}
+  - {name: rest, url: "https://authz.internal/check", namespaces: ["*"]}
+basicAuth:
+  - {name: ops, usersFile: /etc/tlb/basic-auth/ops/htpasswd, namespaces: [ops]}
+`
+	doc, err := dsl.Parse("interceptors.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := doc.Interceptors
+	if c == nil || c.Group != "edge" || c.Origin != "interceptors.yaml" || len(c.External) != 2 || len(c.UsersFiles) != 1 ||
+		c.External[0].Transport != chain.TransportGRPC || c.External[1].Transport != chain.TransportREST ||
+		c.UsersFiles[0].Path != "/etc/tlb/basic-auth/ops/htpasswd" || c.External[0].Namespaces[0] != "team-a" {
+		t.Fatalf("catalog = %+v", c)
+	}
+	for bad, want := range map[string]string{
+		strings.Replace(src, "usersFile: /etc", "usersFile: etc", 1):           "interceptors.yaml: basicAuth[0].usersFile:",
+		strings.Replace(src, `url: "https://`, `url: "file://`, 1):             "interceptors.yaml: external[1].url:",
+		strings.Replace(src, "namespaces: [team-a]", "namespaces: [A]", 1):     "interceptors.yaml: external[0].namespaces[0]:",
+		strings.Replace(src, "name: rest", "name: audit", 1):                   "interceptors.yaml: external[1].name:",
+		strings.Replace(src, "basicAuth:", "htpasswd:", 1):                     "unknown field",
+		strings.Replace(src, `address: "audit`, `port: 1, address: "audit`, 1): "unknown field",
+	} {
+		if _, err := dsl.Parse("interceptors.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
 	}
 }

@@ -22,6 +22,9 @@ const MaxFileSize = 1 << 20
 type Doc struct {
 	Service *model.Service
 	Gateway *model.Gateway
+	// Interceptors is the operator's declaration of what tenants'
+	// interceptor chains may name.
+	Interceptors *model.InterceptorCatalog
 	// CertFiles lists, per certificate name, the chain and key paths as
 	// written in the file.
 	CertFiles []CertFiles
@@ -84,10 +87,20 @@ func Parse(file string, data []byte) (*Doc, error) {
 			return nil, &FieldError{File: file, Msg: cleanYAMLErr(err)}
 		}
 		return d.toModel(file)
+	case KindInterceptors:
+		var d catalogDoc
+		if err := yaml.UnmarshalStrict(data, &d); err != nil {
+			return nil, &FieldError{File: file, Msg: cleanYAMLErr(err)}
+		}
+		c, err := d.toModel(file)
+		if err != nil {
+			return nil, err
+		}
+		return &Doc{Interceptors: c}, nil
 	case "":
-		return nil, &FieldError{File: file, Field: "kind", Msg: fmt.Sprintf("missing; want %q or %q", KindService, KindGateway)}
+		return nil, &FieldError{File: file, Field: "kind", Msg: fmt.Sprintf("missing; want %q, %q or %q", KindService, KindGateway, KindInterceptors)}
 	default:
-		return nil, &FieldError{File: file, Field: "kind", Msg: fmt.Sprintf("unknown kind %q; want %q or %q", head.Kind, KindService, KindGateway)}
+		return nil, &FieldError{File: file, Field: "kind", Msg: fmt.Sprintf("unknown kind %q; want %q, %q or %q", head.Kind, KindService, KindGateway, KindInterceptors)}
 	}
 }
 

@@ -31,6 +31,9 @@ type serviceDoc struct {
 }
 
 type interceptorDoc struct {
+	// Endpoint names a declared endpoint (gateway/interceptors/v1)
+	// instead of transport and address or URL.
+	Endpoint  string `json:"endpoint,omitempty"`
 	Transport string `json:"transport,omitempty"`
 	Address   string `json:"address,omitempty"`
 	URL       string `json:"url,omitempty"`

@@ -126,6 +126,19 @@ func TestListenerConditions(t *testing.T) {
 			want:  map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid", "ResolvedRefs": "True/ResolvedRefs"}},
 			kinds: map[string][]string{"a": {}},
 		},
+		// Issue 22: spec.tls.frontend was ignored, the listener served
+		// without the client certificates its owner asked for.
+		"client certificate validation asked": {
+			listeners: []gatewayv1.Listener{httpListener("a", 80, ""), httpsListener("b", 443, "", secretRef("", "wild")), httpsListener("c", 8443, "", secretRef("", "wild"))},
+			edit: func(in *Inputs) {
+				in.Gateways[0].Spec.TLS = &gatewayv1.GatewayTLSConfig{Frontend: &gatewayv1.FrontendTLSConfig{
+					Default: gatewayv1.TLSConfig{Validation: &gatewayv1.FrontendTLSValidation{
+						CACertificateRefs: []gatewayv1.ObjectReference{{Kind: "ConfigMap", Name: "ca"}}}},
+					PerPort: []gatewayv1.TLSPortConfig{{Port: 8443, TLS: gatewayv1.TLSConfig{}}},
+				}}
+			},
+			want: map[string]listenerWant{"a": ok, "b": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid"}, "c": ok},
+		},
 		"invalid route kinds": {
 			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
 				l := httpListener("a", 80, "")

@@ -57,6 +57,11 @@ func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
 			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: HTTPS listeners terminate TLS; use protocol TLS for Passthrough", gen, now)
 			return l // in a mode we do not serve, no route kind is supported
 		}
+		if field := frontendValidation(gw, spec.Port); field != "" {
+			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue,
+				field+": client certificate validation of Gateway listeners is not supported yet; the listener is not served rather than served without it", gen, now)
+			return l
+		}
 	case gatewayv1.TLSProtocolType:
 		l.protocol, supported = model.TLS, []string{kindTLSRoute}
 		if mode != gatewayv1.TLSModePassthrough {

@@ -32,6 +32,9 @@ func (b *builder) policyFunctions(p *tlbv1alpha1.TrafficPolicy) (functions, stri
 		if err == nil {
 			fn.chain, err = chain.Decode(string(raw))
 		}
+		if err == nil {
+			err = chain.CheckDeclaredOnly(fn.chain)
+		}
 		if err != nil {
 			return fn, "spec.interceptors: " + err.Error()
 		}

@@ -102,8 +102,8 @@ func FromPEM(pemBytes []byte) (string, error) {
 func fromPublic(pub any) (key, error) {
 	switch p := pub.(type) {
 	case *rsa.PublicKey:
-		if p.N.BitLen() < 2048 {
-			return key{}, fmt.Errorf("RSA key of %d bits; want at least 2048", p.N.BitLen())
+		if p.N.BitLen() < MinRSABits {
+			return key{}, fmt.Errorf("RSA key of %d bits; want at least %d", p.N.BitLen(), MinRSABits)
 		}
 		return key{Kty: "RSA", N: b64(p.N.Bytes()), E: b64(big.NewInt(int64(p.E)).Bytes())}, nil
 	case *ecdsa.PublicKey:
@@ -121,44 +121,4 @@ func fromPublic(pub any) (key, error) {
 		return key{Kty: "OKP", Crv: "Ed25519", X: b64(p)}, nil
 	}
 	return key{}, fmt.Errorf("public key of type %T: want RSA, ECDSA or Ed25519", pub)
-}
-
-// Check checks a JWKS document: JSON with at least one key, each of a
-// known type with its parameters, and no private parameters of an
-// asymmetric key.
-func Check(doc []byte) error {
-	var s struct {
-		Keys []map[string]any `json:"keys"`
-	}
-	if err := json.Unmarshal(doc, &s); err != nil {
-		return fmt.Errorf("not a JWKS (JSON with \"keys\"): %w", err)
-	}
-	if len(s.Keys) == 0 {
-		return errors.New("the JWKS has no keys")
-	}
-	for i, k := range s.Keys {
-		kty, _ := k["kty"].(string)
-		var need []string
-		switch kty {
-		case "RSA":
-			need = []string{"n", "e"}
-		case "EC":
-			need = []string{"crv", "x", "y"}
-		case "OKP":
-			need = []string{"crv", "x"}
-		case "oct":
-			need = []string{"k"}
-		default:
-			return fmt.Errorf("keys[%d]: kty %q is not RSA, EC, OKP or oct", i, kty)
-		}
-		for _, p := range need {
-			if v, _ := k[p].(string); v == "" {
-				return fmt.Errorf("keys[%d]: %s key without %q", i, kty, p)
-			}
-		}
-		if _, ok := k["d"]; ok && kty != "oct" {
-			return fmt.Errorf("keys[%d]: holds a private key (\"d\"); publish the public key only", i)
-		}
-	}
-	return nil
 }

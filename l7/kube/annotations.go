@@ -66,7 +66,10 @@ const (
 	// AnnotationInterceptors is the route's interceptors (DSL
 	// routes[0].interceptors) as the JSON array the authorization service
 	// reads, e.g. `[{"type":"sessionInterceptor"},{"type":"csrfInterceptor"}]`,
-	// checked as strictly as the DSL.
+	// checked as strictly as the DSL. External interceptors and htpasswd
+	// files are named only by what the operator declared
+	// (`{"type":"external","id":"x","endpoint":"audit"}`,
+	// `{"type":"basicAuth","users":"ops"}`), never by address, URL or path.
 	AnnotationInterceptors = "tlb.io/l7-interceptors"
 	// AnnotationCORS is the service's cross-origin policy (DSL cors) as
 	// JSON with the DSL's keys, e.g. `{"allowOrigins":["https://app.example.com"],
@@ -128,9 +131,12 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 	}
 	if v, ok := ann[AnnotationInterceptors]; ok {
 		c, err := chain.Decode(v)
-		if err != nil {
+		switch {
+		case err != nil:
 			bad(AnnotationInterceptors, err.Error()+`; want a JSON array such as [{"type":"sessionInterceptor"}]`)
-		} else {
+		case chain.CheckDeclaredOnly(c) != nil:
+			bad(AnnotationInterceptors, chain.CheckDeclaredOnly(c).Error())
+		default:
 			in.chain = c
 		}
 	}

@@ -30,6 +30,30 @@ func TestInterceptorsAnnotation(t *testing.T) {
 	}
 }
 
+// TestInterceptorsAnnotationNamesOnlyDeclarations: a Service names
+// external interceptors and htpasswd files only by declared names; an
+// address, URL or path of its own is a problem on the annotation, and the
+// Service is not served (issue 22 item 4).
+func TestInterceptorsAnnotationNamesOnlyDeclarations(t *testing.T) {
+	for value, want := range map[string]string{
+		`[{"type":"external","id":"x","transport":"rest","url":"http://169.254.169.254/latest/meta-data"}]`: "interceptors[0].url: a Kubernetes object may not name where an interceptor is",
+		`[{"type":"external","id":"x","transport":"grpc","address":"10.0.0.1:22"}]`:                         "interceptors[0].address:",
+		`[{"type":"basicAuth","usersFile":"/dev/zero"}]`:                                                    "interceptors[0].usersFile: a Kubernetes object may not name a file",
+		`[{"type":"basicAuth","usersFile":"/etc/shadow","realm":"x"}]`:                                      "interceptors[0].usersFile:",
+	} {
+		ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: value}
+		_, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+		if len(ps) != 1 || ps[0].Annotation != AnnotationInterceptors || !strings.Contains(ps[0].Msg, want) {
+			t.Errorf("%s: problems %+v, want one on %s saying %q", value, ps, AnnotationInterceptors, want)
+		}
+	}
+	ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: `[{"type":"external","id":"x","endpoint":"audit"},{"type":"basicAuth","users":"ops"}]`}
+	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	if len(ps) != 0 || b.Service.Routes[0].Interceptors[0].Endpoint != "audit" || b.Service.Routes[0].Interceptors[1].Users != "ops" {
+		t.Errorf("declared names: problems %+v, chain %+v", ps, b.Service.Routes[0].Interceptors)
+	}
+}
+
 // TestCORSAnnotation: tlb.io/l7-cors gives the Service the DSL's policy;
 // unknown keys and bad values are problems, the Service is not served.
 func TestCORSAnnotation(t *testing.T) {

@@ -34,6 +34,10 @@ type Config struct {
 	Gateways     []Gateway
 	Services     []Service
 	Certificates []Certificate
+	// Interceptors are the operator's declarations of the interceptor
+	// endpoints and htpasswd files that tenants' chains may name (only
+	// the DSL source sets them).
+	Interceptors []InterceptorCatalog
 }
 
 // Origin says where an object came from (a file name, a Kubernetes

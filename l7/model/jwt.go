@@ -3,8 +3,10 @@ package model
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/jwks"
 )
 
@@ -108,8 +110,10 @@ func checkJWT(s Service, bad func(field, format string, a ...any)) {
 			if claim == "" {
 				bad("jwt.claimMappings", "empty claim name")
 			}
-			if err := checkHeaderName(h); err != nil || h == "authorization" || h[0] == ':' {
+			if err := checkHeaderName(h); err != nil || h[0] == ':' {
 				bad("jwt.claimMappings."+claim, "%q is not a header name the gateway may set", h)
+			} else if why := chain.IdentityHeaderProblem(strings.ToLower(h)); why != "" {
+				bad("jwt.claimMappings."+claim, "%q %s", h, why)
 			}
 		}
 		for i, a := range j.Audiences {

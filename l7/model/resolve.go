@@ -56,7 +56,9 @@ func Resolve(cfg Config, opts Options) Resolved {
 			r.Config.Certificates = append(r.Config.Certificates, c)
 		}
 	}
-	r.Config.Services = resolveServices(cfg.Services, opts, &r.Problems)
+	var decl declarations
+	r.Config.Interceptors, decl = acceptCatalogs(cfg.Interceptors, &r.Problems)
+	r.Config.Services = resolveServices(resolveInterceptors(cfg.Services, decl, &r.Problems), opts, &r.Problems)
 	clusters := map[string]string{} // cluster -> group
 	for _, s := range r.Config.Services {
 		for _, u := range s.Upstreams {

@@ -116,6 +116,7 @@ func Union(parts map[string]model.Config) model.Config {
 		out.Gateways = append(out.Gateways, p.Gateways...)
 		out.Services = append(out.Services, p.Services...)
 		out.Certificates = append(out.Certificates, p.Certificates...)
+		out.Interceptors = append(out.Interceptors, p.Interceptors...)
 	}
 	return out
 }

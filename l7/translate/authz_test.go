@@ -167,11 +167,13 @@ func TestExtAuthzOnlyWhereAsked(t *testing.T) {
 	hcms, rcs := gatewaySet(t, r)
 
 	guarded, open := hcms["http-203.0.113.1-80"], hcms["http-203.0.113.2-80"]
-	if got := filterNames(guarded); !slices.Equal(got, []string{translate.ExtAuthzFilter, "envoy.filters.http.router"}) {
+	// header_mutation first: the session's identity headers are removed
+	// from every request of the listener (identity_test.go).
+	if got := filterNames(guarded); !slices.Equal(got, []string{translate.HeaderMutationFilter, translate.ExtAuthzFilter, "envoy.filters.http.router"}) {
 		t.Fatalf("guarded listener filters = %v", got)
 	}
 	var ea extauthz.ExtAuthz
-	if err := guarded.GetHttpFilters()[0].GetTypedConfig().UnmarshalTo(&ea); err != nil {
+	if err := guarded.GetHttpFilters()[1].GetTypedConfig().UnmarshalTo(&ea); err != nil {
 		t.Fatal(err)
 	}
 	if ea.GetGrpcService().GetEnvoyGrpc().GetClusterName() != translate.AuthzCluster ||

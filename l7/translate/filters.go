@@ -18,9 +18,13 @@ import (
 type httpFilters struct {
 	// authz: ext_authz to the authorization service.
 	authz bool
-	// jwt: jwt_authn, and header_mutation before it to remove the
-	// headers claims are copied to.
+	// jwt: jwt_authn.
 	jwt bool
+	// identity: the headers gateway functions of the listener set from a
+	// verified identity (claims, sessions), comma-joined; header_mutation
+	// removes them from every client request of the listener (see
+	// identity.go). "" for none.
+	identity string
 	// rbac: roles from the verified token's claims.
 	rbac bool
 	// cors: cross-origin policies and preflights.
@@ -50,7 +54,7 @@ type httpFilters struct {
 
 // filtersOf returns the filters the routes of svcs need.
 func filtersOf(svcs []model.Service) httpFilters {
-	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs),
+	return httpFilters{authz: hasInterceptors(svcs), jwt: hasJWT(svcs), identity: identityHeaders(svcs), rbac: hasRoles(svcs), cors: hasCORS(svcs),
 		localRL: hasLocalRateLimit(svcs), accessLogOff: hasAccessLogOff(svcs), websocket: hasWebSocket(svcs),
 		errorPages: hasErrorPages(svcs)}
 }
@@ -65,8 +69,9 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 }
 
 // chain is the connection manager's filter list, router last: CORS
-// first (preflights carry no credentials), then identity (claim headers
-// cleared, token verified, roles checked), then the interceptors, which
+// first (preflights carry no credentials), then identity (the identity
+// headers of the listener cleared, token verified, roles checked), then
+// the interceptors, which
 // see the verified claims' headers, then the rate limits, which count
 // only the requests that got through: the local bucket first (per
 // gateway, no network call), then the global limit, so a flood one
@@ -82,8 +87,11 @@ func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	if f.cors {
 		out = append(out, corsFilter())
 	}
+	if f.jwt || f.identity != "" {
+		out = append(out, headerMutationFilter()) // before anything that sets an identity
+	}
 	if f.jwt {
-		out = append(out, headerMutationFilter(), jwtFilter(jwt))
+		out = append(out, jwtFilter(jwt))
 	}
 	if f.rbac {
 		out = append(out, rbacFilter(), rolesClaimFilter())
@@ -114,9 +122,9 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 	}
 	if f.jwt {
 		m[JWTFilter] = jwtPerRoute(s, r)
-		if hm := claimHeadersPerRoute(s); hm != nil {
-			m[HeaderMutationFilter] = hm
-		}
+	}
+	if hm := identityPerRoute(f.identity); hm != nil {
+		m[HeaderMutationFilter] = hm
 	}
 	if f.rbac {
 		m[RBACFilter] = rbacPerRoute(r)

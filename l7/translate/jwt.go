@@ -3,7 +3,6 @@ package translate
 import (
 	"slices"
 
-	mutation "github.com/envoyproxy/go-control-plane/envoy/config/common/mutation_rules/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	headermutation "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_mutation/v3"
 	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
@@ -212,27 +211,6 @@ func jwtPerRoute(s model.Service, r model.Route) *anypb.Any {
 	}
 	return mustAny(&jwtauthn.PerRouteConfig{RequirementSpecifier: &jwtauthn.PerRouteConfig_RequirementName{
 		RequirementName: requirementName(s.Name, model.JWTRequired(s, r))}})
-}
-
-// claimHeadersPerRoute removes, before jwt_authn runs, the headers the
-// service's claims are copied to, so a client can never send its own
-// (jwt_authn sets them only from a verified token's claims). nil when the
-// service maps no claims.
-func claimHeadersPerRoute(s model.Service) *anypb.Any {
-	if s.JWT == nil || len(s.JWT.ClaimHeaders) == 0 {
-		return nil
-	}
-	var hs []string
-	for _, h := range s.JWT.ClaimHeaders {
-		hs = append(hs, h)
-	}
-	slices.Sort(hs)
-	hs = slices.Compact(hs)
-	m := &headermutation.Mutations{}
-	for _, h := range hs {
-		m.RequestMutations = append(m.RequestMutations, &mutation.HeaderMutation{Action: &mutation.HeaderMutation_Remove{Remove: h}})
-	}
-	return mustAny(&headermutation.HeaderMutationPerRoute{Mutations: m})
 }
 
 func jwtFilter(cfg *jwtauthn.JwtAuthentication) *hcm.HttpFilter {

@@ -76,7 +76,7 @@ func referenceConfig() model.Config {
 		}}},
 		Services: []model.Service{{
 			Name: "ref", Group: "reference", Hosts: []string{"ref.example"},
-			JWT: &model.JWT{JWKS: `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"cmVm"}]}`, Cookie: "t",
+			JWT: &model.JWT{JWKS: `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}`, Cookie: "t",
 				ClaimHeaders: map[string]string{"sub": "x-sub"}, Required: true},
 			Listeners: []model.ListenerRef{{Gateway: "ref", Listener: "alt"}, {Gateway: "ref", Listener: "secure"}},
 			Upstreams: []model.Upstream{

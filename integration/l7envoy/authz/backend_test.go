@@ -75,8 +75,9 @@ func (b *backend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(s)
 }
 
-// login creates a session for ?user= with ?roles= and ?email=, and sets
-// the session cookie and a CSRF token cookie.
+// login creates a session for ?user= with ?roles= and ?email=, its CSRF
+// token in the session's csrf field, and sets the session cookie and the
+// token's cookie.
 func (b *backend) login(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	fields := map[string]string{"user": q.Get("user")}
@@ -86,6 +87,7 @@ func (b *backend) login(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	id, token := randomID(), randomID()
+	fields["csrf"] = token // the session's CSRF token: csrfInterceptor takes only this one
 	if err := b.sessions.Save(r.Context(), id, fields, sessionTTL); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

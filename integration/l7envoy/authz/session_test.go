@@ -113,6 +113,11 @@ func TestSessionInterceptorThroughEnvoy(t *testing.T) {
 		{name: "headers of missing fields removed", req: req{path: "/account", headers: map[string]string{"cookie": "session=" + bob,
 			"x-user-roles": "admin", "x-user-email": "evil@example.com"}},
 			status: 200, upstream: map[string]string{"x-user-id": "bob", "x-user-roles": "", "x-user-email": ""}},
+		// Issue 22 item 3: a route of the same host without interceptors
+		// passed a client's identity headers to the backend.
+		{name: "identity forged on a route without interceptors", req: req{path: "/elsewhere", headers: map[string]string{
+			"x-user-id": "mallory", "x-user-roles": "root", "x-user-email": "evil@example.com"}},
+			status: 200, upstream: map[string]string{"x-user-id": "", "x-user-roles": "", "x-user-email": ""}},
 		{name: "redirect without session", req: req{path: "/portal"}, status: 302, location: "/login?next=portal"},
 		{name: "own cookie name", req: req{path: "/portal", headers: map[string]string{"cookie": "sid=" + ada}},
 			status: 200, upstream: map[string]string{"x-user-id": "ada"}},
@@ -174,14 +179,16 @@ func TestSessionInterceptorThroughEnvoy(t *testing.T) {
 }
 
 // TestCSRFAndCSPThroughEnvoy: on a route with session, CSRF and CSP
-// interceptors, safe methods pass; unsafe ones need the double-submit
-// token (header equal to the cookie) or an origin of their own; a foreign
-// origin is refused even with the token; the CSP header is on the
+// interceptors, safe methods pass; unsafe ones need an origin of their
+// own or the session's own token (header and cookie equal to the
+// session's csrf field); a foreign or opaque (null) origin is refused
+// even with the token; the CSP header is on the
 // responses of the routes that set it, report-only where asked, and on a
 // refusal of an interceptor after it.
 func TestCSRFAndCSPThroughEnvoy(t *testing.T) {
 	s := startSite(t, siteOptions{hostIP: "127.0.22.2", files: map[string]string{"app.yaml": sessionApp}})
 	sess, token := login(t, s.client(t, ""), "user=ada")
+	_, otherToken := login(t, s.client(t, ""), "user=eve")
 	withCookies := func(h map[string]string, extra string) map[string]string {
 		out := map[string]string{"cookie": "session=" + sess + "; csrf_token=" + token + extra}
 		for k, v := range h {
@@ -211,6 +218,16 @@ func TestCSRFAndCSPThroughEnvoy(t *testing.T) {
 			status: 403, body: "missing or mismatched CSRF token"},
 		{name: "PUT with the right token", req: req{method: "PUT", path: "/form/1", headers: withCookies(map[string]string{"x-csrf-token": token}, "")},
 			status: 200, csp: policy},
+		// Issue 22: a token proved only that header and cookie matched,
+		// and Origin: null fell back to it.
+		{name: "POST with Origin null and the right token", req: req{method: "POST", path: "/form",
+			headers: withCookies(map[string]string{"x-csrf-token": token, "origin": "null"}, "")}, status: 403, body: "opaque origin"},
+		{name: "POST with a planted token: header and cookie agree, the session's differs", req: req{method: "POST", path: "/form",
+			headers: map[string]string{"cookie": "session=" + sess + "; csrf_token=planted", "x-csrf-token": "planted"}},
+			status: 403, body: "missing or mismatched CSRF token"},
+		{name: "POST with another session's token", req: req{method: "POST", path: "/form",
+			headers: map[string]string{"cookie": "session=" + sess + "; csrf_token=" + otherToken, "x-csrf-token": otherToken}},
+			status: 403, body: "missing or mismatched CSRF token"},
 		{name: "POST with a foreign Origin and the right token", req: req{method: "POST", path: "/form",
 			headers: withCookies(map[string]string{"x-csrf-token": token, "origin": "https://evil.example.net"}, "")},
 			status: 403, body: "cross-origin"},

@@ -6,13 +6,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"reflect"
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/crypto/bcrypt"
 
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/authz/intercept"
@@ -40,36 +39,50 @@ type BasicAuth struct {
 	path      string
 	challenge intercept.Header
 	users     Users
+	bcrypt    *Bcrypt
 	now       func() time.Time
 
 	mu       sync.Mutex
 	key      []byte // HMAC key of the remembered pairs: random per process
 	hashes   map[string][]byte
+	cost     int // the file's typical bcrypt cost, spent on unknown users
 	verified map[[32]byte]time.Time
 }
 
-// NewBasicAuth builds basicAuth from its decoded settings.
-func NewBasicAuth(cfg chain.Interceptor, users Users, now func() time.Time) *BasicAuth {
+// NewBasicAuth builds basicAuth from its decoded settings; its bcrypt
+// comparisons run in b.
+func NewBasicAuth(cfg chain.Interceptor, users Users, b *Bcrypt, now func() time.Time) *BasicAuth {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
-	return &BasicAuth{path: cfg.UsersFile, users: users, now: now, key: key,
+	return &BasicAuth{path: cfg.UsersFile, users: users, bcrypt: b, now: now, key: key,
 		challenge: intercept.Header{Name: "www-authenticate", Value: `Basic realm="` + cfg.Realm + `", charset="UTF-8"`}}
 }
 
-// Intercept checks the credentials.
-func (b *BasicAuth) Intercept(_ context.Context, r *intercept.Request) (intercept.Verdict, error) {
+// Intercept checks the credentials. When bcrypt is too busy to check them
+// before the interceptor's timeout, the client gets 429 with Retry-After.
+func (b *BasicAuth) Intercept(ctx context.Context, r *intercept.Request) (intercept.Verdict, error) {
 	hashes, err := b.users.Users(b.path)
 	if err != nil {
 		return intercept.Verdict{}, err
 	}
 	user, pass, ok := basicCredentials(r.Headers["authorization"])
-	if !ok || !b.valid(hashes, user, pass) {
+	if !ok {
+		return intercept.Refuse(http.StatusUnauthorized, "unauthorized\n", b.challenge), nil
+	}
+	valid, err := b.valid(ctx, hashes, user, pass)
+	switch {
+	case errors.Is(err, ErrBcryptBusy):
+		return intercept.Refuse(http.StatusTooManyRequests, "too many credential checks in progress; retry later\n",
+			intercept.Header{Name: "retry-after", Value: "1"}), nil
+	case err != nil:
+		return intercept.Verdict{}, err
+	case !valid:
 		return intercept.Refuse(http.StatusUnauthorized, "unauthorized\n", b.challenge), nil
 	}
 	return intercept.Verdict{Remove: []string{"authorization"}}, nil
 }
 
-func (b *BasicAuth) valid(hashes map[string][]byte, user, pass string) bool {
+func (b *BasicAuth) valid(ctx context.Context, hashes map[string][]byte, user, pass string) (bool, error) {
 	h, known := hashes[user]
 	mac := hmac.New(sha256.New, b.key)
 	mac.Write([]byte(user))
@@ -80,21 +93,22 @@ func (b *BasicAuth) valid(hashes map[string][]byte, user, pass string) bool {
 	now := b.now()
 	b.mu.Lock()
 	if !sameHashes(b.hashes, hashes) {
-		b.hashes, b.verified = hashes, map[[32]byte]time.Time{}
+		b.hashes, b.verified, b.cost = hashes, map[[32]byte]time.Time{}, typicalCost(hashes)
 	}
 	until, seen := b.verified[id]
+	cost := b.cost
 	b.mu.Unlock()
 	if seen && now.Before(until) && known {
-		return true
+		return true, nil
 	}
 	if !known {
-		// Spend the same time as for a known user, so the answer's delay
-		// does not tell which users exist.
-		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pass))
-		return false
+		// Spend what a known user's check spends (the file's cost), so
+		// the answer's delay does not tell which users exist.
+		return false, b.bcrypt.CompareUnknown(ctx, cost, []byte(pass))
 	}
-	if bcrypt.CompareHashAndPassword(h, []byte(pass)) != nil {
-		return false
+	ok, err := b.bcrypt.Compare(ctx, h, []byte(pass))
+	if err != nil || !ok {
+		return false, err
 	}
 	b.mu.Lock()
 	if len(b.verified) >= maxVerified {
@@ -102,7 +116,7 @@ func (b *BasicAuth) valid(hashes map[string][]byte, user, pass string) bool {
 	}
 	b.verified[id] = now.Add(verifiedTTL)
 	b.mu.Unlock()
-	return true
+	return true, nil
 }
 
 // sameHashes reports whether two loads are the same map: the loader
@@ -110,14 +124,6 @@ func (b *BasicAuth) valid(hashes map[string][]byte, user, pass string) bool {
 func sameHashes(a, b map[string][]byte) bool {
 	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
-
-// dummyHash is a bcrypt hash of a random password, at the default cost.
-var dummyHash = func() []byte {
-	p := make([]byte, 16)
-	_, _ = rand.Read(p)
-	h, _ := bcrypt.GenerateFromPassword(p, bcrypt.DefaultCost)
-	return h
-}()
 
 // basicCredentials decodes "Basic base64(user:password)".
 func basicCredentials(h string) (user, pass string, ok bool) {

@@ -16,6 +16,9 @@ type SessionStore interface {
 	Load(ctx context.Context, id string) (fields map[string]string, found bool, err error)
 }
 
+// maxFieldValue bounds a session field sent upstream as a header.
+const maxFieldValue = 8 << 10
+
 // Session is sessionInterceptor.
 type Session struct {
 	store       SessionStore
@@ -51,10 +54,19 @@ func (s *Session) Intercept(ctx context.Context, r *intercept.Request) (intercep
 	if !found {
 		return s.missing(), nil
 	}
-	var v intercept.Verdict
+	if fields == nil {
+		fields = map[string]string{}
+	}
+	v := intercept.Verdict{Session: fields}
 	for _, f := range s.fields {
 		h := s.headers[f]
 		if val, ok := fields[f]; ok && val != "" {
+			if len(val) > maxFieldValue || !intercept.ValidHeaderValue(val) {
+				// A line break would split the upstream request's header
+				// (Envoy refuses the request); the session is not what the
+				// application meant to store: fail, do not guess.
+				return intercept.Verdict{}, fmt.Errorf("session field %q: the value has a control character or more than %d bytes; it cannot be sent as header %s", f, maxFieldValue, h)
+			}
 			v.Upstream = append(v.Upstream, intercept.Header{Name: h, Value: val})
 		} else {
 			v.Remove = append(v.Remove, h)

@@ -31,6 +31,10 @@ const (
 	OnMissingRedirect     = "redirect"
 )
 
+// DefaultCSRFSessionField is the session field holding the session's CSRF
+// token when a csrfInterceptor names none.
+const DefaultCSRFSessionField = "csrf"
+
 // DefaultTimeout bounds one interceptor when the route sets no timeout.
 const DefaultTimeout = 200 * time.Millisecond
 
@@ -68,6 +72,11 @@ type Interceptor struct {
 	// TokenCookie carries the same token as a cookie (csrfInterceptor;
 	// default "csrf_token").
 	TokenCookie string `json:"tokenCookie,omitempty"`
+	// SessionField is the field of the session (loaded by a
+	// sessionInterceptor earlier in the chain) that holds the session's
+	// CSRF token (csrfInterceptor; default "csrf"): the token a request
+	// sends must be that session's.
+	SessionField string `json:"sessionField,omitempty"`
 	// AllowedOrigins are the origins (scheme://host[:port]) trusted besides
 	// the request's own (csrfInterceptor).
 	AllowedOrigins []string `json:"allowedOrigins,omitempty"`
@@ -79,8 +88,14 @@ type Interceptor struct {
 	ReportOnly bool `json:"reportOnly,omitempty"`
 
 	// UsersFile is the absolute path, on the l7 side, of an htpasswd file
-	// of bcrypt hashes (basicAuth), e.g. a mounted Secret's key.
+	// of bcrypt hashes (basicAuth), e.g. a mounted Secret's key. Only the
+	// operator writes it: in the DSL, or in a declaration that Users names.
 	UsersFile string `json:"usersFile,omitempty"`
+	// Users names an htpasswd file the operator declared (basicAuth; a
+	// DSL gateway/interceptors/v1 file): the only way a Kubernetes object
+	// names one. l7 replaces it with the declared UsersFile before
+	// serving.
+	Users string `json:"users,omitempty"`
 	// Realm is the realm of the Basic challenge (basicAuth; default
 	// "restricted").
 	Realm string `json:"realm,omitempty"`
@@ -98,6 +113,11 @@ type Interceptor struct {
 	PathPattern string `json:"pathPattern,omitempty"`
 	// Parameters are sent to the interceptor as configured (external).
 	Parameters map[string]string `json:"parameters,omitempty"`
+	// Endpoint names an interceptor endpoint the operator declared
+	// (external; a DSL gateway/interceptors/v1 file), instead of
+	// Transport with Address or URL: the only way a Kubernetes object
+	// names one. l7 replaces it with the declared endpoint before serving.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Name is the interceptor's name in metrics and logs: its type, or

@@ -16,13 +16,13 @@ func allowed(typ string) ([]string, bool) {
 	case TypeSession:
 		return append(common, "cookie", "headers", "onMissing", "redirectURL"), true
 	case TypeCSRF:
-		return append(common, "tokenHeader", "tokenCookie", "allowedOrigins"), true
+		return append(common, "tokenHeader", "tokenCookie", "sessionField", "allowedOrigins"), true
 	case TypeCSP:
 		return append(common, "policy", "reportOnly"), true
 	case TypeExternal:
-		return append(common, "id", "transport", "address", "url", "pathPattern", "parameters"), true
+		return append(common, "id", "transport", "address", "url", "pathPattern", "parameters", "endpoint"), true
 	case TypeBasicAuth:
-		return append(common, "usersFile", "realm"), true
+		return append(common, "usersFile", "users", "realm"), true
 	}
 	return nil, false
 }
@@ -33,12 +33,12 @@ func targets(in *Interceptor) map[string]any {
 		"type": &in.Type, "timeout": &in.Timeout, "failOpen": &in.FailOpen,
 		"cookie": &in.Cookie, "headers": &in.Headers, "onMissing": &in.OnMissing,
 		"redirectURL": &in.RedirectURL,
-		"tokenHeader": &in.TokenHeader, "tokenCookie": &in.TokenCookie,
+		"tokenHeader": &in.TokenHeader, "tokenCookie": &in.TokenCookie, "sessionField": &in.SessionField,
 		"allowedOrigins": &in.AllowedOrigins,
 		"policy":         &in.Policy, "reportOnly": &in.ReportOnly,
-		"usersFile": &in.UsersFile, "realm": &in.Realm,
+		"usersFile": &in.UsersFile, "users": &in.Users, "realm": &in.Realm,
 		"id": &in.ID, "transport": &in.Transport, "address": &in.Address, "url": &in.URL,
-		"pathPattern": &in.PathPattern, "parameters": &in.Parameters,
+		"pathPattern": &in.PathPattern, "parameters": &in.Parameters, "endpoint": &in.Endpoint,
 	}
 }
 
@@ -125,7 +125,7 @@ func defaults(in *Interceptor) {
 			in.Cookie = "session"
 		}
 		if len(in.Headers) == 0 {
-			in.Headers = map[string]string{"user": "x-user-id", "roles": "x-user-roles"}
+			in.Headers = DefaultSessionHeaders()
 		}
 		if in.OnMissing == "" {
 			in.OnMissing = OnMissingUnauthorized

@@ -16,6 +16,12 @@
 // reads it strictly (unknown fields, fields of another type, bad values are
 // errors naming the field as interceptors[i].field) and fills in defaults.
 //
+// An external interceptor may name an operator's declaration (endpoint)
+// instead of where it is, and basicAuth a declared htpasswd file (users):
+// the only form a Kubernetes object may use (CheckDeclaredOnly). l7
+// resolves the names before serving, so a chain on a route always says
+// where.
+//
 // The package is pure: no I/O, no logging, nothing about Envoy or gRPC, so
 // the translator can import it without the service.
 package chain

@@ -36,7 +36,14 @@ func validate(in *Interceptor) error {
 	case TypeExternal:
 		return validateExternal(in)
 	case TypeBasicAuth:
-		if !strings.HasPrefix(in.UsersFile, "/") || !printable(in.UsersFile) {
+		switch {
+		case in.Users != "" && in.UsersFile != "":
+			return errors.New("users: not with usersFile (name a declared htpasswd file or give its path, not both)")
+		case in.Users != "":
+			if !IsDeclaredName(in.Users) {
+				return fmt.Errorf("users: %q is not the name of a declared htpasswd file (lower-case letters, digits, '-' and '.')", in.Users)
+			}
+		case !strings.HasPrefix(in.UsersFile, "/") || !printable(in.UsersFile):
 			return fmt.Errorf("usersFile: %q is not an absolute path", in.UsersFile)
 		}
 		if !printable(in.Realm) || strings.ContainsAny(in.Realm, "\"\\") {
@@ -59,6 +66,9 @@ func validateSession(in *Interceptor) error {
 		}
 		if h != strings.ToLower(h) {
 			return fmt.Errorf("headers.%s: %q must be lower case (Envoy's header names are)", field, h)
+		}
+		if why := IdentityHeaderProblem(h); why != "" {
+			return fmt.Errorf("headers.%s: %q %s", field, h, why)
 		}
 	}
 	switch in.OnMissing {
@@ -87,6 +97,9 @@ func validateCSRF(in *Interceptor) error {
 	if in.TokenCookie != "" && !IsToken(in.TokenCookie) {
 		return fmt.Errorf("tokenCookie: %q is not a cookie name", in.TokenCookie)
 	}
+	if in.SessionField != "" && !printable(in.SessionField) {
+		return fmt.Errorf("sessionField: %q has control characters", in.SessionField)
+	}
 	for i, o := range in.AllowedOrigins {
 		u, err := url.Parse(o)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
@@ -100,6 +113,19 @@ func validateCSRF(in *Interceptor) error {
 func validateExternal(in *Interceptor) error {
 	if in.ID == "" || !IsToken(in.ID) {
 		return fmt.Errorf("id: %q is not an interceptor id", in.ID)
+	}
+	if in.Endpoint != "" {
+		switch {
+		case !IsDeclaredName(in.Endpoint):
+			return fmt.Errorf("endpoint: %q is not the name of a declared interceptor endpoint (lower-case letters, digits, '-' and '.')", in.Endpoint)
+		case in.Transport != "":
+			return errors.New("transport: not with endpoint (the declaration says it)")
+		case in.Address != "":
+			return errors.New("address: not with endpoint (the declaration says it)")
+		case in.URL != "":
+			return errors.New("url: not with endpoint (the declaration says it)")
+		}
+		return validateCall(in)
 	}
 	switch in.Transport {
 	case TransportGRPC:
@@ -120,6 +146,11 @@ func validateExternal(in *Interceptor) error {
 	default:
 		return fmt.Errorf("transport: %q is neither %q nor %q", in.Transport, TransportGRPC, TransportREST)
 	}
+	return validateCall(in)
+}
+
+// validateCall checks what an external interceptor sends besides where.
+func validateCall(in *Interceptor) error {
 	if in.PathPattern != "" {
 		if _, err := regexp.Compile(in.PathPattern); err != nil {
 			return fmt.Errorf("pathPattern: %w", err)
@@ -131,6 +162,21 @@ func validateExternal(in *Interceptor) error {
 		}
 	}
 	return nil
+}
+
+// IsDeclaredName reports whether s may name an operator's declaration:
+// 1 to 253 lower-case letters, digits, '-' and '.', starting with a
+// letter or digit.
+func IsDeclaredName(s string) bool {
+	if s == "" || len(s) > 253 || s[0] == '-' || s[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
 }
 
 // IsToken reports whether s is an HTTP token (RFC 9110), the syntax of

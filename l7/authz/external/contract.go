@@ -73,6 +73,9 @@ func verdict(resp *interceptorpb.InterceptResponse) (intercept.Verdict, error) {
 	switch d := resp.GetDecision().(type) {
 	case *interceptorpb.InterceptResponse_Allow:
 		up, err := headers(d.Allow.GetUpstreamHeaders())
+		if err == nil {
+			err = upstreamAllowed(up)
+		}
 		if err != nil {
 			return intercept.Verdict{}, fmt.Errorf("allow.upstream_headers: %w", err)
 		}
@@ -95,6 +98,17 @@ func verdict(resp *interceptorpb.InterceptResponse) (intercept.Verdict, error) {
 	return intercept.Verdict{}, errors.New("reply has neither allow nor respond")
 }
 
+// upstreamAllowed refuses headers an interceptor may not set upstream
+// (host, hop-by-hop and framing headers, pseudo-headers, x-envoy-*).
+func upstreamAllowed(hs []intercept.Header) error {
+	for _, h := range hs {
+		if why := chain.UpstreamHeaderProblem(h.Name); why != "" {
+			return fmt.Errorf("%s %s", h.Name, why)
+		}
+	}
+	return nil
+}
+
 // headers turns a header map into sorted headers with lower-case names.
 func headers(m map[string]string) ([]intercept.Header, error) {
 	if len(m) == 0 {
@@ -105,8 +119,8 @@ func headers(m map[string]string) ([]intercept.Header, error) {
 		if !chain.IsToken(k) {
 			return nil, fmt.Errorf("%q is not a header name", k)
 		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			return nil, fmt.Errorf("header %s: value has a line break or NUL", k)
+		if !intercept.ValidHeaderValue(v) {
+			return nil, fmt.Errorf("header %s: value has a line break, NUL or another control character", k)
 		}
 		out = append(out, intercept.Header{Name: strings.ToLower(k), Value: v})
 	}

@@ -36,6 +36,9 @@ type Request struct {
 	// Headers are the request headers with lower-case names, including
 	// those set by earlier interceptors of the route.
 	Headers map[string]string
+	// Session holds the fields of the session a sessionInterceptor earlier
+	// in the route's chain loaded; nil when none did.
+	Session map[string]string
 }
 
 // Cookie returns the value of the named cookie of the Cookie header.
@@ -78,6 +81,9 @@ type Verdict struct {
 	Remove []string
 	// Downstream are headers set on the response to the client.
 	Downstream []Header
+	// Session, when set, is the session the interceptor verified: the
+	// next interceptors of the chain see it as Request.Session.
+	Session map[string]string
 }
 
 // Allow is the verdict that lets the request go on unchanged.
@@ -88,4 +94,17 @@ func Allow() Verdict { return Verdict{} }
 func Refuse(status int, body string, headers ...Header) Verdict {
 	hs := append([]Header{{Name: "content-type", Value: "text/plain; charset=utf-8"}}, headers...)
 	return Verdict{Deny: &Response{Status: status, Headers: hs, Body: body}}
+}
+
+// ValidHeaderValue reports whether v may be sent as a header value: no
+// control character but horizontal tab (RFC 9110 field-value). A CR or LF
+// would split the header; Envoy refuses the request (503) rather than
+// sending it.
+func ValidHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }

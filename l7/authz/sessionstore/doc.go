@@ -10,6 +10,8 @@
 //	user   the user id           -> x-user-id
 //	roles  comma-separated roles -> x-user-roles
 //
+// The login service keeps the session's CSRF token in the field
+// "csrf" (csrfInterceptor compares the token a request sends with it),
 // and a route may map any other field (email, tenant, ...) to a header.
 // Expiry is the key's Redis TTL: whoever creates the session (the login
 // service) sets it with EXPIRE; an expired key is an unknown session. The

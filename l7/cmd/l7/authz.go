@@ -32,24 +32,26 @@ func (authzDialer) Dial(target string) (grpc.ClientConnInterface, error) {
 // startAuthz serves the authorization service (Envoy's ext_authz) on
 // addr, with its sessions in the Redis at redisAddr, until ctx ends. The
 // returned channel receives Serve's result. addr follows --xds-addr's
-// rules: a unix socket in the pod's volume, or loopback.
-func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, addr, redisAddr, redisPasswordFile string) (<-chan error, error) {
+// rules: a unix socket in the pod's volume, or loopback. The service runs
+// no external interceptor and opens no htpasswd file until told what the
+// operator declared (Service.Declare).
+func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, addr, redisAddr, redisPasswordFile string) (*authz.Service, <-chan error, error) {
 	if redisAddr == "" {
-		return nil, errors.New("serve: --authz-listen needs --authz-redis (the session store)")
+		return nil, nil, errors.New("serve: --authz-listen needs --authz-redis (the session store)")
 	}
 	network, address, err := xdsListenAddr(addr)
 	if err != nil {
-		return nil, fmt.Errorf("--authz-listen: %w", err)
+		return nil, nil, fmt.Errorf("--authz-listen: %w", err)
 	}
 	if network == "tcp" {
 		host, _, _ := net.SplitHostPort(address)
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, fmt.Errorf("--authz-listen %s: only a unix socket or a loopback address (Envoy beside l7 is the only client)", addr)
+			return nil, nil, fmt.Errorf("--authz-listen %s: only a unix socket or a loopback address (Envoy beside l7 is the only client)", addr)
 		}
 	}
 	password, err := sessionstore.ReadPassword(redisPasswordFile)
 	if err != nil {
-		return nil, fmt.Errorf("--authz-redis-password-file: %w", err)
+		return nil, nil, fmt.Errorf("--authz-redis-password-file: %w", err)
 	}
 	rc := sessionstore.NewClient(redisAddr, password)
 	store := sessionstore.NewBatched(rc, "", sessionstore.BatchOptions{})
@@ -57,12 +59,12 @@ func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer
 		Dial: authzDialer{}, Log: log, Now: time.Now, Registerer: reg})
 	if err != nil {
 		_ = rc.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	lis, err := listenADS(network, address)
 	if err != nil {
 		_ = rc.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	storeDone := make(chan struct{})
 	go func() { store.Run(ctx); close(storeDone) }()
@@ -73,5 +75,5 @@ func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer
 		done <- errors.Join(err, rc.Close())
 	}()
 	log.Info("serving the authorization service", "addr", addr, "redis", redisAddr, "redisAuth", password != "")
-	return done, nil
+	return svc, done, nil
 }

@@ -28,7 +28,7 @@ func TestServeAuthzOnUnixSocket(t *testing.T) {
 	}
 	defer rp.Stop()
 	sock := filepath.Join(t.TempDir(), "authz.sock")
-	done, err := startAuthz(ctx, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), "unix://"+sock, rp.Addr, "")
+	_, done, err := startAuthz(ctx, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), "unix://"+sock, rp.Addr, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +62,10 @@ func TestServeAuthzOnUnixSocket(t *testing.T) {
 func TestServeAuthzRefusals(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	if _, err := startAuthz(context.Background(), log, reg, "unix:///tmp/x.sock", "", ""); err == nil {
+	if _, _, err := startAuthz(context.Background(), log, reg, "unix:///tmp/x.sock", "", ""); err == nil {
 		t.Error("no --authz-redis accepted")
 	}
-	if _, err := startAuthz(context.Background(), log, reg, "0.0.0.0:9000", "127.0.0.1:6379", ""); err == nil {
+	if _, _, err := startAuthz(context.Background(), log, reg, "0.0.0.0:9000", "127.0.0.1:6379", ""); err == nil {
 		t.Error("a non-loopback --authz-listen accepted")
 	}
 }

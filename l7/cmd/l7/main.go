@@ -44,6 +44,7 @@ import (
 
 	"github.com/tlbproject/tlb/internal/buildinfo"
 	"github.com/tlbproject/tlb/internal/obs"
+	"github.com/tlbproject/tlb/l7/authz"
 	"github.com/tlbproject/tlb/l7/drain"
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/kube"
@@ -176,6 +177,16 @@ func runServe(args []string) error {
 	expiry := serve.NewCertificateExpiry(o.Registry, time.Now)
 	routes := serve.NewRouteTable(*group)
 	pub := routes.Publishing(expiry.Publishing(srv))
+	var authzDone <-chan error
+	if *authzAddr != "" {
+		var svc *authz.Service
+		if svc, authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis, *authzRedisPassword); err != nil {
+			return err
+		}
+		// The service learns what the operator declared before Envoy
+		// gets the routes that use it.
+		pub = serve.DeclaringTo(svc, *group, pub)
+	}
 	var rlDone <-chan error
 	if *rlXDS != "" {
 		if pub, rlDone, err = startRateLimitConfigs(ctx, log, *rlXDS, *group, resolveOpts, pub); err != nil {
@@ -224,12 +235,6 @@ func runServe(args []string) error {
 				return fromKube.Publish(ctx, cfg).Problems
 			})
 		}()
-	}
-	var authzDone <-chan error
-	if *authzAddr != "" {
-		if authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, *authzRedis, *authzRedisPassword); err != nil {
-			return err
-		}
 	}
 	go func() { errc <- gs.Serve(lis) }()
 	go func() { errc <- rl.Run(ctx, *debounce, *resync) }()
