@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Listener layout: every gateway listener is its own Envoy listener, bound
@@ -59,14 +58,18 @@ type vipPortOwner struct {
 }
 
 // resolveGateways accepts gateways in claim order: field errors, duplicate
-// names, VIP:port already claimed, TCP targets missing from the group. The
-// result is sorted by name.
-func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]string, problems *[]Problem) []Gateway {
+// names, VIP:port already claimed, TCP targets missing from the group, a
+// certificate it did not declare itself or whose name another accepted
+// gateway serves with other content. It returns the accepted gateways
+// and the certificates they serve, each sorted by name.
+func resolveGateways(in []Gateway, owned map[GatewayID]map[string]Certificate, clusters map[string]string, problems *[]Problem) ([]Gateway, []Certificate) {
+	served := servedCertificates{}
 	vipPorts := map[netip.AddrPort]vipPortOwner{}
 	names := map[string]Origin{}
 	var accepted []Gateway
-	for _, g := range claimOrder(in, func(g Gateway) time.Time { return g.Created }, func(g Gateway) Origin { return g.Origin }, func(g Gateway) string { return g.Name }) {
-		ps := checkGateway(g, certs)
+	for _, g := range claimOrder(in) {
+		own := owned[g.ID()]
+		ps := checkGateway(g, certificateNames(own))
 		if o, dup := names[g.Name]; dup {
 			ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: "name", Msg: fmt.Sprintf("gateway %q is already declared in %s", g.Name, o), Rejected: true})
 		}
@@ -103,10 +106,14 @@ func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]st
 				}
 			}
 		}
+		if !hasRejection(ps) {
+			ps = append(ps, served.conflicts(g, own)...)
+		}
 		*problems = append(*problems, ps...)
 		if hasRejection(ps) {
 			continue
 		}
+		served.add(g, own)
 		names[g.Name] = g.Origin
 		for vp := range mine {
 			vipPorts[vp] = vipPortOwner{g.Name, g.Origin}
@@ -114,7 +121,7 @@ func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]st
 		accepted = append(accepted, g)
 	}
 	slices.SortFunc(accepted, func(a, b Gateway) int { return cmp.Compare(a.Name, b.Name) })
-	return accepted
+	return accepted, served.sorted()
 }
 
 // attach builds the Envoy listeners of the accepted gateways and serves

@@ -110,7 +110,7 @@ func edgeConfig(endpoints ...string) model.Config {
 			{Name: "secure", VIP: netip.MustParseAddr("203.0.113.10"), Port: 443, Protocol: model.HTTPS,
 				TLS: []model.SNICertificate{{ServerNames: []string{"shop.example.com"}, Certificate: "shop"}}},
 		}}},
-		Certificates: []model.Certificate{{Name: "shop", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))}},
+		Certificates: []model.Certificate{{Name: "shop", Gateway: model.GatewayID{Name: "public"}, Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))}},
 		Services: []model.Service{
 			{Name: "shop", Group: "edge", Hosts: []string{"shop.example.com"}, Listeners: []model.ListenerRef{{Gateway: "public", Listener: "secure"}},
 				Upstreams: []model.Upstream{{Name: "v1", Endpoints: eps}, {Name: "v2", Endpoints: []model.Endpoint{{Addr: ap("198.51.100.30:8080")}}}},

@@ -112,7 +112,7 @@ func startTLSServer(t *testing.T, p *pki) (*running, string) {
 	// never leave it.
 	cfg.Gateways = append(cfg.Gateways, model.Gateway{Name: "other", Group: "other", Listeners: []model.Listener{
 		{Name: "tls", VIP: ap("203.0.113.99:1").Addr(), Port: 443, Protocol: model.HTTPS, TLS: []model.SNICertificate{{ServerNames: []string{"other.example.com"}, Certificate: "other"}}}}})
-	cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: "other", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(otherKey))})
+	cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: "other", Gateway: model.GatewayID{Name: "other"}, Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(otherKey))})
 	srv.Publish(context.Background(), cfg)
 	return &running{srv: srv, reg: reg, logs: logs, addr: lis.Addr().String(), gs: gs}, lis.Addr().String()
 }

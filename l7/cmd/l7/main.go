@@ -208,7 +208,7 @@ func runServe(args []string) error {
 	log.Info("serving ADS; nothing is sent until every source is read", "addr", *xdsAddr, "config", *dir, "generation", srv.Generation(), "sources", sources)
 
 	errc := make(chan error, 3)
-	rl := &serve.Reloader{Dir: dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), Server: merger.For("dsl"), Log: log}
+	rl := &serve.Reloader{Dir: dsl.NewDir(*dir, time.Now, splitList(*certDirs)...).ForGroup(*group), Server: merger.For("dsl"), Log: log}
 	if kubeOn {
 		src, err := newKubeSource(*kubeconfig, *inCluster, *gatewayAPI, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now})
 		if err != nil {
