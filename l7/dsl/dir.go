@@ -30,7 +30,9 @@ type Dir struct {
 	certDirs []string
 	now      func() time.Time
 	group    string
-	parsed   map[string]fileState
+	// standIn, when set, replaces every key and CA file (WithoutKeys).
+	standIn *tlscert.StandIn
+	parsed  map[string]fileState
 	// good is the last good result of each file: what is served while the
 	// file is bad.
 	good map[string]fileResult
@@ -150,6 +152,9 @@ func (d *Dir) loadFile(name string) (res fileResult, skip bool, err error) {
 	}
 	if d.group != "" && docGroup(st.doc) != d.group {
 		return fileResult{}, true, nil
+	}
+	if d.standIn != nil {
+		return d.standInResult(name, st.doc), false, nil
 	}
 	// Certificates are read on every load: a renewed key file must be
 	// picked up even when the DSL file did not change.
