@@ -91,7 +91,18 @@ type Listener struct {
 	// Passthrough forwards TLS connections by SNI name without
 	// terminating them (TLS only; Gateway API TLSRoute).
 	Passthrough []SNITarget
+	// XFFTrustedHops is how many proxies in front of the gateway append
+	// to X-Forwarded-For (HTTP and HTTPS): the client address that local
+	// and global limits, the access log and upstreams see is the address
+	// that many hops from the right of X-Forwarded-For (after the peer's,
+	// which Envoy appends). 0, the default, believes no header: the peer
+	// address is the client, and a client cannot choose its own address.
+	// Set it only when every connection comes through those proxies.
+	XFFTrustedHops uint32
 }
+
+// MaxXFFTrustedHops bounds Listener.XFFTrustedHops.
+const MaxXFFTrustedHops = 5
 
 // ListenerRef names a listener of a gateway that a service is served on.
 type ListenerRef struct {

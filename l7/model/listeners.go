@@ -44,6 +44,8 @@ type EnvoyListener struct {
 	RateLimitService *RateLimitService
 	// Tracing is its gateway's span export; a zero Collector exports none.
 	Tracing Tracing
+	// XFFTrustedHops is the gateway listener's (see Listener).
+	XFFTrustedHops uint32
 }
 
 // ListenerName names the Envoy listener of a VIP:port, e.g.
@@ -142,8 +144,8 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
 				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
 				Passthrough: sortedPassthrough(l.Passthrough),
-				Tracing:     tracingOf(g),
-				TLSPolicy:   l.TLSPolicy, ClientCertificate: l.ClientCertificate,
+				Tracing:     tracingOf(g), XFFTrustedHops: l.XFFTrustedHops,
+				TLSPolicy: l.TLSPolicy, ClientCertificate: l.ClientCertificate,
 			})
 		}
 	}
