@@ -33,6 +33,8 @@ type Dir struct {
 	// standIn, when set, replaces every key and CA file (WithoutKeys).
 	standIn *tlscert.StandIn
 	parsed  map[string]fileState
+	// reads counts the DSL files read (tests see which were skipped).
+	reads int
 	// good is the last good result of each file: what is served while the
 	// file is bad.
 	good map[string]fileResult
@@ -45,6 +47,11 @@ type Dir struct {
 type fileState struct {
 	raw []byte
 	doc *Doc
+	// stamp is the file's identity when it was read at readAt
+	// (stamp.go): a settled file whose stamp has not changed is not read
+	// again.
+	stamp  fileStamp
+	readAt time.Time
 }
 
 // fileResult is what one file contributes to the config.
@@ -133,21 +140,28 @@ func (d *Dir) Load() (cfg model.Config, fileErrs []error, err error) {
 	return cfg, fileErrs, nil
 }
 
-// loadFile parses one file (reusing the parse of unchanged bytes) and
-// reads the files it names. skip is set for a file of another group.
+// loadFile parses one file (reusing the parse of an unchanged, settled
+// file without reading it, see stamp.go) and reads the files it names. skip is set for a file of another group.
 func (d *Dir) loadFile(name string) (res fileResult, skip bool, err error) {
-	raw, err := readLimited(filepath.Join(d.path, name))
-	if err != nil {
-		return fileResult{}, false, &FieldError{File: name, Msg: err.Error()}
-	}
+	path := filepath.Join(d.path, name)
 	st, ok := d.parsed[name]
-	if !ok || !bytes.Equal(st.raw, raw) {
-		doc, err := Parse(name, raw)
+	if !ok || !st.settledAs(path) {
+		stamp, readAt := stampOf(path), time.Now()
+		raw, err := readLimited(path)
 		if err != nil {
 			delete(d.parsed, name)
-			return fileResult{}, false, err
+			return fileResult{}, false, &FieldError{File: name, Msg: err.Error()}
 		}
-		st = fileState{raw: raw, doc: doc}
+		d.reads++
+		if !ok || !bytes.Equal(st.raw, raw) {
+			doc, err := Parse(name, raw)
+			if err != nil {
+				delete(d.parsed, name)
+				return fileResult{}, false, err
+			}
+			st = fileState{raw: raw, doc: doc}
+		}
+		st.stamp, st.readAt = stamp, readAt
 		d.parsed[name] = st
 	}
 	if d.group != "" && docGroup(st.doc) != d.group {

@@ -99,6 +99,10 @@ type Listener struct {
 	// address is the client, and a client cannot choose its own address.
 	// Set it only when every connection comes through those proxies.
 	XFFTrustedHops uint32
+	// Default also serves the operator's services of the group that
+	// name no listener (HTTP and HTTPS only): seed 000's services,
+	// written for a gateway with one entry point, name none.
+	Default bool
 }
 
 // MaxXFFTrustedHops bounds Listener.XFFTrustedHops.
@@ -295,6 +299,9 @@ type Upstream struct {
 	// HTTP2 makes the gateway speak HTTP/2 (e.g. gRPC) to the endpoints.
 	HTTP2     bool
 	Endpoints []Endpoint
+	// DNS, when set, names the endpoints by DNS instead of Endpoints
+	// (which is then empty): each gateway resolves it (see dns.go).
+	DNS *DNSName
 	// HealthCheck, when set, probes every endpoint actively (see health.go).
 	HealthCheck      *HealthCheck
 	OutlierDetection OutlierDetection

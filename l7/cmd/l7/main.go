@@ -4,8 +4,9 @@
 //
 //	l7 serve --group G --config DIR [--xds-addr unix:///run/tlb/xds.sock] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster] [--namespaces a,b]
 //	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT [--authz-redis-password-file F]]
-//	         [--ratelimit-address HOST:PORT] [--ratelimit-xds-listen unix:///run/tlb/ratelimit-xds.sock]
-//	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds|ratelimit] [--ratelimit-address HOST:PORT]
+//	         [--authz-redis-user U] [--ratelimit-address HOST:PORT] [--ratelimit-xds-listen unix:///run/tlb/ratelimit-xds.sock] [--keyless]
+//	         [--dns-resolvers IP:PORT,...]
+//	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds|ratelimit] [--ratelimit-address HOST:PORT] [--dns-resolvers IP:PORT,...]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
 //	l7 drain [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s]

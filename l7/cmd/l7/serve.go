@@ -55,12 +55,16 @@ func runServe(args []string) error {
 	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
 	rlXDS := fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage)
 	keyless := fs.Bool("keyless", false, keylessUsage)
+	dnsResolvers := fs.String("dns-resolvers", "", dnsResolversUsage)
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
 	}
 	resolveOpts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*catchAll)}, *rlAddr)
 	if err != nil {
+		return err
+	}
+	if resolveOpts, err = dnsResolversOption(resolveOpts, *dnsResolvers); err != nil {
 		return err
 	}
 	kinds := []translate.Kind{translate.Gateway}
