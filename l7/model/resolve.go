@@ -86,12 +86,6 @@ func claimOrder[T claimer](items []T) []T {
 	return out
 }
 
-func sortedBy[T any](items []T, key func(T) string) []T {
-	out := slices.Clone(items)
-	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
-	return out
-}
-
 // routeKey identifies what a route matches, to find duplicates.
 // Everything a route matches on is in it: path kind and value, method,
 // header exact/regex/presence and query matches.
