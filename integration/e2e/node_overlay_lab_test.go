@@ -120,7 +120,7 @@ func createGatewaySecrets(t *testing.T, kc kubernetes.Interface) *x509.CertPool 
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Name: "tlb-l7-cert-hello"}, Type: corev1.SecretTypeTLS,
 			Data: map[string][]byte{corev1.TLSCertKey: chain, corev1.TLSPrivateKeyKey: key}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "tlb-redis"}, Data: map[string][]byte{"password": []byte("lab-unused")}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "tlb-redis"}, Data: map[string][]byte{"l7-password": []byte("lab-unused")}},
 	} {
 		if _, err := kc.CoreV1().Secrets("tlb-system").Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create Secret tlb-system/%s: %v", s.Name, err)

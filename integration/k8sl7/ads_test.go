@@ -5,6 +5,8 @@ package k8sl7
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,11 +22,18 @@ import (
 	tlbxds "github.com/tlbproject/tlb/l7/xds"
 )
 
-// startXDS runs the real xDS server on a loopback gRPC listener until the
-// end of the test and returns it with its address.
+// startXDS runs the real xDS server on a unix socket (as in the gateway
+// pod: plain TCP has no identity) until the end of the test and returns
+// its address.
 func startXDS(t *testing.T, ctx context.Context, srv *tlbxds.Server) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	dir, err := os.MkdirTemp("", "xds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "xds.sock")
+	lis, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +41,7 @@ func startXDS(t *testing.T, ctx context.Context, srv *tlbxds.Server) string {
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
-	return lis.Addr().String()
+	return "unix://" + sock
 }
 
 // adsStream is a state-of-the-world ADS client for one resource type,

@@ -118,8 +118,8 @@ func TestBadInterceptorsRejectServiceAlone(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "a.yaml: routes[0].interceptors[0].type") {
 		t.Fatalf("errs = %v", errs)
 	}
-	if len(cfg.Services) != 1 || cfg.Services[0].Name != "other" {
-		t.Fatalf("services = %+v, want only the other one (the bad file is left out, as existing files are)", cfg.Services)
+	if len(cfg.Services) != 2 || cfg.Services[0].Name != "todolist" || cfg.Services[0].Routes[0].Interceptors[0].Type != "sessionInterceptor" {
+		t.Fatalf("services = %+v, want the last good todolist and the other one", cfg.Services)
 	}
 }
 

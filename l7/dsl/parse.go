@@ -231,7 +231,7 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 	for i, l := range d.Listeners {
 		f := fmt.Sprintf("listeners[%d]", i)
 		ml := model.Listener{Name: l.Name, Port: l.Port, Protocol: model.Protocol(strings.ToUpper(l.Protocol)), Target: l.Target,
-			RedirectHTTPS: l.RedirectHTTPS, Default: l.Default}
+			RedirectHTTPS: l.RedirectHTTPS, Default: l.Default, XFFTrustedHops: l.XFFTrustedHops}
 		vip, err := netip.ParseAddr(l.VIP)
 		if err != nil {
 			errs = append(errs, &FieldError{File: file, Field: f + ".vip", Msg: fmt.Sprintf("want an IP address, got %q", l.VIP)})

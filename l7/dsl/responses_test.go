@@ -132,8 +132,8 @@ func TestBadResponsesRejectServiceAlone(t *testing.T) {
 	if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), "a.yaml: ") || !strings.Contains(errs[0].Error(), "maintenance.status: want 200..599") {
 		t.Fatalf("errs = %v", errs)
 	}
-	if len(cfg.Services) != 1 || cfg.Services[0].Name != "b" {
-		t.Fatalf("services = %+v, want only b", cfg.Services)
+	if len(cfg.Services) != 2 || cfg.Services[0].Name != "a" || cfg.Services[0].Responses.Maintenance.Status != 0 {
+		t.Fatalf("services = %+v, want a's last good version and b", cfg.Services)
 	}
 }
 

@@ -150,8 +150,10 @@ func TestLoadCAFiles(t *testing.T) {
 	if strings.Contains(all, strings.Split(string(key), "\n")[1]) {
 		t.Error("an error shows the private key")
 	}
-	if len(cfg.Services) != 1 || cfg.Services[0].Name != "other" || len(cfg.Gateways) != 0 {
-		t.Errorf("the good file must stay alone: services %d, gateways %d", len(cfg.Services), len(cfg.Gateways))
+	// The bad files keep their last good versions, with the CA read then.
+	if len(cfg.Services) != 2 || cfg.Services[1].Name != "other" || len(cfg.Gateways) != 1 ||
+		!bytes.Equal(cfg.Services[0].Upstreams[0].TLS.CA, ca) || !bytes.Equal(cfg.Gateways[0].Listeners[0].ClientCertificate.CA, ca) {
+		t.Errorf("want the last good app and gateway and the new other: services %d, gateways %d", len(cfg.Services), len(cfg.Gateways))
 	}
 }
 

@@ -182,6 +182,8 @@ type listenerDoc struct {
 	// TLS and ClientCertificate: see tlspolicy.go.
 	TLS               *tlsPolicyDoc  `json:"tls,omitempty"`
 	ClientCertificate *clientCertDoc `json:"clientCertificate,omitempty"`
+	// XFFTrustedHops: see model.Listener.
+	XFFTrustedHops uint32 `json:"xffTrustedHops,omitempty"`
 }
 
 type certDoc struct {

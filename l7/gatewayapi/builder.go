@@ -103,9 +103,12 @@ func (b *builder) finish() {
 	for _, g := range b.gwOrder {
 		b.out.Status.Gateways[nn(g.obj.Namespace, g.obj.Name)] = b.gatewayStatus(g)
 	}
+	pool := b.out.Config.Certificates
+	b.out.Config.Certificates = nil
 	for _, g := range b.gwOrder {
 		if mg, ok := g.model(); ok {
 			b.out.Config.Gateways = append(b.out.Config.Gateways, mg)
+			b.out.Config.Certificates = append(b.out.Config.Certificates, gatewayCertificates(mg, pool)...)
 		}
 	}
 	c := &b.out.Config

@@ -77,3 +77,28 @@ func serverNames(l *listener, c model.Certificate) ([]string, error) {
 	}
 	return leaf.DNSNames, nil
 }
+
+// gatewayCertificates returns, from pool, the certificates g's listeners
+// serve, as declared by g: a Secret several Gateways refer to is one
+// certificate per Gateway (model.Resolve serves it once), so each
+// Gateway's listeners get only what that Gateway itself resolved.
+func gatewayCertificates(g model.Gateway, pool []model.Certificate) []model.Certificate {
+	var out []model.Certificate
+	seen := map[string]bool{}
+	for _, l := range g.Listeners {
+		for _, ref := range l.TLS {
+			if seen[ref.Certificate] {
+				continue
+			}
+			for _, c := range pool {
+				if c.Name == ref.Certificate {
+					c.Gateway = g.ID()
+					out = append(out, c)
+					seen[c.Name] = true
+					break
+				}
+			}
+		}
+	}
+	return out
+}

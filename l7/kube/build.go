@@ -137,6 +137,9 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 			certs[b.Certificate.Name] = true
 		}
 		b.Gateway = &model.Gateway{Name: name, Group: in.group, Origin: b.Service.Origin, Created: b.Service.Created, Listeners: []model.Listener{l}}
+		if b.Certificate != nil {
+			b.Certificate.Gateway = b.Gateway.ID()
+		}
 		b.Gateway.Tracing = in.edge.tracing
 		// The Service's hosts are served on its own VIP:port, and only there.
 		b.Service.Listeners = []model.ListenerRef{{Gateway: name, Listener: l.Name}}

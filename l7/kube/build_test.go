@@ -92,7 +92,7 @@ func TestBuild(t *testing.T) {
 				Gateway: &model.Gateway{Name: "web.shop", Group: "default", Origin: "web/shop", Listeners: []model.Listener{
 					{Name: "https", VIP: netip.MustParseAddr("203.0.113.10"), Port: 443, Protocol: model.HTTPS,
 						TLS: []model.SNICertificate{{ServerNames: []string{"shop.example.com"}, Certificate: "web.shop.shop-tls"}}}}},
-				Certificate: &model.Certificate{Name: "web.shop.shop-tls", Origin: "web/shop-tls", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))},
+				Certificate: &model.Certificate{Name: "web.shop.shop-tls", Gateway: model.GatewayID{Name: "web.shop", Origin: "web/shop"}, Origin: "web/shop-tls", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))},
 			}},
 		},
 		"bad annotations are each named, the good Service stays": {

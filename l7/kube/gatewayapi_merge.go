@@ -2,7 +2,6 @@ package kube
 
 import (
 	"net/netip"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,20 +35,16 @@ func vipAddresses(services []*corev1.Service) map[types.NamespacedName][]netip.A
 }
 
 // mergeGroup adds to cfg the gateways and services of from that belong to
-// group, and the certificates their listeners serve: a Source serves its
+// group, and the certificates those gateways declare: a Source serves its
 // own group alone, whatever other groups the Gateway API objects name.
 func mergeGroup(cfg *model.Config, from model.Config, group string) {
-	certs := map[string]bool{}
+	mine := map[model.GatewayID]bool{}
 	for _, g := range from.Gateways {
 		if g.Group != group {
 			continue
 		}
 		cfg.Gateways = append(cfg.Gateways, g)
-		for _, l := range g.Listeners {
-			for _, c := range l.TLS {
-				certs[c.Certificate] = true
-			}
-		}
+		mine[g.ID()] = true
 	}
 	for _, s := range from.Services {
 		if s.Group == group {
@@ -57,7 +52,7 @@ func mergeGroup(cfg *model.Config, from model.Config, group string) {
 		}
 	}
 	for _, c := range from.Certificates {
-		if certs[c.Name] && !slices.ContainsFunc(cfg.Certificates, func(have model.Certificate) bool { return have.Name == c.Name }) {
+		if mine[c.Gateway] {
 			cfg.Certificates = append(cfg.Certificates, c)
 		}
 	}

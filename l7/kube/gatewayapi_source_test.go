@@ -257,15 +257,17 @@ func TestSourceWithoutGatewayAPICRDs(t *testing.T) {
 }
 
 // TestMergeGroup: only the group's gateways and services, and only the
-// certificates their listeners serve, are merged.
+// certificates those gateways declare, are merged: another group's
+// certificate of the same name is not.
 func TestMergeGroup(t *testing.T) {
 	from := model.Config{
 		Gateways: []model.Gateway{
 			{Name: "a", Group: "g", Listeners: []model.Listener{{Name: "l", TLS: []model.SNICertificate{{Certificate: "ca"}}}}},
 			{Name: "b", Group: "h", Listeners: []model.Listener{{Name: "l", TLS: []model.SNICertificate{{Certificate: "cb"}}}}},
 		},
-		Services:     []model.Service{{Name: "s", Group: "g"}, {Name: "t", Group: "h"}},
-		Certificates: []model.Certificate{{Name: "ca"}, {Name: "cb"}},
+		Services: []model.Service{{Name: "s", Group: "g"}, {Name: "t", Group: "h"}},
+		Certificates: []model.Certificate{{Name: "ca", Gateway: model.GatewayID{Name: "a"}}, {Name: "cb", Gateway: model.GatewayID{Name: "b"}},
+			{Name: "ca", Gateway: model.GatewayID{Name: "b"}}},
 	}
 	cfg := model.Config{Services: []model.Service{{Name: "annotated", Group: "g"}}}
 	mergeGroup(&cfg, from, "g")

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/tlscert"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
@@ -46,6 +47,10 @@ type Options struct {
 	// GatewayAPI, when set, also reads Gateway API objects if their CRDs
 	// are installed (see GatewayAPI); nil: annotated Services only.
 	GatewayAPI *GatewayAPI
+	// StandIn, when set, makes the source watch no Secret: every Secret
+	// the objects refer to is this stand-in (see standInSecrets). For an
+	// l7 that serves no gateway (the rate limit service's).
+	StandIn *tlscert.StandIn
 }
 
 // Source watches Services, EndpointSlices and TLS Secrets and publishes
@@ -99,9 +104,15 @@ func NewSource(client kubernetes.Interface, log *slog.Logger, opts Options) (*So
 		}))
 		svcInf := all.Core().V1().Services()
 		sliceInf := all.Discovery().V1().EndpointSlices()
-		secInf := tls.Core().V1().Secrets()
-		s.caches = append(s.caches, nsCache{services: svcInf.Lister(), slices: sliceInf.Lister(), secrets: secInf.Lister()})
-		for _, inf := range []cache.SharedIndexInformer{svcInf.Informer(), sliceInf.Informer(), secInf.Informer()} {
+		c := nsCache{services: svcInf.Lister(), slices: sliceInf.Lister()}
+		infs := []cache.SharedIndexInformer{svcInf.Informer(), sliceInf.Informer()}
+		if opts.StandIn == nil {
+			secInf := tls.Core().V1().Secrets()
+			c.secrets = secInf.Lister()
+			infs = append(infs, secInf.Informer())
+		}
+		s.caches = append(s.caches, c)
+		for _, inf := range infs {
 			if _, err := inf.AddEventHandler(tlbkube.QueueHandler(s.queue, log)); err != nil {
 				return nil, fmt.Errorf("l7 kube source: add an event handler: %w", err)
 			}
@@ -166,11 +177,17 @@ func (s *Source) build() (*model.Config, error) {
 			return nil, fmt.Errorf("list EndpointSlices: %w", err)
 		}
 		sl = append(sl, es...)
+		if c.secrets == nil {
+			continue // StandIn: no Secret is watched
+		}
 		ks, err := c.secrets.List(labels.Everything())
 		if err != nil {
 			return nil, fmt.Errorf("list Secrets: %w", err)
 		}
 		secs = append(secs, ks...)
+	}
+	if s.opts.StandIn != nil {
+		secs = standInSecrets(svcs, gatewayapi.Inputs{}, *s.opts.StandIn)
 	}
 	built, problems := Build(svcs, sl, secs, s.opts.Now())
 	s.events.report(problems, s.services)
@@ -179,6 +196,9 @@ func (s *Source) build() (*model.Config, error) {
 		in, err := w.inputs(all, gatewayapi.Inputs{EndpointSlices: sl, Secrets: secs, Now: s.opts.Now()})
 		if err != nil {
 			return nil, err
+		}
+		if s.opts.StandIn != nil {
+			in.Secrets = standInSecrets(nil, in, *s.opts.StandIn)
 		}
 		mergeGroup(&cfg, w.build(in).Config, s.opts.Group)
 	}

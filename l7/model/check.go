@@ -197,6 +197,12 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 			bad(f+".passthrough", "only TLS listeners pass connections through by server name")
 		}
 		checkListenerTLS(l, f, bad)
+		if l.XFFTrustedHops > 0 && l.Protocol != HTTP && l.Protocol != HTTPS {
+			bad(f+".xffTrustedHops", "only HTTP and HTTPS listeners read X-Forwarded-For")
+		}
+		if l.XFFTrustedHops > MaxXFFTrustedHops {
+			bad(f+".xffTrustedHops", "at most %d proxies in front of the gateway, got %d", MaxXFFTrustedHops, l.XFFTrustedHops)
+		}
 		defaultChain := false
 		for j, c := range l.TLS {
 			if !certs[c.Certificate] {

@@ -52,12 +52,27 @@ type Gateway struct {
 	Origin Origin
 	// Created orders claims (VIP:port) between gateways: the earliest wins.
 	// Zero for DSL files, which therefore come first.
-	Created   time.Time
+	Created time.Time
+	// FirstLoad orders claims after Created: among DSL files, the load of
+	// the directory at which the file first appeared (0 for the first
+	// load), so a file added later never takes what an older one serves.
+	FirstLoad uint64
 	Listeners []Listener
 	// Tracing, when set, exports spans of this gateway's listeners to an
 	// OpenTelemetry collector (see tracing.go).
 	Tracing *Tracing
 }
+
+// GatewayID identifies one declaration of a gateway: its name and where
+// it came from. Two declarations of one name (a rejected duplicate, say)
+// have different IDs.
+type GatewayID struct {
+	Name   string
+	Origin Origin
+}
+
+// ID returns the identity of this declaration of the gateway.
+func (g Gateway) ID() GatewayID { return GatewayID{Name: g.Name, Origin: g.Origin} }
 
 // Listener is one external VIP:port of a gateway.
 type Listener struct {
@@ -80,11 +95,22 @@ type Listener struct {
 	// Passthrough forwards TLS connections by SNI name without
 	// terminating them (TLS only; Gateway API TLSRoute).
 	Passthrough []SNITarget
+	// XFFTrustedHops is how many proxies in front of the gateway append
+	// to X-Forwarded-For (HTTP and HTTPS): the client address that local
+	// and global limits, the access log and upstreams see is the address
+	// that many hops from the right of X-Forwarded-For (after the peer's,
+	// which Envoy appends). 0, the default, believes no header: the peer
+	// address is the client, and a client cannot choose its own address.
+	// Set it only when every connection comes through those proxies.
+	XFFTrustedHops uint32
 	// Default also serves the operator's services of the group that
 	// name no listener (HTTP and HTTPS only): seed 000's services,
 	// written for a gateway with one entry point, name none.
 	Default bool
 }
+
+// MaxXFFTrustedHops bounds Listener.XFFTrustedHops.
+const MaxXFFTrustedHops = 5
 
 // ListenerRef names a listener of a gateway that a service is served on.
 type ListenerRef struct {
@@ -111,10 +137,14 @@ type SNICertificate struct {
 
 // Certificate is a TLS certificate chain and its private key, held in memory.
 type Certificate struct {
-	Name   string
-	Origin Origin
-	Chain  []byte
-	Key    PrivateKey
+	Name string
+	// Gateway is the gateway declaration that carries the certificate. A
+	// listener is served only a certificate its own gateway declared: the
+	// name never decides who gets a key (Resolve).
+	Gateway GatewayID
+	Origin  Origin
+	Chain   []byte
+	Key     PrivateKey
 }
 
 // Service is a routed application: its host names, its routes and the
@@ -127,9 +157,12 @@ type Service struct {
 	// Operator for the DSL. Hosts are owned per namespace.
 	Namespace string
 	// Created orders claims on hosts and routes: the earliest wins, then
-	// Origin, then Name. Zero for DSL files.
+	// FirstLoad, Origin, then Name. Zero for DSL files.
 	Created time.Time
-	Hosts   []string
+	// FirstLoad is the load of the DSL directory at which the file first
+	// appeared (see Gateway.FirstLoad); zero for other sources.
+	FirstLoad uint64
+	Hosts     []string
 	// Listeners are the gateway listeners the service's hosts are served
 	// on; nowhere else. Proxyless gRPC clients of the group see every
 	// service.

@@ -14,8 +14,8 @@ import (
 // A second one is refused.
 func TestDefaultCertificateChain(t *testing.T) {
 	certs := []model.Certificate{
-		{Name: "named", Chain: []byte("x"), Key: model.NewPrivateKey([]byte("k"))},
-		{Name: "any", Chain: []byte("x"), Key: model.NewPrivateKey([]byte("k"))},
+		{Name: "named", Gateway: model.GatewayID{Name: "pub", Origin: "pub.yaml"}, Chain: []byte("x"), Key: model.NewPrivateKey([]byte("k"))},
+		{Name: "any", Gateway: model.GatewayID{Name: "pub", Origin: "pub.yaml"}, Chain: []byte("x"), Key: model.NewPrivateKey([]byte("k"))},
 	}
 	gateway := func(tls ...model.SNICertificate) model.Gateway {
 		g := gw("pub", "203.0.113.1", 443, model.HTTPS)

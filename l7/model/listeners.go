@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Listener layout: every gateway listener is its own Envoy listener, bound
@@ -45,6 +44,8 @@ type EnvoyListener struct {
 	RateLimitService *RateLimitService
 	// Tracing is its gateway's span export; a zero Collector exports none.
 	Tracing Tracing
+	// XFFTrustedHops is the gateway listener's (see Listener).
+	XFFTrustedHops uint32
 }
 
 // ListenerName names the Envoy listener of a VIP:port, e.g.
@@ -59,14 +60,18 @@ type vipPortOwner struct {
 }
 
 // resolveGateways accepts gateways in claim order: field errors, duplicate
-// names, VIP:port already claimed, TCP targets missing from the group. The
-// result is sorted by name.
-func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]string, problems *[]Problem) []Gateway {
+// names, VIP:port already claimed, TCP targets missing from the group, a
+// certificate it did not declare itself or whose name another accepted
+// gateway serves with other content. It returns the accepted gateways
+// and the certificates they serve, each sorted by name.
+func resolveGateways(in []Gateway, owned map[GatewayID]map[string]Certificate, clusters map[string]string, problems *[]Problem) ([]Gateway, []Certificate) {
+	served := servedCertificates{}
 	vipPorts := map[netip.AddrPort]vipPortOwner{}
 	names := map[string]Origin{}
 	var accepted []Gateway
-	for _, g := range claimOrder(in, func(g Gateway) time.Time { return g.Created }, func(g Gateway) Origin { return g.Origin }, func(g Gateway) string { return g.Name }) {
-		ps := checkGateway(g, certs)
+	for _, g := range claimOrder(in) {
+		own := owned[g.ID()]
+		ps := checkGateway(g, certificateNames(own))
 		if o, dup := names[g.Name]; dup {
 			ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: "name", Msg: fmt.Sprintf("gateway %q is already declared in %s", g.Name, o), Rejected: true})
 		}
@@ -103,10 +108,14 @@ func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]st
 				}
 			}
 		}
+		if !hasRejection(ps) {
+			ps = append(ps, served.conflicts(g, own)...)
+		}
 		*problems = append(*problems, ps...)
 		if hasRejection(ps) {
 			continue
 		}
+		served.add(g, own)
 		names[g.Name] = g.Origin
 		for vp := range mine {
 			vipPorts[vp] = vipPortOwner{g.Name, g.Origin}
@@ -114,7 +123,7 @@ func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]st
 		accepted = append(accepted, g)
 	}
 	slices.SortFunc(accepted, func(a, b Gateway) int { return cmp.Compare(a.Name, b.Name) })
-	return accepted
+	return accepted, served.sorted()
 }
 
 // attach builds the Envoy listeners of the accepted gateways and serves
@@ -139,8 +148,8 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
 				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
 				Passthrough: sortedPassthrough(l.Passthrough),
-				Tracing:     tracingOf(g),
-				TLSPolicy:   l.TLSPolicy, ClientCertificate: l.ClientCertificate,
+				Tracing:     tracingOf(g), XFFTrustedHops: l.XFFTrustedHops,
+				TLSPolicy: l.TLSPolicy, ClientCertificate: l.ClientCertificate,
 			})
 		}
 	}

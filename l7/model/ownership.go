@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Host ownership. A host of a group belongs to the namespace of the first
@@ -154,7 +153,7 @@ type routeOwner struct {
 func resolveServices(in []Service, opts Options, problems *[]Problem) []Service {
 	var eligible, claimants []Service
 	names := map[string]Origin{}
-	for _, s := range claimOrder(in, func(s Service) time.Time { return s.Created }, func(s Service) Origin { return s.Origin }, func(s Service) string { return s.Name }) {
+	for _, s := range claimOrder(in) {
 		if claimsHosts(s) && len(catchAll(s, opts.CatchAllNamespaces)) == 0 {
 			claimants = append(claimants, s)
 		}

@@ -39,23 +39,13 @@ type Options struct {
 // with an error is left out alone and reported; everything else goes on.
 // Resolve is a pure function of cfg and opts: every conflict (a host owned
 // by another namespace, a duplicate route, two listeners on one VIP:port)
-// is settled by claim order — creation time, then origin (Kubernetes
+// is settled by claim order — creation time, then the load at which the
+// DSL directory first saw the file, then origin (Kubernetes
 // namespace/name, DSL file path), then name — so every replica that sees
-// the same inputs serves the same thing, whenever it started.
+// the same inputs serves the same thing.
 func Resolve(cfg Config, opts Options) Resolved {
 	r := Resolved{DNSResolvers: opts.DNSResolvers}
-	certs := map[string]bool{}
-	for _, c := range sortedBy(cfg.Certificates, func(c Certificate) string { return c.Name }) {
-		switch {
-		case certs[c.Name]:
-			r.Problems = append(r.Problems, Problem{Kind: "certificate", Name: c.Name, Origin: c.Origin, Field: "name", Msg: "declared twice", Rejected: true})
-		case len(c.Chain) == 0 || c.Key.Empty():
-			r.Problems = append(r.Problems, Problem{Kind: "certificate", Name: c.Name, Origin: c.Origin, Field: "key", Msg: "certificate chain and key are both required", Rejected: true})
-		default:
-			certs[c.Name] = true
-			r.Config.Certificates = append(r.Config.Certificates, c)
-		}
-	}
+	owned := ownedCertificates(cfg.Certificates, &r.Problems)
 	var decl declarations
 	r.Config.Interceptors, decl = acceptCatalogs(cfg.Interceptors, &r.Problems)
 	r.Config.Services = resolveServices(resolveInterceptors(cfg.Services, decl, &r.Problems), opts, &r.Problems)
@@ -65,7 +55,7 @@ func Resolve(cfg Config, opts Options) Resolved {
 			clusters[ClusterName(s.Name, u.Name)] = s.Group
 		}
 	}
-	r.Config.Gateways = resolveGateways(cfg.Gateways, certs, clusters, &r.Problems)
+	r.Config.Gateways, r.Config.Certificates = resolveGateways(cfg.Gateways, owned, clusters, &r.Problems)
 	r.Listeners = attach(r.Config.Gateways, r.Config.Services, &r.Problems)
 	for i := range r.Listeners {
 		r.Listeners[i].RateLimitService = opts.RateLimitService
@@ -73,19 +63,28 @@ func Resolve(cfg Config, opts Options) Resolved {
 	return r
 }
 
-// claimOrder sorts objects by who claimed first: creation time, then
-// origin, then name.
-func claimOrder[T any](items []T, created func(T) time.Time, origin func(T) Origin, name func(T) string) []T {
-	out := slices.Clone(items)
-	slices.SortStableFunc(out, func(a, b T) int {
-		return cmp.Or(created(a).Compare(created(b)), cmp.Compare(origin(a), origin(b)), cmp.Compare(name(a), name(b)))
-	})
-	return out
+// claimer is what claim order reads of a Service or Gateway.
+type claimer interface {
+	claim() (created time.Time, firstLoad uint64, origin Origin, name string)
 }
 
-func sortedBy[T any](items []T, key func(T) string) []T {
+func (s Service) claim() (time.Time, uint64, Origin, string) {
+	return s.Created, s.FirstLoad, s.Origin, s.Name
+}
+
+func (g Gateway) claim() (time.Time, uint64, Origin, string) {
+	return g.Created, g.FirstLoad, g.Origin, g.Name
+}
+
+// claimOrder sorts objects by who claimed first: creation time, then the
+// directory load that first saw a DSL file, then origin, then name.
+func claimOrder[T claimer](items []T) []T {
 	out := slices.Clone(items)
-	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	slices.SortStableFunc(out, func(a, b T) int {
+		ca, la, oa, na := a.claim()
+		cb, lb, ob, nb := b.claim()
+		return cmp.Or(ca.Compare(cb), cmp.Compare(la, lb), cmp.Compare(oa, ob), cmp.Compare(na, nb))
+	})
 	return out
 }
 

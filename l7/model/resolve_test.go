@@ -29,6 +29,16 @@ func gw(name, vip string, port uint32, proto model.Protocol) model.Gateway {
 	return model.Gateway{Name: name, Group: "edge", Origin: model.Origin(name + ".yaml"), Listeners: []model.Listener{l}}
 }
 
+// certC gives each gateway its own certificate "c", all with the same
+// chain and key.
+func certC(gws ...model.Gateway) []model.Certificate {
+	var out []model.Certificate
+	for _, g := range gws {
+		out = append(out, model.Certificate{Name: "c", Gateway: g.ID(), Chain: []byte("chain"), Key: model.NewPrivateKey([]byte("k"))})
+	}
+	return out
+}
+
 func names[T any](xs []T, name func(T) string) string {
 	var out []string
 	for _, x := range xs {
@@ -76,7 +86,7 @@ func TestConflictsFirstClaimWins(t *testing.T) {
 					tc.cfg.Gateways[i].Listeners[0].TLS = []model.SNICertificate{{ServerNames: []string{"x.example.com"}, Certificate: "c"}}
 				}
 			}
-			tc.cfg.Certificates = []model.Certificate{{Name: "c", Chain: []byte("chain"), Key: model.NewPrivateKey([]byte("k"))}}
+			tc.cfg.Certificates = certC(tc.cfg.Gateways...)
 			for _, cfg := range []model.Config{tc.cfg, reversed(tc.cfg)} {
 				r := model.Resolve(cfg, model.Options{})
 				got := names(r.Config.Services, func(s model.Service) string { return s.Name })
@@ -119,8 +129,7 @@ func TestListenerPerVIPPort(t *testing.T) {
 	gws[2].Listeners[0].TLS = []model.SNICertificate{{ServerNames: []string{"x.example.com"}, Certificate: "c"}}
 	gws[3].Listeners[0].Target = "s/u"
 	s := svc("s", "x.example.com", "/")
-	r := model.Resolve(model.Config{Gateways: gws, Services: []model.Service{s},
-		Certificates: []model.Certificate{{Name: "c", Chain: []byte("x"), Key: model.NewPrivateKey([]byte("k"))}}}, model.Options{})
+	r := model.Resolve(model.Config{Gateways: gws, Services: []model.Service{s}, Certificates: certC(gws...)}, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)
 	}
@@ -144,8 +153,7 @@ func TestServicesOnlyOnTheirListeners(t *testing.T) {
 	a.Listeners = []model.ListenerRef{{Gateway: "pub", Listener: "l"}, {Gateway: "pub", Listener: "tls"}}
 	b := svc("b", "b.example.com", "/")
 	b.Listeners = []model.ListenerRef{{Gateway: "pub", Listener: "tls"}, {Gateway: "pub", Listener: "redir"}, {Gateway: "nope", Listener: "x"}}
-	r := model.Resolve(model.Config{Gateways: []model.Gateway{web, other}, Services: []model.Service{a, b},
-		Certificates: []model.Certificate{{Name: "c", Chain: []byte("x"), Key: model.NewPrivateKey([]byte("k"))}}}, model.Options{})
+	r := model.Resolve(model.Config{Gateways: []model.Gateway{web, other}, Services: []model.Service{a, b}, Certificates: certC(web, other)}, model.Options{})
 	got := names(r.Listeners, func(l model.EnvoyListener) string { return l.Name + "=" + strings.Join(l.Services, "+") })
 	want := "http-203.0.113.1-80=a,http-203.0.113.2-80=,http-203.0.113.3-80=,https-203.0.113.1-443=a+b"
 	if got != want {

@@ -5,6 +5,8 @@ package ratelimit_test
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -44,7 +46,10 @@ func TestRealServiceOverXDS(t *testing.T) {
 	snapshots := cachev3.NewSnapshotCache(false, cachev3.IDHash{}, nil)
 	gs := grpc.NewServer()
 	discovery.RegisterAggregatedDiscoveryServiceServer(gs, serverv3.NewServer(ctx, snapshots, nil))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	// A unix socket, as deploy/ shares one between l7 and the service
+	// (grpc-go dials unix:///PATH): the configuration is on no TCP port.
+	sock := filepath.Join(shortDir(t), "rl-xds.sock")
+	lis, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +72,7 @@ func TestRealServiceOverXDS(t *testing.T) {
 
 	shop := edgeRoutes[0]
 	publish("1", serviceConfig(t, "edge", []ratelimit.RouteLimits{shop}))
-	g := gateway{t: t, domain: "edge", svc: startService(t, bin, redis.Addr, xdsEnv(lis.Addr().String()))}
+	g := gateway{t: t, domain: "edge", svc: startService(t, bin, redis.Addr, xdsEnv("unix://"+sock))}
 	clearOfWindowEnd(time.Minute, 3*time.Second)
 	g.expect(shop, "192.0.2.1", 5, rlsv3.RateLimitResponse_OK)
 	g.expect(shop, "192.0.2.1", 1, rlsv3.RateLimitResponse_OVER_LIMIT)
@@ -82,4 +87,16 @@ func TestRealServiceOverXDS(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// shortDir is a new directory with a short path (a unix socket's path has
+// about a hundred bytes), removed after the test.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
 }

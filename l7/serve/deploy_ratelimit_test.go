@@ -2,9 +2,11 @@ package serve_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -53,7 +55,10 @@ func l7Flags(t *testing.T, file string) map[string]string {
 // TestDeployRateLimitConfigMatchesGateways: the l7 beside the rate limit
 // service resolves the group as the gateways' l7 does (same group, DSL,
 // namespaces, rate limit service), so the limits it serves are those of
-// the routes the gateways serve; its xDS is on loopback.
+// the routes the gateways serve. Issue 22: it serves them on a unix socket
+// the service dials (main used a loopback TCP port), and holds no secret:
+// --keyless, no Secret volume besides its Redis credentials, a
+// ServiceAccount of its own (main mounted the TLS Secret into a full l7).
 func TestDeployRateLimitConfigMatchesGateways(t *testing.T) {
 	gw := l7Flags(t, "../../deploy/envoy/gateway.yaml")
 	rl := l7Flags(t, "../../deploy/envoy/ratelimit.yaml")
@@ -65,12 +70,92 @@ func TestDeployRateLimitConfigMatchesGateways(t *testing.T) {
 	if gw["--ratelimit-address"] == "" {
 		t.Error("the gateways have no --ratelimit-address")
 	}
-	if !strings.HasPrefix(rl["--ratelimit-xds-listen"], "127.0.0.1:") {
-		t.Errorf("--ratelimit-xds-listen = %q, want loopback", rl["--ratelimit-xds-listen"])
-	}
-	for _, k := range []string{"--authz-listen", "--authz-redis", "--authz-redis-password-file"} {
+	for _, k := range []string{"--authz-listen", "--authz-redis", "--authz-redis-user", "--authz-redis-password-file"} {
 		if gw[k] == "" {
 			t.Errorf("the gateways' l7 has no %s", k)
 		}
 	}
+	if rl["--keyless"] != "true" || rl["--authz-listen"] != "" {
+		t.Errorf("the rate limit service's l7 must be --keyless and serve no authorization: %v", rl)
+	}
+	pod := podOf(t, "../../deploy/envoy/ratelimit.yaml")
+	sock, ok := strings.CutPrefix(rl["--ratelimit-xds-listen"], "unix://")
+	if !ok {
+		t.Fatalf("--ratelimit-xds-listen = %q, want a unix socket", rl["--ratelimit-xds-listen"])
+	}
+	if got := pod.env("ratelimit", "CONFIG_GRPC_XDS_SERVER_URL"); got != "unix://"+sock {
+		t.Errorf("CONFIG_GRPC_XDS_SERVER_URL = %q, want unix://%s", got, sock)
+	}
+	for _, c := range []string{"l7", "ratelimit"} {
+		if !pod.mounts(c, "tlb-run", filepath.Dir(sock)) {
+			t.Errorf("container %s does not mount the socket's volume at %s", c, filepath.Dir(sock))
+		}
+	}
+	if pod.Spec.ServiceAccountName == "tlb-l7" {
+		t.Error("the rate limit pod runs as tlb-l7, which may read Secrets")
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Secret != nil {
+			t.Errorf("volume %s mounts Secret %s into the rate limit pod", v.Name, v.Secret.SecretName)
+		}
+	}
+	if got := pod.env("ratelimit", "CACHE_KEY_PREFIX"); got != "ratelimit:" {
+		t.Errorf("CACHE_KEY_PREFIX = %q: its Redis user may only touch ratelimit:*", got)
+	}
+	if got := pod.env("ratelimit", "REDIS_AUTH"); !strings.HasPrefix(got, "tlb-ratelimit:") {
+		t.Errorf("REDIS_AUTH = %q, want the ACL user tlb-ratelimit", got)
+	}
+}
+
+// deployPod is the pod template of a Deployment or DaemonSet manifest.
+type deployPod struct {
+	Spec corev1.PodSpec
+}
+
+// podOf reads the pod template of the first document of file.
+func podOf(t *testing.T, file string) deployPod {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, _ := strings.Cut(string(b), "\n---\n")
+	var obj struct {
+		Spec struct {
+			Template struct {
+				Spec corev1.PodSpec `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return deployPod{Spec: obj.Spec.Template.Spec}
+}
+
+func (p deployPod) container(name string) corev1.Container {
+	for _, c := range p.Spec.Containers {
+		if c.Name == name {
+			return c
+		}
+	}
+	return corev1.Container{}
+}
+
+func (p deployPod) env(container, name string) string {
+	for _, e := range p.container(container).Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+func (p deployPod) mounts(container, volume, path string) bool {
+	for _, m := range p.container(container).VolumeMounts {
+		if m.Name == volume && m.MountPath == path {
+			return true
+		}
+	}
+	return false
 }

@@ -101,7 +101,14 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := model.Options{RateLimitService: &model.RateLimitService{Host: "127.0.0.1", Port: 8081}}
 	gateways := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge", Resolve: opts})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	// On a unix socket, as deploy/ shares one between l7 and the service.
+	sockDir, err := os.MkdirTemp("", "rl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "rl-xds.sock")
+	lis, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +131,7 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	}
 	reload()
 
-	svc, err := rlsproc.Start(ctx, bin, redis.Addr, append(rlsproc.XDSEnv(lis.Addr().String(), "ratelimit-0"),
+	svc, err := rlsproc.Start(ctx, bin, redis.Addr, append(rlsproc.XDSEnv("unix://"+sock, "ratelimit-0"),
 		// Retry a lost xDS server quickly, as deploy/ does (default 10s).
 		"XDS_CLIENT_BACKOFF_INITIAL_INTERVAL=200ms", "XDS_CLIENT_BACKOFF_MAX_INTERVAL=1s"), 20*time.Second)
 	if err != nil {
@@ -209,7 +216,8 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 
 	// l7 comes back on the same address with other limits: the service
 	// reconnects and applies them.
-	lis2, err := net.Listen("tcp", lis.Addr().String())
+	_ = os.Remove(sock) // what a restarted l7's listenADS does
+	lis2, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}

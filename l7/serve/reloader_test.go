@@ -144,29 +144,38 @@ func TestBadInputChangesNothing(t *testing.T) {
 	}
 }
 
-// TestBrokenFileIsLeftOutLikeAFreshReplica: when a served file turns bad,
-// its objects are left out, and a replica that starts now over the same
-// directory serves exactly the same versions: no replica keeps a version
-// another one never saw.
-func TestBrokenFileIsLeftOutLikeAFreshReplica(t *testing.T) {
+// TestBrokenFileKeepsItsLastGoodVersion (issue 22): when a served file
+// turns bad, it is reported and its last good version stays served, as
+// docs/l7.md says (on main the service was dropped at once); deleting the
+// file stops serving it. A replica that starts while the file is bad never
+// saw a good version and serves without it: the documented price.
+func TestBrokenFileKeepsItsLastGoodVersion(t *testing.T) {
 	dir := copyExample(t)
 	rl, srv, logs := newReloader(t, dir)
 	rl.Reload(context.Background())
 	before := srv.Versions()
-	if err := os.WriteFile(filepath.Join(dir, "shop.yaml"), []byte("kind: gateway/service/v1\nname: shop\ngroup: edge\nroutes: 7\n"), 0o600); err != nil {
+	shop := filepath.Join(dir, "shop.yaml")
+	if err := os.WriteFile(shop, []byte("kind: gateway/service/v1\nname: shop\ngroup: edge\nroutes: 7\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	res := rl.Reload(context.Background())
 	if len(res.FileErrors) != 1 || !strings.Contains(res.FileErrors[0].Error(), "shop.yaml") || !strings.Contains(logs.String(), "shop.yaml") {
 		t.Fatalf("the broken file is not reported: %v", res.FileErrors)
 	}
-	if sameVersions(before, srv.Versions()) {
-		t.Fatal("the broken file's service is still served")
+	if !sameVersions(before, srv.Versions()) || len(res.Changed) > 0 {
+		t.Fatalf("the broken file's last good version is no longer served:\nbefore %v\nafter  %v", before, srv.Versions())
 	}
 	fresh, freshSrv, _ := newReloader(t, dir)
 	fresh.Reload(context.Background())
+	if sameVersions(srv.Versions(), freshSrv.Versions()) {
+		t.Fatal("a replica started while the file is bad cannot have its last good version")
+	}
+	if err := os.Remove(shop); err != nil {
+		t.Fatal(err)
+	}
+	rl.Reload(context.Background())
 	if !sameVersions(srv.Versions(), freshSrv.Versions()) {
-		t.Fatalf("a replica started now serves other versions:\nrunning %v\nfresh   %v", srv.Versions(), freshSrv.Versions())
+		t.Fatalf("a deleted file is still served:\nrunning %v\nfresh   %v", srv.Versions(), freshSrv.Versions())
 	}
 }
 

@@ -27,8 +27,8 @@ func TestDefaultCertificateChain(t *testing.T) {
 	}
 	cfg := model.Config{
 		Certificates: []model.Certificate{
-			{Name: "any", Chain: chain, Key: model.NewPrivateKey(key)},
-			{Name: "named", Chain: chain, Key: model.NewPrivateKey(key)},
+			{Name: "any", Gateway: model.GatewayID{Name: "gw", Origin: "gw.yaml"}, Chain: chain, Key: model.NewPrivateKey(key)},
+			{Name: "named", Gateway: model.GatewayID{Name: "gw", Origin: "gw.yaml"}, Chain: chain, Key: model.NewPrivateKey(key)},
 		},
 		Gateways: []model.Gateway{{Name: "gw", Group: "g", Origin: "gw.yaml", Listeners: []model.Listener{{
 			Name: "tls", VIP: netip.MustParseAddr("203.0.113.1"), Port: 443, Protocol: model.HTTPS,

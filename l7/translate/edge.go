@@ -34,6 +34,10 @@ func edgeHCM(m *hcm.HttpConnectionManager, f httpFilters) {
 		m.UpgradeConfigs = []*hcm.HttpConnectionManager_UpgradeConfig{{UpgradeType: webSocket, Enabled: wrapperspb.Bool(false)}}
 	}
 	m.Tracing = hcmTracing(f.tracing)
+	// With use_remote_address, the client is the address this many hops
+	// from the right of X-Forwarded-For once Envoy appended the peer's;
+	// 0 (the default) is the peer itself, whatever the client sends.
+	m.XffNumTrustedHops = f.xffTrustedHops
 }
 
 // routeUpgrades is a route's upgrade_configs: WebSocket enabled when it
@@ -46,9 +50,9 @@ func routeUpgrades(r model.Route) []*route.RouteAction_UpgradeConfig {
 }
 
 // forRoutes drops from f what only the connection manager reads (the
-// upgrade declaration, tracing), so routes are shared between listeners
+// upgrade declaration, tracing, trusted hops), so routes are shared between listeners
 // that differ only there.
 func (f httpFilters) forRoutes() httpFilters {
-	f.websocket, f.tracing = false, listenerTracing{}
+	f.websocket, f.tracing, f.xffTrustedHops = false, listenerTracing{}, 0
 	return f
 }

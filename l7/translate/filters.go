@@ -50,6 +50,9 @@ type httpFilters struct {
 	websocket bool
 	// tracing: not a filter; the gateway's span export (see tracing.go).
 	tracing listenerTracing
+	// xffTrustedHops: not a filter; the connection manager's
+	// xff_num_trusted_hops (model.Listener.XFFTrustedHops).
+	xffTrustedHops uint32
 }
 
 // filtersOf returns the filters the routes of svcs need.

@@ -57,6 +57,7 @@ func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (h
 	f.globalRL = globalRateLimitDomain(el, svcs)
 	f.proto = el.Protocol
 	f.tracing = tracingOf(el)
+	f.xffTrustedHops = el.XFFTrustedHops
 	if !f.jwt {
 		return f, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,7 +29,14 @@ import (
 // that ends with the test.
 func proxyless(t *testing.T, cfg model.Config, nodeID string) (testgrpc.TestServiceClient, *prometheus.Registry, context.Context) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	// The server on a unix socket, as in the pod: plain TCP has no identity.
+	dir, err := os.MkdirTemp("", "xds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "xds.sock")
+	lis, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +53,7 @@ func proxyless(t *testing.T, cfg model.Config, nodeID string) (testgrpc.TestServ
 	bootstrap := fmt.Sprintf(`{
   "xds_servers": [{"server_uri": %q, "channel_creds": [{"type": "insecure"}], "server_features": ["xds_v3"]}],
   "node": {"id": %q, "cluster": "internal", "metadata": {%q: "grpc", %q: %q}}
-}`, lis.Addr().String(), nodeID, tlbxds.MetaKind, tlbxds.MetaSchema, tlbxds.Generation())
+}`, "unix://"+sock, nodeID, tlbxds.MetaKind, tlbxds.MetaSchema, tlbxds.Generation())
 	resolver, err := xds.NewXDSResolverWithConfigForTesting([]byte(bootstrap))
 	if err != nil {
 		t.Fatal(err)

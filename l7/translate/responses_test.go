@@ -78,7 +78,7 @@ routes:
 func respResolved(t *testing.T, docs ...string) model.Resolved {
 	t.Helper()
 	cfg := parseDocs(t, docs...)
-	cfg.Certificates = []model.Certificate{{Name: "gw.c", Chain: []byte("chain"), Key: model.NewPrivateKey([]byte("key"))}}
+	cfg.Certificates = []model.Certificate{{Name: "gw.c", Gateway: cfg.Gateways[0].ID(), Chain: []byte("chain"), Key: model.NewPrivateKey([]byte("key"))}}
 	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)

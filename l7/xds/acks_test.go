@@ -56,7 +56,7 @@ func waitAckCount(t *testing.T, reg *prometheus.Registry, typ string, n uint64) 
 // carried it is observed once per ACK, includes the client's own time
 // before it ACKs, and a NACK observes nothing.
 func TestDeltaAckDelay(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newDelta(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	deltaSync(t, c, nil)
@@ -95,7 +95,7 @@ func TestDeltaAckDelay(t *testing.T) {
 
 // TestSotwAckDelay: SotW streams are timed the same way.
 func TestSotwAckDelay(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newSotw(t, dial(t, r.addr), node("gw-s", "edge", "gateway", schema))
 	sotwSync(t, c)

@@ -90,7 +90,7 @@ func consistent(t *testing.T, srv *xds.Server, got map[string]*discovery.Discove
 }
 
 func TestSotWConsistentSetThenOnlyEndpoints(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	got := sotwSync(t, c)
@@ -142,7 +142,7 @@ func deltaSync(t *testing.T, c *deltaClient, initial map[string]map[string]strin
 }
 
 func TestDeltaConsistentSetThenOnlyTheChangedResource(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newDelta(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	deltaSync(t, c, nil)
@@ -180,7 +180,7 @@ func TestDeltaConsistentSetThenOnlyTheChangedResource(t *testing.T) {
 // versions, so the client's resync changes nothing.
 func TestRestartResyncsWithoutChange(t *testing.T) {
 	cfg := edgeConfig("198.51.100.20:8080")
-	a := startServer(t, "127.0.0.1:0")
+	a := startServer(t, "")
 	a.srv.Publish(context.Background(), cfg)
 	addr := a.addr
 	dc := newDelta(t, dial(t, addr), node("gw-d", "edge", "gateway", schema))
@@ -251,7 +251,7 @@ func TestRestartResyncsWithoutChange(t *testing.T) {
 // this server does not serve, is refused before any resource is sent.
 // The generation is derived from the build, not a constant.
 func TestOneGeneration(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	cc := dial(t, r.addr)
 	for name, tc := range map[string]struct {
@@ -299,7 +299,7 @@ func TestOneGeneration(t *testing.T) {
 // TestNACKKeepsLastAccepted: a NACK is logged with the resource names and
 // counted; the rejected version is not pushed again, and the next version is.
 func TestNACKKeepsLastAccepted(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	cfg := edgeConfig("198.51.100.20:8080")
 	r.srv.Publish(context.Background(), cfg)
 	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))

@@ -67,7 +67,7 @@ func referenceConfig() model.Config {
 	vip := netip.MustParseAddr("192.0.2.1")
 	ep := []model.Endpoint{{Addr: netip.MustParseAddrPort("192.0.2.10:8080"), Weight: 1}}
 	return model.Config{
-		Certificates: []model.Certificate{{Name: "ref.cert", Chain: []byte("-----BEGIN CERTIFICATE-----\n"), Key: model.NewPrivateKey([]byte("-----BEGIN PRIVATE KEY-----\n"))}},
+		Certificates: []model.Certificate{{Name: "ref.cert", Gateway: model.GatewayID{Name: "ref"}, Chain: []byte("-----BEGIN CERTIFICATE-----\n"), Key: model.NewPrivateKey([]byte("-----BEGIN PRIVATE KEY-----\n"))}},
 		Gateways: []model.Gateway{{Name: "ref", Group: "reference", Listeners: []model.Listener{
 			{Name: "web", VIP: vip, Port: 80, Protocol: model.HTTP, RedirectHTTPS: true},
 			{Name: "alt", VIP: vip, Port: 8080, Protocol: model.HTTP},

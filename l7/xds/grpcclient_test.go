@@ -86,7 +86,7 @@ func count(t *testing.T, client testgrpc.TestServiceClient, n int, md metadata.M
 // match, and an EDS change that moves traffic without a new client.
 func TestProxylessGRPCClient(t *testing.T) {
 	a, b, c := startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")
-	r := startGroupServer(t, "127.0.0.1:0", "internal")
+	r := startGroupServer(t, "", "internal")
 	rep := r.srv.Publish(context.Background(), greeterConfig(a.addr, b.addr))
 	if len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
 		t.Fatalf("publish: %v %v", rep.Problems, rep.Invalid)

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,7 +42,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// running is an xDS server on a loopback port.
+// running is an xDS server on a unix socket, as in the gateway pod.
 type running struct {
 	srv  *xds.Server
 	reg  *prometheus.Registry
@@ -48,20 +51,24 @@ type running struct {
 	gs   *grpc.Server
 }
 
-// startServer runs a Server on addr ("127.0.0.1:0" for any port).
+// startServer runs a Server on addr: "" for a new unix socket, or the
+// addr of a stopped server to restart on its socket.
 func startServer(t *testing.T, addr string) *running { return startGroupServer(t, addr, "edge") }
 
-// startGroupServer runs a Server of group on addr.
+// startGroupServer runs a Server of group on addr (see startServer).
 func startGroupServer(t *testing.T, addr, group string) *running {
 	t.Helper()
-	var lis net.Listener
-	var err error
-	for i := 0; i < 50; i++ { // a restarted server may wait for the port
-		if lis, err = net.Listen("tcp", addr); err == nil {
-			break
+	if addr == "" {
+		dir, err := os.MkdirTemp("", "xds") // short: a socket path has ~100 bytes
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		addr = "unix://" + filepath.Join(dir, "xds.sock")
 	}
+	path := strings.TrimPrefix(addr, "unix://")
+	_ = os.Remove(path) // the socket of a stopped server
+	lis, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
@@ -73,7 +80,7 @@ func startGroupServer(t *testing.T, addr, group string) *running {
 	gs := grpc.NewServer()
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
-	r := &running{srv: srv, reg: reg, logs: logs, addr: lis.Addr().String(), gs: gs}
+	r := &running{srv: srv, reg: reg, logs: logs, addr: addr, gs: gs}
 	t.Cleanup(func() { gs.Stop(); cancel() })
 	return r
 }
@@ -110,7 +117,7 @@ func edgeConfig(endpoints ...string) model.Config {
 			{Name: "secure", VIP: netip.MustParseAddr("203.0.113.10"), Port: 443, Protocol: model.HTTPS,
 				TLS: []model.SNICertificate{{ServerNames: []string{"shop.example.com"}, Certificate: "shop"}}},
 		}}},
-		Certificates: []model.Certificate{{Name: "shop", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))}},
+		Certificates: []model.Certificate{{Name: "shop", Gateway: model.GatewayID{Name: "public"}, Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(testKey))}},
 		Services: []model.Service{
 			{Name: "shop", Group: "edge", Hosts: []string{"shop.example.com"}, Listeners: []model.ListenerRef{{Gateway: "public", Listener: "secure"}},
 				Upstreams: []model.Upstream{{Name: "v1", Endpoints: eps}, {Name: "v2", Endpoints: []model.Endpoint{{Addr: ap("198.51.100.30:8080")}}}},

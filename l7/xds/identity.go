@@ -20,10 +20,10 @@ const DefaultTrustDomain = "tlb.io"
 // it, never as the client's node message claims.
 //
 //   - Local: the stream came over the unix socket in the gateway pod's own
-//     volume (or, for tests and development, plain TCP on loopback, which
-//     the server allows only without a non-loopback address). The Envoy
-//     beside this l7 may be served as a gateway or a gRPC client of the
-//     server's group.
+//     volume. The Envoy beside this l7 may be served as a gateway or a
+//     gRPC client of the server's group. Nothing else is local: gateway
+//     pods share the node's network, so any process of the node reaches
+//     its loopback, and plain TCP (loopback or not) grants nothing.
 //   - A TLS client certificate with one URI SAN (an X.509 SVID has
 //     exactly one) of the form spiffe://<trust domain>/tlb/l7/<kind>/<group>
 //     grants that kind of that group; a certificate with several URI SANs
@@ -87,13 +87,10 @@ func identityOf(ctx context.Context, trustDomain string) Identity {
 		}
 		return id
 	}
-	switch a := p.Addr.(type) {
-	case *net.UnixAddr:
+	if _, ok := p.Addr.(*net.UnixAddr); ok {
 		return Identity{Local: true, Name: "unix socket"}
-	case *net.TCPAddr:
-		return Identity{Local: a.IP.IsLoopback(), Name: a.String()}
 	}
-	return Identity{Name: p.Addr.String()}
+	return Identity{Name: p.Addr.String() + " (plain TCP: no identity)"}
 }
 
 // parseSPIFFE reads spiffe://<td>/tlb/l7/<kind>/<group>.

@@ -112,7 +112,7 @@ func startTLSServer(t *testing.T, p *pki) (*running, string) {
 	// never leave it.
 	cfg.Gateways = append(cfg.Gateways, model.Gateway{Name: "other", Group: "other", Listeners: []model.Listener{
 		{Name: "tls", VIP: ap("203.0.113.99:1").Addr(), Port: 443, Protocol: model.HTTPS, TLS: []model.SNICertificate{{ServerNames: []string{"other.example.com"}, Certificate: "other"}}}}})
-	cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: "other", Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(otherKey))})
+	cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: "other", Gateway: model.GatewayID{Name: "other"}, Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(otherKey))})
 	srv.Publish(context.Background(), cfg)
 	return &running{srv: srv, reg: reg, logs: logs, addr: lis.Addr().String(), gs: gs}, lis.Addr().String()
 }
@@ -191,5 +191,40 @@ func TestIdentityDecidesWhatIsServed(t *testing.T) {
 	}
 	if v := metricValue(t, r.reg, "tlb_l7_xds_refused_streams_total", map[string]string{"reason": "identity"}); v < 6 {
 		t.Errorf("refused (identity) = %v, want >= 6", v)
+	}
+}
+
+// TestPlainTCPIsNobody (issue 22, finding 2): gateway pods share the
+// node's network, so a stream over plain TCP, even from loopback, may come
+// from any user of the node. It is refused like a client without a
+// certificate, SotW and delta, and gets no key; the same server on a unix
+// socket serves the pod's Envoy. On main a loopback TCP peer was taken for
+// the pod itself and given the group's private keys.
+func TestPlainTCPIsNobody(t *testing.T) {
+	r := startServer(t, "")
+	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = r.gs.Serve(lis) }() // the same gRPC server, also on loopback TCP
+	tcp := dial(t, lis.Addr().String())
+
+	s := newSotw(t, tcp, node("nobody", "edge", "gateway", schema))
+	s.request(resource.SecretType, []string{"shop"}, "", "", nil)
+	if resp, err := s.next(5 * time.Second); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("SotW over loopback TCP: got %d resources of %s (%v), want PermissionDenied", len(resp.GetResources()), resp.GetTypeUrl(), err)
+	}
+	d := newDelta(t, tcp, node("nobody", "edge", "gateway", schema))
+	d.subscribe(resource.SecretType, []string{"shop"}, nil)
+	if resp, err := d.next(5 * time.Second); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("delta over loopback TCP: got %d resources (%v), want PermissionDenied", len(resp.GetResources()), err)
+	}
+
+	local := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
+	local.request(resource.SecretType, []string{"shop"}, "", "", nil)
+	resp, err := local.next(5 * time.Second)
+	if err != nil || len(resp.GetResources()) != 1 {
+		t.Fatalf("the pod's unix socket must still serve the key: %v", err)
 	}
 }

@@ -61,7 +61,7 @@ func served(t *testing.T, addr string) map[string][]byte {
 // conflicts and the rejected object decided.
 func TestReplicasStartedApartServeIdenticalBytes(t *testing.T) {
 	first, now := history()
-	old := startServer(t, "127.0.0.1:0")
+	old := startServer(t, "")
 	old.srv.Publish(context.Background(), first)
 	rep := old.srv.Publish(context.Background(), now)
 	var rejected []string
@@ -75,7 +75,7 @@ func TestReplicasStartedApartServeIdenticalBytes(t *testing.T) {
 		t.Fatalf("the history did not exercise a conflict, an ownership refusal and a rejected object: %v", rep.Problems)
 	}
 
-	fresh := startServer(t, "127.0.0.1:0")
+	fresh := startServer(t, "")
 	fresh.srv.Publish(context.Background(), now)
 
 	if !maps.EqualFunc(old.srv.Versions(), fresh.srv.Versions(), maps.Equal) {
@@ -100,7 +100,7 @@ func TestReplicasStartedApartServeIdenticalBytes(t *testing.T) {
 // sources) gets no response at all, so it keeps what it has, and gets the
 // config once it is published.
 func TestNothingServedBeforeTheFirstPublish(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	c := newDelta(t, dial(t, r.addr), node("gw-early", "edge", "gateway", schema))
 	for _, typ := range allTypes {
 		c.subscribe(typ, namesFor(typ), nil)

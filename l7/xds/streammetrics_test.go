@@ -79,7 +79,7 @@ func perType(format string, version func(typ string) string) []string {
 // served and acknowledged follow a real ADS client through an ACKed sync,
 // a NACKed update and the stream's end.
 func TestStreamMetricsServedAckedNacked(t *testing.T) {
-	r := startServer(t, "127.0.0.1:0")
+	r := startServer(t, "")
 	cfg := edgeConfig("198.51.100.20:8080")
 	r.srv.Publish(context.Background(), cfg)
 	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))

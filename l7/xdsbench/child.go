@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +36,14 @@ func Child(ctx context.Context, n, applyRounds int, kinds []translate.Kind, in i
 	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge", Kinds: kinds})
 	gs := grpc.NewServer(grpc.MaxConcurrentStreams(10000))
 	srv.Register(gs)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	// A unix socket, as in the gateway pod: l7 serves no plain TCP.
+	dir, err := os.MkdirTemp("", "xdsbench")
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	sock := filepath.Join(dir, "xds.sock")
+	lis, err := net.Listen("unix", sock)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -52,7 +60,7 @@ func Child(ctx context.Context, n, applyRounds int, kinds []translate.Kind, in i
 	if len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
 		return fmt.Errorf("bench config rejected: %v %v", rep.Problems, rep.Invalid)
 	}
-	_, _ = fmt.Fprintf(out, "ready %s %.1f\n", lis.Addr(), ms(build))
+	_, _ = fmt.Fprintf(out, "ready unix://%s %.1f\n", sock, ms(build))
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())

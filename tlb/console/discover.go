@@ -51,6 +51,8 @@ type PodDiscovery struct {
 	Namespace string
 	Static    []Endpoint
 	Client    *http.Client
+	// L7TokenFile is HTTPComponents.L7TokenFile.
+	L7TokenFile string
 }
 
 // ReadComponents implements ComponentSource. When the Pods cannot be
@@ -64,7 +66,7 @@ func (p PodDiscovery) ReadComponents(ctx context.Context) []Component {
 			eps = append(eps, ep)
 		}
 	}
-	out := HTTPComponents{Endpoints: eps, Client: p.Client}.ReadComponents(ctx)
+	out := HTTPComponents{Endpoints: eps, Client: p.Client, L7TokenFile: p.L7TokenFile}.ReadComponents(ctx)
 	if err != nil {
 		out = append(out, Component{Role: RoleDirector, Name: "pods in " + p.Namespace, Err: err.Error(), VIPsBound: -1})
 	}

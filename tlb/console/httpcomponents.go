@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -38,6 +39,11 @@ type Endpoint struct {
 type HTTPComponents struct {
 	Endpoints []Endpoint
 	Client    *http.Client
+	// L7TokenFile holds the bearer token sent with an l7 server's /routes
+	// (a projected ServiceAccount token of audience tlb-l7, re-read on
+	// every page as the kubelet rotates it): l7 answers /routes only to a
+	// caller RBAC lets get /tlb.io/l7/routes. Empty: no token, no routes.
+	L7TokenFile string
 }
 
 // ReadComponents implements ComponentSource: every endpoint at once, in
@@ -88,26 +94,50 @@ func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
 		// 404: the director has no health checks, so no GTM answer.
 	}
 	if ep.Role == RoleL7 {
-		code, body, err = h.get(ctx, base+"/routes", maxRoutesBody)
-		switch {
-		case err != nil:
-			c.Err = err.Error()
-		case code == http.StatusOK:
-			if c.Routes, err = parseRoutes(body); err != nil {
-				c.Err = fmt.Sprintf("GET /routes: %v", err)
-			}
-		}
-		// 404: an l7 that lists no routes.
+		h.readRoutes(ctx, base, &c)
 	}
 	return c
+}
+
+// readRoutes reads an l7 server's /routes with the console's token.
+func (h HTTPComponents) readRoutes(ctx context.Context, base string, c *Component) {
+	var auth string
+	if h.L7TokenFile != "" {
+		b, err := os.ReadFile(h.L7TokenFile)
+		if err != nil {
+			c.Err = fmt.Sprintf("GET /routes: the console's l7 token: %v", err)
+			return
+		}
+		auth = "Bearer " + strings.TrimSpace(string(b))
+	}
+	code, body, err := h.getWith(ctx, base+"/routes", auth, maxRoutesBody)
+	switch {
+	case err != nil:
+		c.Err = err.Error()
+	case code == http.StatusOK:
+		if c.Routes, err = parseRoutes(body); err != nil {
+			c.Err = fmt.Sprintf("GET /routes: %v", err)
+		}
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
+		c.Err = fmt.Sprintf("GET /routes: HTTP %d: l7 lists its routes only to a caller RBAC lets get /tlb.io/l7/routes (--l7-token-file)", code)
+	}
+	// 404: an l7 that lists no routes.
 }
 
 // get GETs url and returns its status and body; a body over limit is an
 // error, read no further than limit+1 bytes.
 func (h HTTPComponents) get(ctx context.Context, url string, limit int64) (int, string, error) {
+	return h.getWith(ctx, url, "", limit)
+}
+
+// getWith is get with an Authorization header (none when auth is empty).
+func (h HTTPComponents) getWith(ctx context.Context, url, auth string, limit int64) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, "", fmt.Errorf("GET %s: %w", url, err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	client := h.Client
 	if client == nil {

@@ -42,8 +42,9 @@ const (
 
 // TestGlobalRateLimitAcrossTwoGateways: two gateways of one group (two
 // Envoys, each with its own l7), each calling its own replica of the real
-// envoyproxy/ratelimit service, both replicas counting in one Redis with a
-// password, their limits served by an l7 from the same DSL. A limit of N
+// envoyproxy/ratelimit service, both replicas counting in one Redis (the
+// manifest's, as its ACL user tlb-ratelimit), their limits served by an
+// l7 --keyless from the same DSL. A limit of N
 // a minute holds for both gateways together: N requests split between
 // them pass (X-RateLimit-Remaining counts down across both), the next one
 // through either gets 429 with Retry-After; a per-client limit counts a
@@ -53,7 +54,7 @@ func TestGlobalRateLimitAcrossTwoGateways(t *testing.T) {
 	redis := startRedis(t)
 	b := startBackend(t, "127.0.22.157", redis.sessions)
 	replicas := []string{"127.0.22.31:22081", "127.0.22.32:22081"}
-	startRateLimitService(t, redis, writeDSL(t, "127.0.22.107", b.addr, map[string]string{"api.yaml": globalApp}, nil), replicas)
+	startRateLimitService(t, writeDSL(t, "127.0.22.107", b.addr, map[string]string{"api.yaml": globalApp}, nil), replicas)
 	var gws []*site
 	for i, ip := range []string{"127.0.22.7", "127.0.22.8"} {
 		gws = append(gws, startSite(t, siteOptions{hostIP: ip, redis: redis, backend: b, files: map[string]string{"api.yaml": globalApp},

@@ -17,17 +17,15 @@ import (
 	"github.com/tlbproject/tlb/l7/ratelimit/rlsproc"
 )
 
-// rateLimitConfigAddr is where the rate limit service's l7 serves its
-// configuration (--ratelimit-xds-listen).
-const rateLimitConfigAddr = "127.0.22.30:22018"
-
 // startRateLimitService runs the group's rate limit service as
-// deploy/envoy/ratelimit.yaml does: an l7 serve with the gateways' DSL
-// and --ratelimit-xds-listen, and one envoyproxy/ratelimit replica per
-// address in addrs taking its limits from that l7 over xDS, all counting
-// in the one Redis (with its password). It returns once every replica has
+// deploy/envoy/ratelimit.yaml does: an l7 serve --keyless with the
+// gateways' DSL serving the limits on a unix socket
+// (--ratelimit-xds-listen), and one envoyproxy/ratelimit replica per
+// address in addrs taking them from that socket over xDS, all counting in
+// deploy/envoy/redis.yaml's Redis as its ACL user tlb-ratelimit (keys
+// ratelimit:*, INCRBY and EXPIRE only). It returns once every replica has
 // loaded the limits.
-func startRateLimitService(t *testing.T, redis *sessionRedis, dir string, addrs []string) {
+func startRateLimitService(t *testing.T, dir string, addrs []string) {
 	t.Helper()
 	bin, err := rlsproc.Binary()
 	if err != nil {
@@ -37,13 +35,19 @@ func startRateLimitService(t *testing.T, redis *sessionRedis, dir string, addrs 
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := t.TempDir()
+	redis := envoyproc.StartRedisT(t, "127.0.22.30")
+	run, err := os.MkdirTemp("", "rl") // short: the socket's path
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(run) })
+	sock := filepath.Join(run, "ratelimit-xds.sock")
 	logFile, err := os.Create(filepath.Join(run, "l7.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(l7, "serve", "--group=edge", "--config="+dir, "--xds-addr=unix://"+filepath.Join(run, "xds.sock"),
-		"--metrics-addr=127.0.22.30:22480", "--ratelimit-address="+addrs[0], "--ratelimit-xds-listen="+rateLimitConfigAddr)
+	cmd := exec.Command(l7, "serve", "--group=edge", "--config="+dir, "--keyless",
+		"--metrics-addr=127.0.22.30:22480", "--ratelimit-address="+addrs[0], "--ratelimit-xds-listen=unix://"+sock)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -59,16 +63,17 @@ func startRateLimitService(t *testing.T, redis *sessionRedis, dir string, addrs 
 		}
 	})
 	poll.Until(t, time.Minute, "the rate limit l7 serves its configuration", func() bool {
-		c, err := net.DialTimeout("tcp", rateLimitConfigAddr, time.Second)
+		c, err := net.DialTimeout("unix", sock, time.Second)
 		if err == nil {
 			_ = c.Close()
 		}
 		return err == nil
 	})
 	for i, addr := range addrs {
-		env := append(rlsproc.XDSEnv(rateLimitConfigAddr, "ratelimit-"+string(rune('0'+i))),
-			"REDIS_AUTH="+redisPassword, "XDS_CLIENT_BACKOFF_INITIAL_INTERVAL=200ms", "XDS_CLIENT_BACKOFF_MAX_INTERVAL=1s")
-		svc, err := rlsproc.StartOn(context.Background(), bin, redis.addr, addr, env, time.Minute)
+		env := append(rlsproc.XDSEnv("unix://"+sock, "ratelimit-"+string(rune('0'+i))),
+			"REDIS_AUTH=tlb-ratelimit:"+redis.Passwords["tlb-ratelimit"], "CACHE_KEY_PREFIX=ratelimit:",
+			"XDS_CLIENT_BACKOFF_INITIAL_INTERVAL=200ms", "XDS_CLIENT_BACKOFF_MAX_INTERVAL=1s")
+		svc, err := rlsproc.StartOn(context.Background(), bin, redis.Addr, addr, env, time.Minute)
 		if err != nil {
 			t.Fatalf("rate limit service replica %d on %s: %v", i, addr, err)
 		}

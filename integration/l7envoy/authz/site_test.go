@@ -73,7 +73,7 @@ func startRedis(t *testing.T) *sessionRedis {
 	if err := os.WriteFile(file, []byte(redisPassword+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc := sessionstore.NewClient(rp.Addr, redisPassword)
+	rc := sessionstore.NewClient(rp.Addr, "", redisPassword)
 	t.Cleanup(func() { _ = rc.Close() })
 	return &sessionRedis{proc: rp, addr: rp.Addr, file: file, sessions: sessionstore.NewRedis(rc, "")}
 }

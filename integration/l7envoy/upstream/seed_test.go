@@ -47,7 +47,7 @@ func TestSeed000ExamplesThroughEnvoy(t *testing.T) {
 	b1, b2 := startBackend(t, "b1", "127.0.23.220", 8082), startBackend(t, "b2", "127.0.23.221", 8082)
 	dns.set("todolist", b1.addr.Addr())
 	redis := redisproc.StartForTest(t)
-	sessions := sessionstore.NewRedis(sessionstore.NewClient(redis.Addr, ""), "")
+	sessions := sessionstore.NewRedis(sessionstore.NewClient(redis.Addr, "", ""), "")
 	if err := sessions.Save(context.Background(), "seed-session-1", map[string]string{"user": "u-1"}, time.Hour); err != nil {
 		t.Fatal(err)
 	}

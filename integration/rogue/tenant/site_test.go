@@ -138,7 +138,7 @@ func startRedis(t *testing.T) *sessionRedis {
 	if err := os.WriteFile(file, []byte(password+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc := sessionstore.NewClient(rp.Addr, password)
+	rc := sessionstore.NewClient(rp.Addr, "", password)
 	t.Cleanup(func() { _ = rc.Close() })
 	return &sessionRedis{addr: rp.Addr, file: file, password: password, sessions: sessionstore.NewRedis(rc, "")}
 }

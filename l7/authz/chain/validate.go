@@ -141,7 +141,12 @@ func validateExternal(in *Interceptor) error {
 		}
 		u, err := url.Parse(in.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("url: %q is not an http(s) URL", in.URL)
+			return fmt.Errorf("url: %q is not an http(s) URL", RedactURL(in.URL))
+		}
+		if u.User != nil {
+			// The chain travels in Envoy's route configuration: credentials
+			// there are in every config dump, l7 render and error text.
+			return fmt.Errorf("url: %q carries user:password@; credentials do not belong in an interceptor's URL (Envoy's config dump and l7's errors would show them)", RedactURL(in.URL))
 		}
 	default:
 		return fmt.Errorf("transport: %q is neither %q nor %q", in.Transport, TransportGRPC, TransportREST)

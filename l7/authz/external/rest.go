@@ -25,8 +25,10 @@ type Doer interface {
 // REST is an external interceptor reached with JSON over HTTP POST.
 type REST struct {
 	call
-	url  string
-	http Doer
+	url string
+	// shown is url for messages: without user:password@.
+	shown string
+	http  Doer
 }
 
 // NewREST builds the interceptor of cfg (transport rest).
@@ -35,7 +37,7 @@ func NewREST(cfg chain.Interceptor, d Doer) (*REST, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &REST{call: c, url: cfg.URL, http: d}, nil
+	return &REST{call: c, url: cfg.URL, shown: chain.RedactURL(cfg.URL), http: d}, nil
 }
 
 // Intercept POSTs the request as JSON and reads the decision.
@@ -51,26 +53,26 @@ func (r *REST) Intercept(ctx context.Context, req *intercept.Request) (intercept
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := r.http.Do(hreq)
 	if err != nil {
-		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: %w", r.id, r.url, err)
+		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: %w", r.id, r.shown, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxReply+1))
 	if err != nil {
-		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: reading reply: %w", r.id, r.url, err)
+		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: reading reply: %w", r.id, r.shown, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: HTTP %d", r.id, r.url, resp.StatusCode)
+		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: HTTP %d", r.id, r.shown, resp.StatusCode)
 	}
 	if len(b) > maxReply {
-		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: reply over %d bytes", r.id, r.url, maxReply)
+		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: reply over %d bytes", r.id, r.shown, maxReply)
 	}
 	var out interceptorpb.InterceptResponse
 	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(b, &out); err != nil {
-		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: decoding reply: %w", r.id, r.url, err)
+		return intercept.Verdict{}, fmt.Errorf("interceptor %s at %s: decoding reply: %w", r.id, r.shown, err)
 	}
 	v, err := verdict(&out)
 	if err != nil {
-		return v, fmt.Errorf("interceptor %s at %s: %w", r.id, r.url, err)
+		return v, fmt.Errorf("interceptor %s at %s: %w", r.id, r.shown, err)
 	}
 	return v, nil
 }

@@ -11,11 +11,13 @@ import (
 
 // NewClient returns the Redis client of the session store at addr: a
 // pool sized for the authorization service's checks in flight, and Redis
-// AUTH with password when it is not empty (the default user, as Redis's
-// requirepass sets it). The password is kept by the client alone: it is
-// never part of an error or a log line of this package.
-func NewClient(addr, password string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, Password: password, PoolSize: 128, MinIdleConns: 16, ContextTimeoutEnabled: true})
+// AUTH with user and password when the password is not empty (user ""
+// is Redis's default user, as requirepass sets it; deploy/ gives the
+// authorization service an ACL user of its own that may only read
+// sessions). The password is kept by the client alone: it is never part
+// of an error or a log line of this package.
+func NewClient(addr, user, password string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: password, PoolSize: 128, MinIdleConns: 16, ContextTimeoutEnabled: true})
 }
 
 // ReadPassword reads a Redis password from file (a mounted Secret key):

@@ -36,7 +36,7 @@ func TestClientAuthenticates(t *testing.T) {
 	if err != nil || got != password {
 		t.Fatalf("ReadPassword = %q, %v", got, err)
 	}
-	rc := NewClient(rp.Addr, got)
+	rc := NewClient(rp.Addr, "", got)
 	t.Cleanup(func() { _ = rc.Close() })
 	store := NewRedis(rc, "")
 	if err := store.Save(ctx, "abc", map[string]string{"user": "ada"}, time.Minute); err != nil {
@@ -47,7 +47,7 @@ func TestClientAuthenticates(t *testing.T) {
 	}
 
 	for name, pw := range map[string]string{"no password": "", "wrong password": "not-" + password} {
-		c := NewClient(rp.Addr, pw)
+		c := NewClient(rp.Addr, "", pw)
 		_, _, err := NewRedis(c, "").Load(ctx, "abc")
 		_ = c.Close()
 		if err == nil {

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -29,31 +29,38 @@ func (authzDialer) Dial(target string) (grpc.ClientConnInterface, error) {
 	return grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
+// authzOptions are the flags of the authorization service's session store.
+type authzOptions struct {
+	redis, user, passwordFile *string
+}
+
+// authzFlags declares them on fs.
+func authzFlags(fs *flag.FlagSet) authzOptions {
+	return authzOptions{
+		redis:        fs.String("authz-redis", "", "host:port of the Redis holding the sessions of sessionInterceptor (with --authz-listen)"),
+		user:         fs.String("authz-redis-user", "", "Redis ACL user of --authz-redis (deploy/: one that may only read session:* keys); default: Redis's default user"),
+		passwordFile: fs.String("authz-redis-password-file", "", "file holding the password of --authz-redis (Redis AUTH; a mounted Secret key); default none"),
+	}
+}
+
 // startAuthz serves the authorization service (Envoy's ext_authz) on
-// addr, with its sessions in the Redis at redisAddr, until ctx ends. The
-// returned channel receives Serve's result. addr follows --xds-addr's
-// rules: a unix socket in the pod's volume, or loopback. The service runs
-// no external interceptor and opens no htpasswd file until told what the
-// operator declared (Service.Declare).
-func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, addr, redisAddr, redisPasswordFile string) (*authz.Service, <-chan error, error) {
+// addr, with its sessions in the Redis o names, until ctx ends. The
+// returned channel receives Serve's result. addr is a unix socket in the
+// pod's volume: the Envoy beside l7 is the only client.
+func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, addr string, o authzOptions) (*authz.Service, <-chan error, error) {
+	redisAddr := *o.redis
 	if redisAddr == "" {
 		return nil, nil, errors.New("serve: --authz-listen needs --authz-redis (the session store)")
 	}
-	network, address, err := xdsListenAddr(addr)
+	address, err := podSocket("--authz-listen", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--authz-listen: %w", err)
+		return nil, nil, err
 	}
-	if network == "tcp" {
-		host, _, _ := net.SplitHostPort(address)
-		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			return nil, nil, fmt.Errorf("--authz-listen %s: only a unix socket or a loopback address (Envoy beside l7 is the only client)", addr)
-		}
-	}
-	password, err := sessionstore.ReadPassword(redisPasswordFile)
+	password, err := sessionstore.ReadPassword(*o.passwordFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--authz-redis-password-file: %w", err)
 	}
-	rc := sessionstore.NewClient(redisAddr, password)
+	rc := sessionstore.NewClient(redisAddr, *o.user, password)
 	store := sessionstore.NewBatched(rc, "", sessionstore.BatchOptions{})
 	svc, err := authz.New(authz.Deps{Sessions: store, HTTP: &http.Client{Timeout: 30 * time.Second},
 		Dial: authzDialer{}, Log: log, Now: time.Now, Registerer: reg})
@@ -61,7 +68,7 @@ func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer
 		_ = rc.Close()
 		return nil, nil, err
 	}
-	lis, err := listenADS(network, address)
+	lis, err := listenADS("unix", address)
 	if err != nil {
 		_ = rc.Close()
 		return nil, nil, err
@@ -74,6 +81,6 @@ func startAuthz(ctx context.Context, log *slog.Logger, reg prometheus.Registerer
 		<-storeDone
 		done <- errors.Join(err, rc.Close())
 	}()
-	log.Info("serving the authorization service", "addr", addr, "redis", redisAddr, "redisAuth", password != "")
+	log.Info("serving the authorization service", "addr", addr, "redis", redisAddr, "redisUser", *o.user, "redisAuth", password != "")
 	return svc, done, nil
 }

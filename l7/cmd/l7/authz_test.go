@@ -28,7 +28,7 @@ func TestServeAuthzOnUnixSocket(t *testing.T) {
 	}
 	defer rp.Stop()
 	sock := filepath.Join(t.TempDir(), "authz.sock")
-	_, done, err := startAuthz(ctx, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), "unix://"+sock, rp.Addr, "")
+	_, done, err := startAuthz(ctx, slog.New(slog.DiscardHandler), prometheus.NewRegistry(), "unix://"+sock, redisOpts(rp.Addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +62,20 @@ func TestServeAuthzOnUnixSocket(t *testing.T) {
 func TestServeAuthzRefusals(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.DiscardHandler)
-	if _, _, err := startAuthz(context.Background(), log, reg, "unix:///tmp/x.sock", "", ""); err == nil {
+	if _, _, err := startAuthz(context.Background(), log, reg, "unix:///tmp/x.sock", redisOpts("")); err == nil {
 		t.Error("no --authz-redis accepted")
 	}
-	if _, _, err := startAuthz(context.Background(), log, reg, "0.0.0.0:9000", "127.0.0.1:6379", ""); err == nil {
-		t.Error("a non-loopback --authz-listen accepted")
+	// Issue 22: no TCP at all, loopback included (every process of a
+	// gateway node reaches it); main accepted 127.0.0.1.
+	for _, addr := range []string{"0.0.0.0:9000", "127.0.0.1:9000", "localhost:9000", "[::1]:9000", "unix://relative.sock"} {
+		if _, _, err := startAuthz(context.Background(), log, reg, addr, redisOpts("127.0.0.1:6379")); err == nil {
+			t.Errorf("--authz-listen %s accepted", addr)
+		}
 	}
+}
+
+// redisOpts are authzOptions with the Redis at addr, no user or password.
+func redisOpts(addr string) authzOptions {
+	user, file := "", ""
+	return authzOptions{redis: &addr, user: &user, passwordFile: &file}
 }

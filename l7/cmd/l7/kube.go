@@ -14,10 +14,10 @@ import (
 	"github.com/tlbproject/tlb/l7/kube"
 )
 
-// newKubeSource builds the L7 controller's Kubernetes source; with
-// gatewayAPI it also reads Gateway API objects (when their CRDs are
-// installed) through gatewayapi.Build.
-func newKubeSource(kubeconfig string, inCluster, gatewayAPI bool, log *slog.Logger, opts kube.Options) (*kube.Source, error) {
+// newKubeSource builds the L7 controller's Kubernetes source and returns
+// it with its client; with gatewayAPI it also reads Gateway API objects
+// (when their CRDs are installed) through gatewayapi.Build.
+func newKubeSource(kubeconfig string, inCluster, gatewayAPI bool, log *slog.Logger, opts kube.Options) (*kube.Source, kubernetes.Interface, error) {
 	var cfg *rest.Config
 	var err error
 	if inCluster {
@@ -26,23 +26,24 @@ func newKubeSource(kubeconfig string, inCluster, gatewayAPI bool, log *slog.Logg
 		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client config: %w", err)
+		return nil, nil, fmt.Errorf("kubernetes client config: %w", err)
 	}
 	cfg.UserAgent = "tlb-l7"
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	if gatewayAPI {
 		gc, err := gwclient.NewForConfig(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("gateway API client: %w", err)
+			return nil, nil, fmt.Errorf("gateway API client: %w", err)
 		}
 		dc, err := dynamic.NewForConfig(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+			return nil, nil, fmt.Errorf("kubernetes dynamic client: %w", err)
 		}
 		opts.GatewayAPI = &kube.GatewayAPI{Client: gc, Dynamic: dc, Build: gatewayapi.Build}
 	}
-	return kube.NewSource(kc, log.With("source", "kubernetes"), opts)
+	src, err := kube.NewSource(kc, log.With("source", "kubernetes"), opts)
+	return src, kc, err
 }

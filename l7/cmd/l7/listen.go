@@ -27,7 +27,24 @@ func xdsListenAddr(v string) (network, address string, err error) {
 	return "tcp", v, nil
 }
 
-// listenADS listens for ADS. A stale unix socket left by a previous run of
+// podSocket reads the value of a flag that only a unix socket may serve
+// (unix:///PATH, in the pod's volume): the authorization service and the
+// rate limit service's configuration. Gateway pods share the node's
+// network, so a TCP port, loopback or not, is open to every process of
+// the node; these interfaces have no other authentication.
+func podSocket(flag, v string) (string, error) {
+	network, address, err := xdsListenAddr(v)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", flag, err)
+	}
+	if network != "unix" {
+		return "", fmt.Errorf("%s %s: only a unix socket (unix:///run/tlb/NAME.sock): a TCP port of a gateway node is open to every process on it", flag, v)
+	}
+	return address, nil
+}
+
+// listenADS listens for ADS (and the other control interfaces on unix
+// sockets). A stale unix socket left by a previous run of
 // this container is removed first; any other kind of file is an error.
 // The socket is made readable and writable by the owner and group only
 // (the Envoy container of the pod shares the group).

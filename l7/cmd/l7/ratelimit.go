@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/serve"
@@ -12,7 +11,7 @@ import (
 
 const rateLimitAddressUsage = "HOST:PORT (gRPC) of the group's rate limit service (envoyproxy/ratelimit); gateways then enforce global limits through it; default none: global limits are reported and not served"
 
-const rateLimitXDSUsage = "serve the rate limit service's configuration (the group's global limits, domain = group) over xDS here, loopback HOST:PORT only (its CONFIG_GRPC_XDS_SERVER_URL); default off"
+const rateLimitXDSUsage = "serve the rate limit service's configuration (the group's global limits, domain = group) over xDS on this unix socket, unix:///PATH in a volume the service beside l7 shares (its CONFIG_GRPC_XDS_SERVER_URL); default off"
 
 // rateLimitOptions adds the operator's rate limit service to opts; an
 // empty addr leaves it unset.
@@ -29,22 +28,19 @@ func rateLimitOptions(opts model.Options, addr string) (model.Options, error) {
 }
 
 // startRateLimitConfigs serves the rate limit service's configuration
-// over xDS on the loopback address addr until ctx ends, and returns the
-// Publisher that feeds it after next (the gateways) and the channel that
-// receives Serve's result.
+// over xDS on the unix socket addr (unix:///PATH, shared with the service
+// in its pod) until ctx ends, and returns the Publisher that feeds it
+// after next (the gateways) and the channel that receives Serve's result.
 func startRateLimitConfigs(ctx context.Context, log *slog.Logger, addr, group string, opts model.Options, next serve.Publisher) (serve.Publisher, <-chan error, error) {
-	host, _, err := net.SplitHostPort(addr)
+	path, err := podSocket("--ratelimit-xds-listen", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--ratelimit-xds-listen %q: want loopback HOST:PORT: %w", addr, err)
+		return nil, nil, err
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, nil, fmt.Errorf("--ratelimit-xds-listen %s: only a loopback address (the rate limit service beside l7 is the only client)", addr)
-	}
-	lis, err := net.Listen("tcp", addr)
+	lis, err := listenADS("unix", path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--ratelimit-xds-listen: %w", err)
 	}
 	pub, done := serve.ServeRateLimitConfigs(ctx, log, lis, group, opts, next)
-	log.Info("serving the rate limit service's configuration over xDS", "addr", lis.Addr().String(), "domain", group)
+	log.Info("serving the rate limit service's configuration over xDS", "addr", addr, "domain", group)
 	return pub, done, nil
 }

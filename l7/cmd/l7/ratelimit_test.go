@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"testing"
 
 	"github.com/tlbproject/tlb/l7/model"
 )
 
 // TestRateLimitFlags: --ratelimit-address must be HOST:PORT, and the
-// configuration's xDS server listens on loopback only.
+// configuration's xDS server listens on a unix socket only (issue 22: main
+// took a loopback TCP port, open to every process of the node).
 func TestRateLimitFlags(t *testing.T) {
 	opts, err := rateLimitOptions(model.Options{}, "ratelimit.tlb-system.svc:8081")
 	if err != nil || opts.RateLimitService == nil || opts.RateLimitService.Port != 8081 {
@@ -24,12 +26,12 @@ func TestRateLimitFlags(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
-	for _, addr := range []string{"0.0.0.0:18000", "10.0.0.1:18000", "ratelimit:18000", "18000"} {
+	for _, addr := range []string{"0.0.0.0:18000", "10.0.0.1:18000", "ratelimit:18000", "18000", "127.0.0.1:18000", "localhost:18000", "unix://rel.sock"} {
 		if _, _, err := startRateLimitConfigs(ctx, log, addr, "edge", model.Options{}, nil); err == nil {
 			t.Errorf("--ratelimit-xds-listen %s is accepted", addr)
 		}
 	}
-	_, done, err := startRateLimitConfigs(ctx, log, "127.0.0.1:0", "edge", model.Options{}, nil)
+	_, done, err := startRateLimitConfigs(ctx, log, "unix://"+filepath.Join(t.TempDir(), "rl.sock"), "edge", model.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func runRender(args []string) error {
 	if opts, err = dnsResolversOption(opts, *dnsResolvers); err != nil {
 		return err
 	}
-	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, opts)
+	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...).ForGroup(*group), *group, translate.Kind(*kind), *format, opts)
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "rejected:", p)
 	}

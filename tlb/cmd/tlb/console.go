@@ -56,6 +56,7 @@ func consoleCommand(args []string, stderr io.Writer) int {
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	localIPVS := fs.Bool("ipvs", false, "also read this host's IPVS (as `tlb status` does; on a director, as root): real servers with weights and connections")
 	runtimeDir := fs.String("runtime-dir", config.DefaultRuntimeDir, "with --ipvs: directory of the director's ownership record")
+	l7Token := fs.String("l7-token-file", "", "bearer token sent with l7's /routes: a ServiceAccount token of audience tlb-l7 whose user RBAC lets get /tlb.io/l7/routes (deploy/console projects one); empty: no routes")
 	var eps []console.Endpoint
 	fs.Var(endpointsFlag{console.RoleDirector, &eps}, "director", "NAME=URL of a director's obs listener (metricsAddress), repeatable")
 	fs.Var(endpointsFlag{console.RoleNetd, &eps}, "netd", "NAME=URL of a netd's obs listener, repeatable")
@@ -73,7 +74,7 @@ func consoleCommand(args []string, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
-	col := console.Collector{Components: console.HTTPComponents{Endpoints: eps, Client: &http.Client{}}, Timeout: *timeout, Now: time.Now}
+	col := console.Collector{Components: console.HTTPComponents{Endpoints: eps, Client: &http.Client{}, L7TokenFile: *l7Token}, Timeout: *timeout, Now: time.Now}
 	if *localIPVS {
 		col.IPVS = kernelIPVS{runtimeDir: *runtimeDir}
 	}
@@ -85,7 +86,7 @@ func consoleCommand(args []string, stderr io.Writer) int {
 		}
 		col.API = console.KubeSource{Kube: c.Kube, Dynamic: c.Dynamic, LeaseNamespace: *leaseNS}
 		if *podNS != "" {
-			col.Components = console.PodDiscovery{Kube: c.Kube, Namespace: *podNS, Static: eps, Client: &http.Client{}}
+			col.Components = console.PodDiscovery{Kube: c.Kube, Namespace: *podNS, Static: eps, Client: &http.Client{}, L7TokenFile: *l7Token}
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
