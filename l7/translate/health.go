@@ -67,8 +67,15 @@ func applyHealth(c *cluster.Cluster, s model.Service, u model.Upstream, sticky b
 func healthCheck(s model.Service, u model.Upstream) *core.HealthCheck {
 	hc := u.HealthCheck
 	out := &core.HealthCheck{
-		Timeout:               dur(cmp.Or(hc.Timeout, DefaultHealthTimeout)),
-		Interval:              dur(cmp.Or(hc.Interval, DefaultHealthInterval)),
+		Timeout:  dur(cmp.Or(hc.Timeout, DefaultHealthTimeout)),
+		Interval: dur(cmp.Or(hc.Interval, DefaultHealthInterval)),
+		// Envoy checks a cluster that has not carried traffic yet every
+		// no_traffic_interval (60 s by default), and keeps the timer it
+		// set then when traffic starts. Every new cluster (a new Envoy,
+		// or any change to the upstream) would miss a dead endpoint for
+		// up to a minute against the configured interval; seen with the
+		// real Envoy (integration/gatewaylab TestSiteThroughEnvoyOnANode).
+		NoTrafficInterval:     dur(cmp.Or(hc.Interval, DefaultHealthInterval)),
 		IntervalJitterPercent: healthJitterPercent,
 		UnhealthyThreshold:    u32(cmp.Or(hc.UnhealthyThreshold, DefaultUnhealthyThreshold)),
 		HealthyThreshold:      u32(cmp.Or(hc.HealthyThreshold, DefaultHealthyThreshold)),
