@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -125,12 +126,13 @@ type load struct {
 	firstErr   error
 }
 
-func (l *load) run(ctx context.Context, d *dc, workers int) *sync.WaitGroup {
+// run makes each of workers call request in a loop until ctx ends.
+func (l *load) run(ctx context.Context, workers int, request func() error) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				if err := d.request(); err != nil {
+				if err := request(); err != nil {
 					if ctx.Err() != nil {
 						return
 					}
@@ -150,29 +152,78 @@ func (l *load) run(ctx context.Context, d *dc, workers int) *sync.WaitGroup {
 	return &wg
 }
 
-// ipvsConns counts director i's IPVS connection entries for the VIP.
+// ipvsConns counts director i's IPVS connection entries for VIP:80.
 func (d *dc) ipvsConns(i int, state string) int {
+	return d.ipvsConnsTo(i, vip+":80", state)
+}
+
+// ipvsConnsTo counts director i's IPVS connection entries for service
+// (VIP:port) in state ("" for any).
+func (d *dc) ipvsConnsTo(i int, service, state string) int {
 	out, _ := d.directors[i].Cmd("ipvsadm", "-Lnc").CombinedOutput()
 	n := 0
 	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, vip+":80") && (state == "" || strings.Contains(line, state)) {
+		if strings.Contains(line, service) && (state == "" || strings.Contains(line, state)) {
 			n++
 		}
 	}
 	return n
 }
 
-// weights reads director i's real-server weights for the VIP service.
+// weights reads director i's real-server weights for the VIP's port 80.
 func (d *dc) weights(i int) map[string]string {
-	out, _ := d.directors[i].Cmd("ipvsadm", "-Ln").CombinedOutput()
+	return d.weightsOf(i, vip+":80")
+}
+
+// weightsOf reads director i's real-server weights of service (VIP:port),
+// by real server address.
+func (d *dc) weightsOf(i int, service string) map[string]string {
 	w := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 4 && f[0] == "->" && f[2] == "Tunnel" {
-			w[strings.TrimSuffix(f[1], ":80")] = f[3]
+	for svc, rs := range d.ipvsTable(i, "-Ln") {
+		if svc != service {
+			continue
+		}
+		for _, f := range rs {
+			if len(f) >= 4 && f[2] == "Tunnel" {
+				host, _, _ := strings.Cut(f[1], ":")
+				w[host] = f[3]
+			}
 		}
 	}
 	return w
+}
+
+// ipvsTable runs ipvsadm with args on director i and returns, for each
+// service (VIP:port), the fields of its own line followed by those of its
+// real servers' lines.
+func (d *dc) ipvsTable(i int, args ...string) map[string][][]string {
+	out, _ := d.directors[i].Cmd("ipvsadm", args...).CombinedOutput()
+	table := map[string][][]string{}
+	svc := ""
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && (f[0] == "TCP" || f[0] == "UDP" || f[0] == "SCTP"):
+			svc = f[1]
+			table[svc] = [][]string{f}
+		case svc != "" && len(f) >= 2 && f[0] == "->":
+			table[svc] = append(table[svc], f)
+		}
+	}
+	return table
+}
+
+// ipvsPackets returns director i's packet counters of service (VIP:port):
+// packets in (client to gateway, tunnelled) and out (replies through the
+// director, which direct server return keeps at 0).
+func (d *dc) ipvsPackets(i int, service string) (in, out int64) {
+	t := d.ipvsTable(i, "-Ln", "--stats", "--exact")[service]
+	if len(t) == 0 || len(t[0]) < 5 {
+		return -1, -1
+	}
+	in, _ = strconv.ParseInt(t[0][3], 10, 64)
+	out, _ = strconv.ParseInt(t[0][4], 10, 64)
+	return in, out
 }
 
 // newFlows sends n requests and returns how many each gateway accepted.

@@ -25,7 +25,8 @@ const MaxDownload = 64 << 20
 // own, answering for one upstream of the site. It answers
 //
 //	GET /healthz             200 (Envoy's and the directors' checks)
-//	GET /download?size=N     N bytes of a known pattern, paced (Fetch checks them)
+//	GET /download?size=N[&pace=D]  N bytes of a known pattern, DownloadChunk
+//	                         bytes every D (DownloadPace by default); Fetch checks them
 //	anything else            "web@app1 host=H path=P gateway=G": G is the
 //	                         connection's peer, the gateway node's address
 //
@@ -104,7 +105,14 @@ func (b *Backend) serve(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "size: want 0.."+strconv.Itoa(MaxDownload), http.StatusBadRequest)
 			return
 		}
-		writeDownload(w, size)
+		pace := DownloadPace
+		if p := r.URL.Query().Get("pace"); p != "" {
+			if pace, err = time.ParseDuration(p); err != nil || pace < 0 || pace > time.Second {
+				http.Error(w, "pace: want a duration 0..1s", http.StatusBadRequest)
+				return
+			}
+		}
+		writeDownload(w, size, pace)
 		return
 	}
 	_, _ = fmt.Fprintf(w, "%s host=%s path=%s gateway=%s\n", b.Name(), r.Host, r.URL.Path, gw)

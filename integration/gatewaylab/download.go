@@ -10,7 +10,8 @@ import (
 )
 
 // A download is paced by the backend, so that it lasts long enough to
-// lose a director in the middle: DownloadChunk bytes every DownloadPace.
+// lose a director in the middle: DownloadChunk bytes every DownloadPace
+// unless the request says another pace.
 const (
 	DownloadChunk = 32 << 10
 	DownloadPace  = 25 * time.Millisecond
@@ -19,8 +20,8 @@ const (
 // pattern is the byte at offset i of every download.
 func pattern(i int) byte { return byte(i*7 + i/251) }
 
-// writeDownload writes size bytes of the pattern, paced.
-func writeDownload(w http.ResponseWriter, size int) {
+// writeDownload writes size bytes of the pattern, a chunk every pace.
+func writeDownload(w http.ResponseWriter, size int, pace time.Duration) {
 	w.Header().Set("Content-Length", strconv.Itoa(size))
 	buf := make([]byte, DownloadChunk)
 	fl, _ := w.(http.Flusher)
@@ -35,7 +36,7 @@ func writeDownload(w http.ResponseWriter, size int) {
 		if fl != nil {
 			fl.Flush()
 		}
-		time.Sleep(DownloadPace)
+		time.Sleep(pace)
 	}
 }
 

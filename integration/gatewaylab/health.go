@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tlbproject/tlb/integration/envoyproc"
+	"github.com/tlbproject/tlb/l7/drain"
 )
 
 // HealthFlags returns Envoy's health flags of endpoint addr in cluster,
@@ -40,4 +41,21 @@ func HealthFlags(ctx context.Context, g *envoyproc.Gateway, cluster, addr string
 // balancing: a failed active check or an outlier ejection.
 func Excluded(flags string) bool {
 	return strings.Contains(flags, "failed_active_hc") || strings.Contains(flags, "failed_outlier_check")
+}
+
+// Accepted is how many client connections Envoy's listeners have
+// accepted, the admin and stats listeners left out (and the per-worker
+// copies of the counters).
+func Accepted(ctx context.Context, g *envoyproc.Gateway) (int64, error) {
+	stats, err := g.Stats(ctx, `^listener\..*\.downstream_cx_total$`)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for name, v := range stats {
+		if !strings.HasPrefix(name, "listener.admin.") && !strings.HasPrefix(name, "listener."+drain.StatsListenerPrefix+".") && !strings.Contains(name, ".worker_") {
+			n += v
+		}
+	}
+	return n, nil
 }

@@ -37,8 +37,24 @@ type Site struct {
 	BackendNodes []string
 	// CA signs the certificates; clients trust its Pool.
 	CA *tlstest.CA
-	// APIHealth is the active health check of upstream api.
+	// APIHealth is the active health check of upstream api; the zero
+	// value means QuickHealth.
 	APIHealth HealthCheck
+}
+
+// QuickHealth checks every second, with a second's timeout: an endpoint
+// is unhealthy after 2 failures, healthy again after 1 success, ejected
+// after 2 gateway failures.
+func QuickHealth() HealthCheck {
+	return HealthCheck{Interval: time.Second, Timeout: time.Second, Unhealthy: 2, Healthy: 1, GatewayFailures: 2}
+}
+
+// APICheck is the active health check upstream api gets.
+func (s Site) APICheck() HealthCheck {
+	if s.APIHealth == (HealthCheck{}) {
+		return QuickHealth()
+	}
+	return s.APIHealth
 }
 
 // HealthCheck is an upstream's active health check in the DSL, and the
@@ -145,7 +161,7 @@ listeners:
 }
 
 func (s Site) shopDoc() string {
-	h := s.APIHealth
+	h := s.APICheck()
 	return fmt.Sprintf(`kind: gateway/service/v1
 name: shop
 group: edge

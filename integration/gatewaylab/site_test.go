@@ -45,8 +45,7 @@ func TestSiteThroughEnvoyOnANode(t *testing.T) {
 		apps, appAddrs = append(apps, n), append(appAddrs, a+".2")
 	}
 	ca := tlstest.NewCA(t)
-	site := Site{VIP: vip, BackendNodes: appAddrs, CA: ca,
-		APIHealth: HealthCheck{Interval: time.Second, Timeout: time.Second, Unhealthy: 2, Healthy: 1, GatewayFailures: 2}}
+	site := Site{VIP: vip, BackendNodes: appAddrs, CA: ca}
 	backends := site.StartBackends(t, apps)
 	g := StartGateways(t, []*topo.Node{gw}, []string{"198.18.11.2"}, site.Write(t))[0]
 	ctx := context.Background()
@@ -85,9 +84,9 @@ func TestSiteThroughEnvoyOnANode(t *testing.T) {
 		return err == nil && Excluded(f), f + errString(err)
 	})
 	took := time.Since(stopped)
-	t.Logf("Envoy left %s out %v after it stopped (check: %+v, bound %v)", api2.Name(), took.Round(time.Millisecond), site.APIHealth, site.APIHealth.DetectWithin())
-	if took > site.APIHealth.DetectWithin()+2*time.Second {
-		t.Errorf("%s left out after %v, want within %v (+2s)", api2.Name(), took, site.APIHealth.DetectWithin())
+	t.Logf("Envoy left %s out %v after it stopped (check: %+v, bound %v)", api2.Name(), took.Round(time.Millisecond), site.APICheck(), site.APICheck().DetectWithin())
+	if took > site.APICheck().DetectWithin()+2*time.Second {
+		t.Errorf("%s left out after %v, want within %v (+2s)", api2.Name(), took, site.APICheck().DetectWithin())
 	}
 	for range 10 {
 		a, err := Get(ctx, https, Route{ShopHost, "/api/x", "api"})
