@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -61,6 +60,8 @@ func killMidTransfer(ctx context.Context, r *runner, s *site, say func(string, .
 	say("   (TLS ends at Envoy on the gateways; Envoy fetches them from the backends)")
 	client := gatewaylab.Client(s.client, vip+":443", s.l7.CA, false)
 	client.Timeout = 3 * time.Minute
+	var flows gatewaylab.Flows
+	flows.Track(client)
 	results := make([]gatewaylab.Download, downloads)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -69,7 +70,7 @@ func killMidTransfer(ctx context.Context, r *runner, s *site, say func(string, .
 	}
 	var per [2]int
 	waitFor(r, 30*time.Second, "downloads in flight through "+s.directors[0].Name, func() bool {
-		per = [2]int{established(s, 0), established(s, 1)}
+		per = [2]int{established(s, 0, &flows), established(s, 1, &flows)}
 		return per[0] > 0
 	})
 	say("   downloads in flight per director (IPVS ESTABLISHED entries): %s %d, %s %d",
@@ -114,12 +115,15 @@ func killMidTransfer(ctx context.Context, r *runner, s *site, say func(string, .
 	return nil
 }
 
-// established counts director i's ESTABLISHED IPVS entries for VIP:443.
-func established(s *site, i int) int {
+// established counts director i's ESTABLISHED IPVS entries for
+// VIP:443 that are flows of the downloads.
+func established(s *site, i int, flows *gatewaylab.Flows) int {
 	out, _ := s.directors[i].Cmd("ipvsadm", "-Lnc").CombinedOutput()
 	n := 0
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		if bytes.Contains(line, []byte(vip+":443")) && bytes.Contains(line, []byte("ESTABLISHED")) {
+	for _, line := range strings.Split(string(out), "\n") {
+		// TCP 14:59  ESTABLISHED 198.18.0.2:51754 203.0.113.10:443 198.18.12.2:443
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[2] == "ESTABLISHED" && f[4] == vip+":443" && flows.Has(f[3]) {
 			n++
 		}
 	}

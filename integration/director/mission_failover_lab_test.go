@@ -124,6 +124,8 @@ func (m *mission) directorKilled(t *testing.T) {
 	ctx := context.Background()
 	client := gatewaylab.Client(m.d.client, vip+":443", m.site.CA, false)
 	client.Timeout = 5 * time.Minute
+	var flows gatewaylab.Flows
+	flows.Track(client)
 	url := fmt.Sprintf("https://%s/download?size=%d&pace=%s", gatewaylab.MediaHost, size, pace)
 	results := make([]gatewaylab.Download, downloads)
 	var wg sync.WaitGroup
@@ -133,7 +135,7 @@ func (m *mission) directorKilled(t *testing.T) {
 	}
 	var per [2]int
 	waitUntil(t, 60*time.Second, "every download connected, some through director1", func() bool {
-		per = [2]int{m.d.ipvsConnsTo(0, vip+":443", "ESTABLISHED"), m.d.ipvsConnsTo(1, vip+":443", "ESTABLISHED")}
+		per = [2]int{m.d.ipvsConnsTo(0, vip+":443", "ESTABLISHED", flows.Has), m.d.ipvsConnsTo(1, vip+":443", "ESTABLISHED", flows.Has)}
 		return per[0] > 0 && per[0]+per[1] >= downloads
 	})
 	t.Logf("downloads in flight per director (IPVS ESTABLISHED entries): director1 %d, director2 %d", per[0], per[1])

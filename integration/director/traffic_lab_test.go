@@ -7,11 +7,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/moby/ipvs"
 )
 
 // stream is one long-lived connection exchanging a counter every tick.
@@ -154,16 +158,19 @@ func (l *load) run(ctx context.Context, workers int, request func() error) *sync
 
 // ipvsConns counts director i's IPVS connection entries for VIP:80.
 func (d *dc) ipvsConns(i int, state string) int {
-	return d.ipvsConnsTo(i, vip+":80", state)
+	return d.ipvsConnsTo(i, vip+":80", state, nil)
 }
 
 // ipvsConnsTo counts director i's IPVS connection entries for service
-// (VIP:port) in state ("" for any).
-func (d *dc) ipvsConnsTo(i int, service, state string) int {
+// (VIP:port) in state ("" for any) whose client (ip:port) is one of
+// client's (nil for any).
+func (d *dc) ipvsConnsTo(i int, service, state string, client func(string) bool) int {
 	out, _ := d.directors[i].Cmd("ipvsadm", "-Lnc").CombinedOutput()
 	n := 0
 	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, service) && (state == "" || strings.Contains(line, state)) {
+		// TCP 14:59  ESTABLISHED 198.18.0.2:51754 203.0.113.10:443 198.18.12.2:443
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[4] == service && (state == "" || f[2] == state) && (client == nil || client(f[3])) {
 			n++
 		}
 	}
@@ -176,54 +183,56 @@ func (d *dc) weights(i int) map[string]string {
 }
 
 // weightsOf reads director i's real-server weights of service (VIP:port),
-// by real server address.
+// by real server address, over netlink (quick: no process to start in
+// the emulated VM, so a change is seen when it happens).
 func (d *dc) weightsOf(i int, service string) map[string]string {
 	w := map[string]string{}
-	for svc, rs := range d.ipvsTable(i, "-Ln") {
-		if svc != service {
-			continue
+	d.withService(i, service, func(h *ipvs.Handle, svc *ipvs.Service) {
+		dests, err := h.GetDestinations(svc)
+		if err != nil {
+			return
 		}
-		for _, f := range rs {
-			if len(f) >= 4 && f[2] == "Tunnel" {
-				host, _, _ := strings.Cut(f[1], ":")
-				w[host] = f[3]
-			}
+		for _, dst := range dests {
+			w[dst.Address.String()] = strconv.Itoa(dst.Weight)
 		}
-	}
+	})
 	return w
-}
-
-// ipvsTable runs ipvsadm with args on director i and returns, for each
-// service (VIP:port), the fields of its own line followed by those of its
-// real servers' lines.
-func (d *dc) ipvsTable(i int, args ...string) map[string][][]string {
-	out, _ := d.directors[i].Cmd("ipvsadm", args...).CombinedOutput()
-	table := map[string][][]string{}
-	svc := ""
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 2 && (f[0] == "TCP" || f[0] == "UDP" || f[0] == "SCTP"):
-			svc = f[1]
-			table[svc] = [][]string{f}
-		case svc != "" && len(f) >= 2 && f[0] == "->":
-			table[svc] = append(table[svc], f)
-		}
-	}
-	return table
 }
 
 // ipvsPackets returns director i's packet counters of service (VIP:port):
 // packets in (client to gateway, tunnelled) and out (replies through the
-// director, which direct server return keeps at 0).
+// director, which direct server return keeps at 0); -1 when it has no
+// such service.
 func (d *dc) ipvsPackets(i int, service string) (in, out int64) {
-	t := d.ipvsTable(i, "-Ln", "--stats", "--exact")[service]
-	if len(t) == 0 || len(t[0]) < 5 {
-		return -1, -1
-	}
-	in, _ = strconv.ParseInt(t[0][3], 10, 64)
-	out, _ = strconv.ParseInt(t[0][4], 10, 64)
+	in, out = -1, -1
+	d.withService(i, service, func(_ *ipvs.Handle, svc *ipvs.Service) {
+		in, out = int64(svc.Stats.PacketsIn), int64(svc.Stats.PacketsOut)
+	})
 	return in, out
+}
+
+// withService calls fn with director i's IPVS service (VIP:port, TCP),
+// if it has one.
+func (d *dc) withService(i int, service string, fn func(*ipvs.Handle, *ipvs.Service)) {
+	ap, err := netip.ParseAddrPort(service)
+	if err != nil {
+		return
+	}
+	h, err := ipvs.New(d.directors[i].NsPath())
+	if err != nil {
+		return
+	}
+	defer h.Close()
+	svcs, err := h.GetServices()
+	if err != nil {
+		return
+	}
+	for _, svc := range svcs {
+		if a, ok := netip.AddrFromSlice(svc.Address); ok && a.Unmap() == ap.Addr() && svc.Port == ap.Port() && svc.Protocol == syscall.IPPROTO_TCP {
+			fn(h, svc)
+			return
+		}
+	}
 }
 
 // newFlows sends n requests and returns how many each gateway accepted.
