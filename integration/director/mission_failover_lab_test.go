@@ -45,7 +45,7 @@ func (m *mission) gatewayDrained(t *testing.T) {
 	type drainEnd struct {
 		err         error
 		took        time.Duration
-		accepted    int64 // Envoy's accepted connections when the drain returned
+		accepted    int // Envoy's accepted connections when the drain returned
 		acceptedErr error
 	}
 	drainAt := time.Now()

@@ -2,6 +2,7 @@ package gatewaylab
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -44,18 +45,16 @@ func Excluded(flags string) bool {
 }
 
 // Accepted is how many client connections Envoy's listeners have
-// accepted, the admin and stats listeners left out (and the per-worker
-// copies of the counters).
-func Accepted(ctx context.Context, g *envoyproc.Gateway) (int64, error) {
-	stats, err := g.Stats(ctx, `^listener\..*\.downstream_cx_total$`)
+// accepted, counted as the preStop drain counts them
+// (drain.ReadConnections: the admin and stats listeners left out).
+func Accepted(ctx context.Context, g *envoyproc.Gateway) (int, error) {
+	code, body, err := g.AdminGet(ctx, "/stats?filter=downstream_cx_total")
 	if err != nil {
 		return 0, err
 	}
-	var n int64
-	for name, v := range stats {
-		if !strings.HasPrefix(name, "listener.admin.") && !strings.HasPrefix(name, "listener."+drain.StatsListenerPrefix+".") && !strings.Contains(name, ".worker_") {
-			n += v
-		}
+	if code != http.StatusOK {
+		return 0, fmt.Errorf("envoy admin /stats: %d", code)
 	}
-	return n, nil
+	c, err := drain.ReadConnections(bytes.NewReader(body))
+	return c.Accepted, err
 }
