@@ -62,14 +62,14 @@ func (g *Gateway) Wait(ctx context.Context, what string, cond func(context.Conte
 			return nil
 		}
 		if done, err := g.Exited(g.EnvoyCmd); done {
-			return fmt.Errorf("envoyproc: waiting for %s: envoy exited (%v)\n--- envoy log:\n%s", what, err, g.LogTail("envoy", 4000))
+			return fmt.Errorf("envoyproc: waiting for %s: envoy exited (%w)\n--- envoy log:\n%s", what, err, g.LogTail("envoy", 4000))
 		}
 		if done, err := g.Exited(g.L7Cmd); done {
-			return fmt.Errorf("envoyproc: waiting for %s: l7 exited (%v)\n--- l7 log:\n%s", what, err, g.LogTail("l7", 4000))
+			return fmt.Errorf("envoyproc: waiting for %s: l7 exited (%w)\n--- l7 log:\n%s", what, err, g.LogTail("l7", 4000))
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("envoyproc: %s: %v (last: %s)\n--- envoy log:\n%s\n--- l7 log:\n%s", what, ctx.Err(), why,
+			return fmt.Errorf("envoyproc: %s: %w (last: %s)\n--- envoy log:\n%s\n--- l7 log:\n%s", what, ctx.Err(), why,
 				g.LogTail("envoy", 3000), g.LogTail("l7", 3000))
 		case <-time.After(50 * time.Millisecond):
 		}
