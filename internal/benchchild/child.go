@@ -60,8 +60,11 @@ func (c *Child) ReadLine(prefix string) ([]string, error) {
 }
 
 // CPU is the child's user+system CPU time so far, from /proc.
-func (c *Child) CPU() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+func (c *Child) CPU() (time.Duration, error) { return ProcessCPU(c.cmd.Process.Pid) }
+
+// ProcessCPU is a process's user+system CPU time so far, from /proc.
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // TooLargeError says a file is over its size cap.
@@ -35,18 +36,27 @@ func Check(path string, size, limit int64) error {
 	return nil
 }
 
-// Read reads the file at path, or returns a *TooLargeError without
-// reading more than limit+1 bytes when it is larger than limit.
+// Read reads the regular file at path (symbolic links followed, as in a
+// mounted ConfigMap), or returns a *TooLargeError without reading more
+// than limit+1 bytes when it is larger than limit. Anything else (a FIFO,
+// a device such as /dev/zero, a directory) is refused without a read: the
+// file is opened non-blocking, so a FIFO with no writer cannot hang the
+// caller.
 func Read(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		if err := Check(path, fi.Size(), limit); err != nil {
-			return nil, err
-		}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s); refused without reading", path, fi.Mode().Type())
+	}
+	if err := Check(path, fi.Size(), limit); err != nil {
+		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestRead(t *testing.T) {
@@ -51,5 +53,39 @@ func TestHuman(t *testing.T) {
 		if got := Human(n); got != want {
 			t.Errorf("Human(%d) = %q; want %q", n, got, want)
 		}
+	}
+}
+
+// TestReadRefusesWhatIsNotARegularFile: a FIFO without a writer would
+// block a reader forever, /dev/zero never ends; both are refused at once,
+// and a symbolic link to a regular file (a mounted ConfigMap) still reads.
+func TestReadRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, "/dev/zero", dir} {
+		done := make(chan error, 1)
+		go func() { _, err := Read(path, 1024); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), path) {
+				t.Errorf("Read(%s) err = %v; want a refusal naming the path", path, err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("Read(%s) blocked", path)
+		}
+	}
+	real := filepath.Join(dir, "real.yaml")
+	if err := os.WriteFile(real, []byte("a: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := Read(link, 1024); err != nil || string(data) != "a: 1\n" {
+		t.Errorf("Read(symlink) = %q, %v", data, err)
 	}
 }

@@ -26,11 +26,18 @@ type Dir struct {
 	certDirs []string
 	now      func() time.Time
 	parsed   map[string]fileState
+	// reads counts the DSL files read (tests see which were skipped).
+	reads int
 }
 
 type fileState struct {
 	raw []byte
 	doc *Doc
+	// stamp is the file's identity when it was read at readAt
+	// (stamp.go): a settled file whose stamp has not changed is not read
+	// again.
+	stamp  fileStamp
+	readAt time.Time
 }
 
 // NewDir returns a source reading the *.yaml and *.yml files of path.
@@ -58,20 +65,27 @@ func (d *Dir) Load() (cfg model.Config, fileErrs []error, err error) {
 			continue
 		}
 		present[name] = true
-		raw, err := readLimited(filepath.Join(d.path, name))
-		if err != nil {
-			fileErrs = append(fileErrs, &FieldError{File: name, Msg: err.Error()})
-			continue
-		}
+		path := filepath.Join(d.path, name)
 		st, ok := d.parsed[name]
-		if !ok || !bytes.Equal(st.raw, raw) {
-			doc, err := Parse(name, raw)
+		if !ok || !st.settledAs(path) {
+			stamp, readAt := stampOf(path), time.Now()
+			raw, err := readLimited(path)
 			if err != nil {
 				delete(d.parsed, name)
-				fileErrs = append(fileErrs, err)
+				fileErrs = append(fileErrs, &FieldError{File: name, Msg: err.Error()})
 				continue
 			}
-			st = fileState{raw: raw, doc: doc}
+			d.reads++
+			if !ok || !bytes.Equal(st.raw, raw) {
+				doc, err := Parse(name, raw)
+				if err != nil {
+					delete(d.parsed, name)
+					fileErrs = append(fileErrs, err)
+					continue
+				}
+				st = fileState{raw: raw, doc: doc}
+			}
+			st.stamp, st.readAt = stamp, readAt
 			d.parsed[name] = st
 		}
 		// Certificates are read on every load: a renewed key file must be

@@ -140,18 +140,12 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	svcIdle := parseDuration(d.IdleTimeout, "idleTimeout", &errs, file)
 	for i, u := range d.Upstreams {
 		mu := model.Upstream{Name: u.Name, HTTP2: u.HTTP2}
-		for j, e := range u.Endpoints {
-			ap, err := netip.ParseAddrPort(e)
-			if err != nil {
-				errs = append(errs, &FieldError{File: file, Field: fmt.Sprintf("upstreams[%d].endpoints[%d]", i, j), Msg: fmt.Sprintf("want ip:port, got %q", e)})
-				continue
-			}
-			mu.Endpoints = append(mu.Endpoints, model.Endpoint{Addr: ap, Weight: 1})
-		}
+		mu.Endpoints, mu.DNS = endpointsModel(u.Endpoints, fmt.Sprintf("upstreams[%d].endpoints", i), file, &errs)
 		u.health(&mu, fmt.Sprintf("upstreams[%d]", i), &errs, file)
 		mu.TLS = u.TLS.toModel(fmt.Sprintf("upstreams[%d].tls", i), file, &errs)
 		s.Upstreams = append(s.Upstreams, mu)
 	}
+	addressed := newAddressTargets(d.Upstreams, file, &errs)
 	for i, r := range d.Routes {
 		f := fmt.Sprintf("routes[%d]", i)
 		mr := model.Route{Name: r.Name, Prefix: r.Prefix, Regex: r.Pattern, Timeout: svcTimeout, IdleTimeout: svcIdle}
@@ -162,7 +156,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		case r.Target != "" && len(r.Targets) > 0:
 			errs = append(errs, &FieldError{File: file, Field: f, Msg: "set target or targets, not both"})
 		case r.Target != "":
-			mr.Targets = []model.WeightedTarget{{Upstream: r.Target, Weight: 1}}
+			mr.Targets = []model.WeightedTarget{{Upstream: addressed.upstream(r.Target, f+".target"), Weight: 1}}
 		default:
 			for j, t := range r.Targets {
 				if t.Weight == 0 && len(r.Targets) > 1 { // the model would drop it; in a file it is a mistake
@@ -206,6 +200,7 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		}
 		s.Routes = append(s.Routes, mr)
 	}
+	s.Upstreams = append(s.Upstreams, addressed.upstreams...)
 	if len(errs) > 0 {
 		return nil, files, errors.Join(errs...)
 	}
@@ -222,7 +217,8 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 	certs := map[string]bool{}
 	for i, l := range d.Listeners {
 		f := fmt.Sprintf("listeners[%d]", i)
-		ml := model.Listener{Name: l.Name, Port: l.Port, Protocol: model.Protocol(strings.ToUpper(l.Protocol)), Target: l.Target, RedirectHTTPS: l.RedirectHTTPS}
+		ml := model.Listener{Name: l.Name, Port: l.Port, Protocol: model.Protocol(strings.ToUpper(l.Protocol)), Target: l.Target,
+			RedirectHTTPS: l.RedirectHTTPS, Default: l.Default}
 		vip, err := netip.ParseAddr(l.VIP)
 		if err != nil {
 			errs = append(errs, &FieldError{File: file, Field: f + ".vip", Msg: fmt.Sprintf("want an IP address, got %q", l.VIP)})

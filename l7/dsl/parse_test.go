@@ -147,6 +147,15 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("kind: gateway/service/v1\nname: s\nupstreams:\n  - name: u\n    endpoints: []\n    healthCheck: {http: {path: /h, expectedStatuses: [200-299, 304]}, interval: 5s}\n" +
 		"    outlierDetection: {consecutive5xx: 3, maxEjectionPercent: 50}\n    circuitBreakers: {maxRequests: 10}\n    slowStart: 30s\nroutes: [{prefix: /, target: u}]\n"))
 	f.Add([]byte("kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: [], healthCheck: {grpc: {service: x}}, slowStart: \"off\"}]\nroutes: [{prefix: /, target: u, sticky: {cookie: c}}]\n"))
+	for _, n := range []string{"route.yaml", "external.yaml"} {
+		b, err := os.ReadFile("testdata/seed000/" + n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("kind: gateway/service/v1\nname: s\nupstreams: [{name: u, endpoints: [\"u.internal:80\"]}]\nroutes: [{prefix: /, target: u}, {prefix: /x, target: \"10.0.0.1:81\"}]\n"))
+	f.Add([]byte("kind: gateway/gateway/v1\nname: g\nlisteners: [{name: l, vip: 192.0.2.1, port: 80, protocol: HTTP, default: true}]\n"))
 	f.Add([]byte("kind: [\n"))
 	f.Add([]byte("{}"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -167,13 +167,15 @@ type gatewayDoc struct {
 }
 
 type listenerDoc struct {
-	Name          string    `json:"name"`
-	VIP           string    `json:"vip"`
-	Port          uint32    `json:"port"`
-	Protocol      string    `json:"protocol"`
-	Target        string    `json:"target,omitempty"`
-	RedirectHTTPS bool      `json:"redirectHTTPS,omitempty"`
-	Certificates  []certDoc `json:"certificates,omitempty"`
+	Name          string `json:"name"`
+	VIP           string `json:"vip"`
+	Port          uint32 `json:"port"`
+	Protocol      string `json:"protocol"`
+	Target        string `json:"target,omitempty"`
+	RedirectHTTPS bool   `json:"redirectHTTPS,omitempty"`
+	// Default also serves the group's services that name no listener.
+	Default      bool      `json:"default,omitempty"`
+	Certificates []certDoc `json:"certificates,omitempty"`
 	// TLS and ClientCertificate: see tlspolicy.go.
 	TLS               *tlsPolicyDoc  `json:"tls,omitempty"`
 	ClientCertificate *clientCertDoc `json:"clientCertificate,omitempty"`

@@ -57,6 +57,7 @@ func checkService(s Service) []Problem {
 			}
 			seen[e.Addr.String()] = true
 		}
+		checkUpstreamDNS(u, f, bad)
 		checkUpstreamHealth(u, f, sticky[u.Name], bad)
 		checkUpstreamTLS(u.TLS, f+".tls", bad)
 	}
@@ -100,8 +101,10 @@ func checkService(s Service) []Problem {
 		checkRouteTargets(r, f, ups, bad)
 		checkRouteRewrites(r, f, ups, bad)
 		if r.Rewrite != nil {
-			if _, err := regexp.Compile(r.Rewrite.Regex); err != nil || r.Rewrite.Regex == "" {
-				bad(f+".rewrite.old", "not a valid RE2 expression: %v", err)
+			if r.Rewrite.Regex == "" {
+				bad(f+".rewrite.old", "required")
+			} else if err := CheckRegex(r.Rewrite.Regex); err != nil {
+				bad(f+".rewrite.old", "%v", err)
 			}
 		}
 		if r.BackendTimeout < 0 || (r.BackendTimeout > 0 && r.Timeout > 0 && r.BackendTimeout > r.Timeout) {
@@ -186,6 +189,9 @@ func checkGateway(g Gateway, certs map[string]bool) []Problem {
 		}
 		if l.RedirectHTTPS && l.Protocol != HTTP {
 			bad(f+".redirectHTTPS", "only an HTTP listener can redirect to HTTPS")
+		}
+		if l.Default && (l.RedirectHTTPS || (l.Protocol != HTTP && l.Protocol != HTTPS)) {
+			bad(f+".default", "only an HTTP or HTTPS listener that serves routes (no redirectHTTPS) can serve the services that name no listener")
 		}
 		if l.Protocol != TLS && len(l.Passthrough) > 0 {
 			bad(f+".passthrough", "only TLS listeners pass connections through by server name")

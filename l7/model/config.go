@@ -76,6 +76,10 @@ type Listener struct {
 	// Passthrough forwards TLS connections by SNI name without
 	// terminating them (TLS only; Gateway API TLSRoute).
 	Passthrough []SNITarget
+	// Default also serves the operator's services of the group that
+	// name no listener (HTTP and HTTPS only): seed 000's services,
+	// written for a gateway with one entry point, name none.
+	Default bool
 }
 
 // ListenerRef names a listener of a gateway that a service is served on.
@@ -262,6 +266,9 @@ type Upstream struct {
 	// HTTP2 makes the gateway speak HTTP/2 (e.g. gRPC) to the endpoints.
 	HTTP2     bool
 	Endpoints []Endpoint
+	// DNS, when set, names the endpoints by DNS instead of Endpoints
+	// (which is then empty): each gateway resolves it (see dns.go).
+	DNS *DNSName
 	// HealthCheck, when set, probes every endpoint actively (see health.go).
 	HealthCheck      *HealthCheck
 	OutlierDetection OutlierDetection

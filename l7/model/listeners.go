@@ -124,11 +124,15 @@ func resolveGateways(in []Gateway, certs map[string]bool, clusters map[string]st
 // service stays served everywhere else.
 func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener {
 	idx := map[ListenerRef]int{}
+	defaults := map[string][]ListenerRef{} // group -> its default listeners
 	var out []EnvoyListener
 	for _, g := range gws {
 		for _, l := range g.Listeners {
 			ref := ListenerRef{Gateway: g.Name, Listener: l.Name}
 			idx[ref] = len(out)
+			if l.Default {
+				defaults[g.Group] = append(defaults[g.Group], ref)
+			}
 			tlsCerts := slices.Clone(l.TLS)
 			slices.SortFunc(tlsCerts, func(a, b SNICertificate) int { return cmp.Compare(firstName(a.ServerNames), firstName(b.ServerNames)) })
 			out = append(out, EnvoyListener{
@@ -141,9 +145,15 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 		}
 	}
 	for _, s := range svcs {
-		for i, ref := range s.Listeners {
+		refs, field := s.Listeners, func(i int) string { return fmt.Sprintf("listeners[%d]", i) }
+		if len(refs) == 0 && s.Namespace == Operator && !s.GatewayAPI {
+			// An operator's service that names no listener: its group's
+			// default listeners (none: proxyless gRPC clients only).
+			refs, field = defaults[s.Group], func(int) string { return "listeners" }
+		}
+		for i, ref := range refs {
 			bad := func(format string, a ...any) {
-				*problems = append(*problems, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("listeners[%d]", i),
+				*problems = append(*problems, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: field(i),
 					Msg: fmt.Sprintf(format, a...) + "; the service is not served there"})
 			}
 			j, ok := idx[ref]

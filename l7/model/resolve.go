@@ -3,6 +3,7 @@ package model
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,8 @@ type Resolved struct {
 	Config    Config
 	Listeners []EnvoyListener
 	Problems  []Problem
+	// DNSResolvers are Options.DNSResolvers, for the translators.
+	DNSResolvers []netip.AddrPort
 }
 
 // Options are the operator's rules for Resolve.
@@ -26,6 +29,10 @@ type Options struct {
 	// service that enforces global limits; nil: none, global limits are
 	// kept but reported and not served.
 	RateLimitService *RateLimitService
+	// DNSResolvers are the DNS servers gateways ask for the names of DNS
+	// upstreams (and of other clusters named by DNS); empty: the system's
+	// resolver configuration (/etc/resolv.conf, in Kubernetes the pod's).
+	DNSResolvers []netip.AddrPort
 }
 
 // Resolve checks cfg as a whole and returns what can be served. An object
@@ -36,7 +43,7 @@ type Options struct {
 // namespace/name, DSL file path), then name — so every replica that sees
 // the same inputs serves the same thing, whenever it started.
 func Resolve(cfg Config, opts Options) Resolved {
-	var r Resolved
+	r := Resolved{DNSResolvers: opts.DNSResolvers}
 	certs := map[string]bool{}
 	for _, c := range sortedBy(cfg.Certificates, func(c Certificate) string { return c.Name }) {
 		switch {

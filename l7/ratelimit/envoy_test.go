@@ -139,6 +139,11 @@ func TestLocalLimitIsPerClient(t *testing.T) {
 	if c.GetStatus().GetCode() != typev3.StatusCode_TooManyRequests || !c.GetEnableRetryAfterHeader() {
 		t.Errorf("status %v, Retry-After %v; want 429 with Retry-After", c.GetStatus(), c.GetEnableRetryAfterHeader())
 	}
+	if h := c.GetResponseHeadersToAdd(); len(h) != 1 || h[0].GetHeader().GetKey() != "x-envoy-ratelimited" || h[0].GetHeader().GetValue() != "true" {
+		// Envoy 1.40's local filter does not set it itself, whatever its
+		// documentation says (integration/l7envoy/authz).
+		t.Errorf("response_headers_to_add = %v, want x-envoy-ratelimited: true on a local 429, as the global filter's", h)
+	}
 	if c.GetFilterEnabled().GetDefaultValue().GetNumerator() != 100 || c.GetFilterEnforced().GetDefaultValue().GetNumerator() != 100 {
 		t.Error("per-route limit is not enabled and enforced for every request")
 	}

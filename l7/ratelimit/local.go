@@ -20,8 +20,15 @@ const LocalFilterName = "envoy.filters.http.local_ratelimit"
 // X-Forwarded-For, or the peer when there is none).
 const DescriptorClientIP = "remote_address"
 
-// localStatPrefix roots the filter's stats at http_local_rate_limit.<prefix>.
+// localStatPrefix roots the filter's stats at <prefix>.http_local_rate_limit
+// (Envoy 1.40: local_rate_limit.http_local_rate_limit.rate_limited).
 const localStatPrefix = "local_rate_limit"
+
+// RateLimitedHeader marks a 429 the gateway answered itself (not an
+// upstream's). Envoy's global rate limit filter sets it; its local filter,
+// though its documentation says so too, does not (Envoy 1.40.0, seen
+// through a real Envoy), so LocalPerRoute adds it.
+const RateLimitedHeader = "x-envoy-ratelimited"
 
 // maxClientBuckets is how many client addresses one route tracks at once
 // (Envoy's max_dynamic_descriptors, default 20): the least recently seen
@@ -48,8 +55,8 @@ func LocalFilter() *hcm.HttpFilter {
 // Envoy for per-route configurations but, with
 // always_consume_default_token_bucket off, is consumed only when no
 // descriptor matches, which cannot happen since every request has an
-// address. Rejected requests get 429 with Retry-After and the draft-03
-// X-RateLimit headers.
+// address. Rejected requests get 429 with Retry-After, the draft-03
+// X-RateLimit headers and RateLimitedHeader, as the global filter's.
 func LocalPerRoute(l Local) *localrl.LocalRateLimit {
 	b := newBucket(l.RequestsPerSecond)
 	tb := &typev3.TokenBucket{
@@ -72,6 +79,10 @@ func LocalPerRoute(l Local) *localrl.LocalRateLimit {
 		MaxDynamicDescriptors:           wrapperspb.UInt32(maxClientBuckets),
 		EnableXRatelimitHeaders:         rlcommon.XRateLimitHeadersRFCVersion_DRAFT_VERSION_03,
 		EnableRetryAfterHeader:          true,
+		ResponseHeadersToAdd: []*common.HeaderValueOption{{
+			Header:       &common.HeaderValue{Key: RateLimitedHeader, Value: "true"},
+			AppendAction: common.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD,
+		}},
 	}
 }
 

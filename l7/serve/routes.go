@@ -183,6 +183,9 @@ func upstreams(s model.Service, r model.Route) []RouteUpstream {
 			for _, e := range up.Endpoints {
 				u.Endpoints = append(u.Endpoints, e.Addr.String())
 			}
+			if up.DNS != nil {
+				u.Endpoints = append(u.Endpoints, up.DNS.String())
+			}
 		}
 		out = append(out, u)
 	}

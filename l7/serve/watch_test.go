@@ -34,10 +34,12 @@ func TestRunSeesChangeRightAfterFirstRead(t *testing.T) {
 	dir := copyExample(t)
 	rl, srv, _ := newReloader(t, dir)
 	body := "kind: gateway/service/v1\nname: late\ngroup: edge\nhosts: [late.example.com]\nlisteners: [public/api]\nupstreams: [{name: u, endpoints: [\"198.51.100.77:80\"]}]\nroutes:\n  - {prefix: /, target: u}\n"
-	var first string
+	// The first version is handed over through a channel: the write runs
+	// in the reloader's goroutine (a plain variable raced, go test -race).
+	firstCh := make(chan string, 1)
 	const routes = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
 	rl.Server = &writeOnFirstPublish{inner: srv, write: func() {
-		first = srv.Versions()["gateway/edge"][routes]
+		firstCh <- srv.Versions()["gateway/edge"][routes]
 		if err := os.WriteFile(filepath.Join(dir, "late.yaml"), []byte(body), 0o600); err != nil {
 			t.Error(err)
 		}
@@ -46,7 +48,13 @@ func TestRunSeesChangeRightAfterFirstRead(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- rl.Run(ctx, 20*time.Millisecond, time.Hour) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(5 * time.Second)
+	var first string
+	select {
+	case first = <-firstCh:
+	case <-time.After(time.Minute):
+		t.Fatal("nothing was published")
+	}
+	deadline := time.Now().Add(time.Minute)
 	for {
 		v := srv.Versions()["gateway/edge"][routes]
 		if first != "" && v != "" && v != first {

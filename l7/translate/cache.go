@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ type Cache struct {
 	routes    map[string]*routeEntry    // group|route configuration name
 	used      map[string]bool
 	shared    *interner
+	// resolvers are the DNS servers the services' clusters were built
+	// with (model.Options.DNSResolvers); others rebuild them.
+	resolvers []netip.AddrPort
 }
 
 type serviceEntry struct {
@@ -89,7 +93,7 @@ func (c *Cache) service(s model.Service) *serviceEntry {
 	if ok && reflect.DeepEqual(old.svc, s) {
 		return old
 	}
-	one := model.Resolved{Config: model.Config{Services: []model.Service{s}}}
+	one := model.Resolved{Config: model.Config{Services: []model.Service{s}}, DNSResolvers: c.resolvers}
 	e := &serviceEntry{svc: cloneService(s), clusters: Clusters(one, s.Group), loads: Endpoints(one, s.Group)}
 	for _, cl := range e.clusters {
 		c.shared.cluster(cl)
@@ -117,6 +121,10 @@ func (c *Cache) service(s model.Service) *serviceEntry {
 func (c *Cache) Shared(r model.Resolved, group string) Resources {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !slices.Equal(c.resolvers, r.DNSResolvers) {
+		c.resolvers = slices.Clone(r.DNSResolvers)
+		clear(c.services) // their clusters name other resolvers
+	}
 	var cs []*cluster.Cluster
 	var loads []*endpoint.ClusterLoadAssignment
 	for _, s := range servicesOf(r, group) {
@@ -193,6 +201,7 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
 		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs, httpFilters{})})
 		grpcWithoutUpstreamTLS(out)
+		grpcLogicalDNS(out)
 		return out
 	}
 	svcs := servicesOf(r, group)

@@ -63,6 +63,10 @@ func cloneService(s model.Service) model.Service {
 	for i, u := range s.Upstreams {
 		u.Endpoints = slices.Clone(u.Endpoints)
 		u.TLS = cloneUpstreamTLS(u.TLS)
+		if u.DNS != nil {
+			n := *u.DNS
+			u.DNS = &n
+		}
 		if u.HealthCheck != nil {
 			hc := *u.HealthCheck
 			hc.ExpectedStatuses = slices.Clone(hc.ExpectedStatuses)

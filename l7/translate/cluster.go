@@ -14,9 +14,9 @@ import (
 
 const connectTimeout = 5 * time.Second
 
-// Clusters returns one EDS cluster per upstream of the group's services.
-// Upstreams reached by a sticky route use ring hash so the cookie pins a
-// client to an endpoint.
+// Clusters returns one cluster per upstream of the group's services: EDS,
+// or DNS for an upstream named by DNS (dns.go). Upstreams reached by a
+// sticky route use ring hash so the cookie pins a client to an endpoint.
 func Clusters(r model.Resolved, group string) []*cluster.Cluster {
 	sticky := stickyClusters(r, group)
 	var out []*cluster.Cluster
@@ -33,6 +33,9 @@ func Clusters(r model.Resolved, group string) []*cluster.Cluster {
 			}
 			if sticky[name] {
 				c.LbPolicy = cluster.Cluster_RING_HASH
+			}
+			if u.DNS != nil {
+				dnsCluster(c, *u.DNS, s.Group, r.DNSResolvers)
 			}
 			applyHealth(c, s, u, sticky[name])
 			c.TransportSocket = upstreamTLS(u)

@@ -7,12 +7,16 @@ import (
 	"github.com/tlbproject/tlb/l7/model"
 )
 
-// Endpoints returns one ClusterLoadAssignment per cluster of the group, in
-// one locality of weight 1 (gRPC ignores localities without weight).
+// Endpoints returns one ClusterLoadAssignment per EDS cluster of the group,
+// in one locality of weight 1 (gRPC ignores localities without weight).
+// An upstream named by DNS has none: its cluster resolves the name.
 func Endpoints(r model.Resolved, group string) []*endpoint.ClusterLoadAssignment {
 	var out []*endpoint.ClusterLoadAssignment
 	for _, s := range servicesOf(r, group) {
 		for _, u := range s.Upstreams {
+			if u.DNS != nil {
+				continue
+			}
 			cla := &endpoint.ClusterLoadAssignment{ClusterName: model.ClusterName(s.Name, u.Name)}
 			loc := &endpoint.LocalityLbEndpoints{
 				Locality:            &core.Locality{Zone: group},

@@ -66,16 +66,17 @@ func applyHealth(c *cluster.Cluster, s model.Service, u model.Upstream, sticky b
 
 func healthCheck(s model.Service, u model.Upstream) *core.HealthCheck {
 	hc := u.HealthCheck
+	interval := cmp.Or(hc.Interval, DefaultHealthInterval)
 	out := &core.HealthCheck{
 		Timeout:  dur(cmp.Or(hc.Timeout, DefaultHealthTimeout)),
-		Interval: dur(cmp.Or(hc.Interval, DefaultHealthInterval)),
-		// Envoy checks a cluster that has not carried traffic yet every
-		// no_traffic_interval (60 s by default), and keeps the timer it
-		// set then when traffic starts. Every new cluster (a new Envoy,
-		// or any change to the upstream) would miss a dead endpoint for
-		// up to a minute against the configured interval; seen with the
-		// real Envoy (integration/gatewaylab TestSiteThroughEnvoyOnANode).
-		NoTrafficInterval:     dur(cmp.Or(hc.Interval, DefaultHealthInterval)),
+		Interval: dur(interval),
+		// Envoy checks a cluster that has had no traffic yet every 60s
+		// (no_traffic_interval), and only learns of the first request
+		// when that check comes: a backend failing in a new (or changed,
+		// hence new) cluster's first minute of traffic kept getting
+		// requests for up to a minute, not interval x threshold. The
+		// configured interval holds from the start.
+		NoTrafficInterval:     dur(interval),
 		IntervalJitterPercent: healthJitterPercent,
 		UnhealthyThreshold:    u32(cmp.Or(hc.UnhealthyThreshold, DefaultUnhealthyThreshold)),
 		HealthyThreshold:      u32(cmp.Or(hc.HealthyThreshold, DefaultHealthyThreshold)),

@@ -52,8 +52,7 @@ var (
 
 // check is a health check with the default timing and the given checker.
 func check(hc *core.HealthCheck) *core.HealthCheck {
-	hc.Timeout, hc.Interval, hc.IntervalJitterPercent = d(2*time.Second), d(5*time.Second), 10
-	hc.NoTrafficInterval = hc.Interval
+	hc.Timeout, hc.Interval, hc.NoTrafficInterval, hc.IntervalJitterPercent = d(2*time.Second), d(5*time.Second), d(5*time.Second), 10
 	hc.UnhealthyThreshold, hc.HealthyThreshold = n(3), n(2)
 	return hc
 }
@@ -93,8 +92,8 @@ func TestClusterHealth(t *testing.T) {
 				Interval:         time.Second, Timeout: 500 * time.Millisecond, UnhealthyThreshold: 1, HealthyThreshold: 5}},
 			want: healthParts{outlier: defaultOutlier, breakers: defaultBreakers, slowStart: 10 * time.Second, ignoreRemoval: true,
 				checks: []*core.HealthCheck{{
-					Timeout: d(500 * time.Millisecond), Interval: d(time.Second), IntervalJitterPercent: 10,
-					NoTrafficInterval: d(time.Second), UnhealthyThreshold: n(1), HealthyThreshold: n(5),
+					Timeout: d(500 * time.Millisecond), Interval: d(time.Second), NoTrafficInterval: d(time.Second), IntervalJitterPercent: 10,
+					UnhealthyThreshold: n(1), HealthyThreshold: n(5),
 					HealthChecker: &core.HealthCheck_HttpHealthCheck_{HttpHealthCheck: &core.HealthCheck_HttpHealthCheck{
 						Host: "probe.internal", Path: "/ready", CodecClientType: typev3.CodecClientType_HTTP2,
 						ExpectedStatuses: []*typev3.Int64Range{{Start: 200, End: 201}, {Start: 300, End: 305}}}},
@@ -161,7 +160,7 @@ func TestClusterHealth(t *testing.T) {
 			if err := model.CheckService(svc); err != nil {
 				t.Fatalf("test model is invalid: %v", err)
 			}
-			r := model.Resolve(model.Config{Services: []model.Service{svc}}, model.Options{})
+			r := resolve(t, model.Config{Services: []model.Service{svc}}, model.Options{})
 			cs := translate.Clusters(r, "g")
 			if len(cs) != 1 {
 				t.Fatalf("%d clusters", len(cs))

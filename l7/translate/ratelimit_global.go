@@ -75,6 +75,7 @@ func withRateLimitCluster(out Resources, r model.Resolved, group string) {
 	if c == nil {
 		return
 	}
+	withDNSResolvers(c, r.DNSResolvers)
 	cs := make([]types.Resource, 0, len(out[resource.ClusterType])+1)
 	cs = append(cs, out[resource.ClusterType]...)
 	out[resource.ClusterType] = append(cs, c)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	previoushosts "github.com/envoyproxy/go-control-plane/envoy/extensions/retry/host/previous_hosts/v3"
 	matcher "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -112,24 +113,39 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 }
 
 // assembleRoutes makes a RouteConfiguration of sorted host routes: one
-// virtual host per host name.
+// virtual host per host name. Hosts match whatever port the client names
+// (Host: shop.example.com:8443 on a listener of port 8443; Envoy would
+// otherwise compare the whole :authority with the names and answer 404);
+// the header itself keeps its port.
 func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
-	rc := &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false)}
+	rc := &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true}
 	var vh *route.VirtualHost
+	body := 0
 	for _, hr := range hrs {
 		if vh == nil || vh.Name != hr.host {
 			vh = &route.VirtualHost{Name: hr.host, Domains: []string{hr.host}}
 			rc.VirtualHosts = append(rc.VirtualHosts, vh)
 		}
 		vh.Routes = append(vh.Routes, hr.built)
+		body = max(body, len(hr.built.GetDirectResponse().GetBody().GetInlineString()), len(hr.built.GetDirectResponse().GetBody().GetInlineBytes()))
+	}
+	if body > envoyDirectResponseBodyLimit {
+		rc.MaxDirectResponseBodySizeBytes = u32(model.MaxResponseBody)
 	}
 	return rc
 }
 
+// envoyDirectResponseBodyLimit is Envoy's default bound on a direct
+// response's body (RouteConfiguration.max_direct_response_body_size_bytes):
+// a route table with a longer one is refused whole. A table holding one
+// raises its bound to model.MaxResponseBody, the longest body the model
+// accepts; others keep the default, unchanged.
+const envoyDirectResponseBodyLimit = 4096
+
 // redirectRoutes answers every request with a redirect to https:// on the
 // same host and path (301).
 func redirectRoutes(name string) *route.RouteConfiguration {
-	return &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), VirtualHosts: []*route.VirtualHost{{
+	return &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true, VirtualHosts: []*route.VirtualHost{{
 		Name: "https-redirect", Domains: []string{"*"},
 		Routes: []*route.Route{{
 			Name:   "https-redirect",
@@ -201,7 +217,8 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		if on == "" {
 			on = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"
 		}
-		rp := &route.RetryPolicy{RetryOn: on, NumRetries: u32(r.Retries.Attempts)}
+		rp := &route.RetryPolicy{RetryOn: on, NumRetries: u32(r.Retries.Attempts),
+			RetryHostPredicate: []*route.RetryPolicy_RetryHostPredicate{previousHosts()}, HostSelectionRetryMaxAttempts: retryHostPicks}
 		if r.Retries.PerTry > 0 {
 			rp.PerTryTimeout = dur(r.Retries.PerTry)
 		}
@@ -237,4 +254,18 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 	}
 	gatewayAPIAction(rt, r)
 	return applyResponses(rt, s, r, f)
+}
+
+// retryHostPicks bounds how often Envoy picks a host for a retry until
+// one it has not tried comes up. Ring hash (sticky routes) walks its
+// ring one entry per pick, and neighbouring entries often belong to the
+// same host: with two hosts each pick finds the other one half the time.
+const retryHostPicks = 10
+
+// previousHosts makes a retry go to a host not tried yet for the request.
+// Without it a sticky route's retries went to the same endpoint as the
+// failed attempt, always (its cookie hashes there).
+func previousHosts() *route.RetryPolicy_RetryHostPredicate {
+	return &route.RetryPolicy_RetryHostPredicate{Name: "envoy.retry_host_predicates.previous_hosts",
+		ConfigType: &route.RetryPolicy_RetryHostPredicate_TypedConfig{TypedConfig: mustAny(&previoushosts.PreviousHostsPredicate{})}}
 }

@@ -37,7 +37,9 @@ func tracingClusters(r model.Resolved, group string) []*cluster.Cluster {
 		if g.Group != group || g.Tracing == nil {
 			continue
 		}
-		out = append(out, tracingCluster(g.Name, g.Tracing.Collector))
+		c := tracingCluster(g.Name, g.Tracing.Collector)
+		withDNSResolvers(c, r.DNSResolvers)
+		out = append(out, c)
 	}
 	return out
 }

@@ -75,6 +75,7 @@ func ForKind(r model.Resolved, group string, kind Kind, shared Resources) Resour
 		out[resource.ListenerType] = asResources(GRPCListeners(r, group))
 		out[resource.RouteType] = asResources(GroupRoutes(r, group))
 		grpcWithoutUpstreamTLS(out)
+		grpcLogicalDNS(out)
 	default:
 		out[resource.ListenerType] = asResources(Listeners(r, group))
 		out[resource.RouteType] = asResources(ListenerRoutes(r, group))

@@ -82,6 +82,7 @@ func referenceConfig() model.Config {
 			Upstreams: []model.Upstream{
 				{Name: "main", Endpoints: ep, HealthCheck: &model.HealthCheck{Protocol: model.HealthHTTP, Path: "/healthz"}},
 				{Name: "h2", HTTP2: true, Endpoints: ep, HealthCheck: &model.HealthCheck{Protocol: model.HealthGRPC}},
+				{Name: "named", DNS: &model.DNSName{Host: "ref.internal", Port: 8080}},
 			},
 			Routes: []model.Route{
 				{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "main", Weight: 1}}, Retries: &model.RetryPolicy{Attempts: 1},
@@ -91,6 +92,7 @@ func referenceConfig() model.Config {
 					Targets: []model.WeightedTarget{{Upstream: "main", Weight: 1}, {Upstream: "h2", Weight: 3}},
 					Rewrite: &model.Rewrite{Regex: "^/a/", Substitution: "/"}, IdleTimeout: -1,
 					Sticky: &model.CookieSticky{Cookie: "s", Path: "/"}},
+				{Prefix: "/named", Targets: []model.WeightedTarget{{Upstream: "named", Weight: 1}}},
 			},
 		}},
 	}

@@ -24,9 +24,10 @@ const DefaultTrustDomain = "tlb.io"
 //     the server allows only without a non-loopback address). The Envoy
 //     beside this l7 may be served as a gateway or a gRPC client of the
 //     server's group.
-//   - A TLS client certificate: each URI SAN of the form
-//     spiffe://<trust domain>/tlb/l7/<kind>/<group> grants that kind of
-//     that group. A "grpc" identity is never served as a gateway, so it
+//   - A TLS client certificate with one URI SAN (an X.509 SVID has
+//     exactly one) of the form spiffe://<trust domain>/tlb/l7/<kind>/<group>
+//     grants that kind of that group; a certificate with several URI SANs
+//     grants nothing. A "grpc" identity is never served as a gateway, so it
 //     never receives a Secret; an identity of group A never receives
 //     anything of group B.
 type Identity struct {
@@ -74,11 +75,16 @@ func identityOf(ctx context.Context, trustDomain string) Identity {
 		var sans []string
 		for _, u := range ti.State.VerifiedChains[0][0].URIs {
 			sans = append(sans, u.String())
-			if g, ok := parseSPIFFE(u.String(), trustDomain); ok {
-				id.Grants = append(id.Grants, g)
-			}
 		}
 		id.Name = p.Addr.String() + " " + strings.Join(sans, ",")
+		// An X.509 SVID carries exactly one URI SAN, its SPIFFE ID: a
+		// certificate with more is not an identity, and grants nothing.
+		if len(sans) != 1 {
+			return id
+		}
+		if g, ok := parseSPIFFE(sans[0], trustDomain); ok {
+			id.Grants = append(id.Grants, g)
+		}
 		return id
 	}
 	switch a := p.Addr.(type) {

@@ -153,7 +153,8 @@ func TestIdentityDecidesWhatIsServed(t *testing.T) {
 		"identity of another trust domain":            {[]string{xds.SPIFFEID("evil.example", translate.Gateway, "edge")}, "gateway", "edge", codes.PermissionDenied, false},
 		"no identity at all":                          {nil, "gateway", "edge", codes.PermissionDenied, false},
 		"a group this server does not serve":          {[]string{xds.SPIFFEID(td, translate.Gateway, "other")}, "gateway", "other", codes.PermissionDenied, false},
-		"two grants, the gateway one used":            {[]string{xds.SPIFFEID(td, translate.GRPC, "edge"), xds.SPIFFEID(td, translate.Gateway, "edge")}, "gateway", "edge", codes.OK, true},
+		"two URI SANs (an SVID has one): nothing":     {[]string{xds.SPIFFEID(td, translate.GRPC, "edge"), xds.SPIFFEID(td, translate.Gateway, "edge")}, "gateway", "edge", codes.PermissionDenied, false},
+		"two URI SANs, as the kind of the first":      {[]string{xds.SPIFFEID(td, translate.GRPC, "edge"), xds.SPIFFEID(td, translate.Gateway, "edge")}, "grpc", "edge", codes.PermissionDenied, false},
 		"a path that only looks like a grant (extra)": {[]string{"spiffe://" + td + "/tlb/l7/gateway/edge/x"}, "gateway", "edge", codes.PermissionDenied, false},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -188,7 +189,7 @@ func TestIdentityDecidesWhatIsServed(t *testing.T) {
 			}
 		})
 	}
-	if v := metricValue(t, r.reg, "tlb_l7_xds_refused_streams_total", map[string]string{"reason": "identity"}); v < 4 {
-		t.Errorf("refused (identity) = %v, want >= 4", v)
+	if v := metricValue(t, r.reg, "tlb_l7_xds_refused_streams_total", map[string]string{"reason": "identity"}); v < 6 {
+		t.Errorf("refused (identity) = %v, want >= 6", v)
 	}
 }

@@ -12,6 +12,7 @@ type metrics struct {
 	build     prometheus.Histogram
 	push      prometheus.Histogram
 	streams   prometheus.Gauge
+	ackDelay  *prometheus.HistogramVec
 
 	generation *prometheus.GaugeVec
 }
@@ -36,11 +37,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time from Publish to all snapshots swapped.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "tlb_l7_xds_streams",
 			Help: "Open xDS streams."}),
+		ackDelay: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "tlb_l7_xds_ack_delay_seconds",
+			Help:    "Time from the start of the Publish that made the version a response carried (or the stream's opening, if later) to the client's ACK of that response, by group and type.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}, []string{"group", "type"}),
 		generation: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tlb_l7_generation_info",
 			Help: "The schema generation served, derived from the build, and the group (value 1)."}, []string{"generation", "group"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.nacks, m.refused, m.publishes, m.version, m.problems, m.rejected, m.build, m.push, m.streams, m.generation)
+		reg.MustRegister(m.nacks, m.refused, m.publishes, m.version, m.problems, m.rejected, m.build, m.push, m.streams, m.ackDelay, m.generation)
 	}
 	return m
 }

@@ -202,7 +202,10 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 		if maps.Equal(s.versions[key], b.versions) {
 			continue // nothing changed for this key
 		}
+		// Before the snapshot is set: its responses may go out at once.
+		prev := s.streams.published(key, start)
 		if err := s.cache.SetSnapshot(ctx, key, b.snap); err != nil {
+			s.streams.unpublish(key, prev)
 			rep.Invalid[key] = fmt.Errorf("set snapshot of %s: %w", key, err)
 			continue
 		}

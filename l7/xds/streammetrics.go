@@ -39,6 +39,7 @@ func (c *streamLog) noteRequest(id int64, req *discovery.DiscoveryRequest) {
 	case sent && req.GetResponseNonce() == last.nonce:
 		st.acked[typ] = req.GetVersionInfo()
 	}
+	c.noteAnswer(id, req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail() != nil)
 }
 
 // streamCollector exports, per gateway stream (node id) and type, the

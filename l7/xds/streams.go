@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -31,12 +32,19 @@ type streamLog struct {
 	// go-control-plane's delta server calls OnStreamDeltaRequest before it
 	// restores the node itself (its SotW server restores it first).
 	nodes map[int64]*core.Node
+	// ACK times (acks.go): when each key's snapshot was published, when
+	// each stream opened, and the last response of each stream and type
+	// that waits for its ACK.
+	publishedAt map[string]time.Time
+	opened      map[int64]time.Time
+	pending     map[int64]map[string]pendingAck
 }
 
 type sentResponse struct{ nonce, version string }
 
 func newStreamLog(s *Server) *streamLog {
-	return &streamLog{s: s, sent: map[int64]map[string]sentResponse{}, ids: map[int64]Identity{}, nodes: map[int64]*core.Node{}}
+	return &streamLog{s: s, sent: map[int64]map[string]sentResponse{}, ids: map[int64]Identity{}, nodes: map[int64]*core.Node{},
+		publishedAt: map[string]time.Time{}, opened: map[int64]time.Time{}, pending: map[int64]map[string]pendingAck{}}
 }
 
 // admit refuses a stream whose node declares another schema generation,
@@ -88,6 +96,7 @@ func (c *streamLog) open(ctx context.Context, id int64) {
 	who := identityOf(ctx, c.s.opts.TrustDomain)
 	c.mu.Lock()
 	c.ids[id] = who
+	c.opened[id] = c.s.now()
 	c.mu.Unlock()
 }
 
@@ -98,6 +107,8 @@ func (c *streamLog) closed(id int64) {
 	delete(c.ids, id)
 	delete(c.seen, id)
 	delete(c.nodes, id)
+	delete(c.opened, id)
+	delete(c.pending, id)
 	c.mu.Unlock()
 }
 
@@ -163,6 +174,7 @@ func (c *streamLog) OnStreamResponse(_ context.Context, id int64, req *discovery
 		c.sent[id] = map[string]sentResponse{}
 	}
 	c.sent[id][resp.GetTypeUrl()] = sentResponse{nonce: resp.GetNonce(), version: resp.GetVersionInfo()}
+	c.noteSent(id, req.GetNode(), resp.GetTypeUrl(), resp.GetNonce())
 }
 
 // OnStreamDeltaRequest admits the node and logs and counts NACKs. The
@@ -175,6 +187,7 @@ func (c *streamLog) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscovery
 	} else {
 		req.Node = c.nodes[id]
 	}
+	c.noteAnswer(id, req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail() != nil)
 	c.mu.Unlock()
 	if err := c.admit(id, req.GetNode()); err != nil {
 		return err
@@ -185,4 +198,11 @@ func (c *streamLog) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscovery
 			"type", req.GetTypeUrl(), "nonce", req.GetResponseNonce(), "error", req.GetErrorDetail().GetMessage())
 	}
 	return nil
+}
+
+// OnStreamDeltaResponse records the response for its ACK time.
+func (c *streamLog) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryRequest, resp *discovery.DeltaDiscoveryResponse) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.noteSent(id, c.nodes[id], resp.GetTypeUrl(), resp.GetNonce())
 }

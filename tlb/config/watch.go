@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"reflect"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/tlbproject/tlb/internal/dirwatch"
+	"github.com/tlbproject/tlb/internal/filecap"
 )
 
 // Watcher re-reads the configuration file when its directory changes (so
@@ -102,7 +102,7 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 			log.Warn("watching config; reading it again", "path", w.Path, "err", err)
 			timer.Reset(debounce)
 		case <-timer.C:
-			data, err := os.ReadFile(w.Path)
+			data, err := filecap.Read(w.Path, MaxFileSize)
 			if err == nil && bytes.Equal(data, lastData) {
 				continue
 			}

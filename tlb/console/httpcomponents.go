@@ -8,10 +8,21 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
-// maxBody bounds what the console reads from one endpoint.
-const maxBody = 32 << 20
+// What the console reads of each endpoint, at most: a component's answer
+// over its cap is an error for that component, never kept or rendered.
+// /readyz is a short reason; /metrics, /vip/ and /routes grow with the
+// VIPs and routes served (1,000 VIPs: about 1 MiB of metrics).
+const (
+	maxReadyBody   = 4 << 10
+	maxMetricsBody = 16 << 20
+	maxVIPBody     = 2 << 20
+	maxRoutesBody  = 16 << 20
+	// maxReason is what the page shows of a /readyz reason.
+	maxReason = 256
+)
 
 // Endpoint is the obs listener of one component, e.g.
 // {RoleDirector, "node-1", "http://10.0.0.1:9100"}.
@@ -44,16 +55,16 @@ func (h HTTPComponents) ReadComponents(ctx context.Context) []Component {
 func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
 	c := Component{Role: ep.Role, Name: ep.Name, URL: ep.URL, VIPsBound: -1}
 	base := strings.TrimRight(ep.URL, "/")
-	code, body, err := h.get(ctx, base+"/readyz")
+	code, body, err := h.get(ctx, base+"/readyz", maxReadyBody)
 	if err != nil {
 		c.Err = err.Error()
 		return c
 	}
 	c.Ready = code == http.StatusOK
 	if !c.Ready {
-		c.ReadyReason = strings.TrimSpace(body)
+		c.ReadyReason = shorten(strings.TrimSpace(body), maxReason)
 	}
-	code, body, err = h.get(ctx, base+"/metrics")
+	code, body, err = h.get(ctx, base+"/metrics", maxMetricsBody)
 	switch {
 	case err != nil:
 		c.Err = err.Error()
@@ -67,7 +78,7 @@ func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
 		return c
 	}
 	if ep.Role == RoleDirector {
-		code, body, err = h.get(ctx, base+"/vip/")
+		code, body, err = h.get(ctx, base+"/vip/", maxVIPBody)
 		switch {
 		case err != nil:
 			c.Err = err.Error()
@@ -77,7 +88,7 @@ func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
 		// 404: the director has no health checks, so no GTM answer.
 	}
 	if ep.Role == RoleL7 {
-		code, body, err = h.get(ctx, base+"/routes")
+		code, body, err = h.get(ctx, base+"/routes", maxRoutesBody)
 		switch {
 		case err != nil:
 			c.Err = err.Error()
@@ -91,7 +102,9 @@ func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
 	return c
 }
 
-func (h HTTPComponents) get(ctx context.Context, url string) (int, string, error) {
+// get GETs url and returns its status and body; a body over limit is an
+// error, read no further than limit+1 bytes.
+func (h HTTPComponents) get(ctx context.Context, url string, limit int64) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return 0, "", fmt.Errorf("GET %s: %w", url, err)
@@ -105,11 +118,26 @@ func (h HTTPComponents) get(ctx context.Context, url string) (int, string, error
 		return 0, "", fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		return 0, "", fmt.Errorf("GET %s: read body: %w", url, err)
 	}
+	if int64(len(b)) > limit {
+		return 0, "", fmt.Errorf("GET %s: the answer is over %d bytes; not read further", url, limit)
+	}
 	return resp.StatusCode, string(b), nil
+}
+
+// shorten cuts s to at most n bytes on a rune boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // parseGTM reads the director's /vip/ body: one line per VIP,

@@ -26,9 +26,11 @@ fi
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 export SOURCE_DATE_EPOCH
 
+# -buildvcs=true: the commit goes into each binary (their --version prints
+# it); these machines set GOFLAGS=-buildvcs=false.
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -trimpath -ldflags='-s -w' -o "$bin/" \
+CGO_ENABLED=0 GOOS=linux GOARCH=amd64 go build -buildvcs=true -trimpath -ldflags='-s -w' -o "$bin/" \
 	./tlb/cmd/tlb ./netd/cmd/netd ./l7/cmd/l7 ./ipam/cmd/ipam
 
 cd tools

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
+	"github.com/tlbproject/tlb/internal/buildinfo"
 	election "github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/ipam"
@@ -32,6 +33,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "version") {
+		fmt.Println(buildinfo.Read("ipam"))
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "ipam:", err)
 		os.Exit(1)

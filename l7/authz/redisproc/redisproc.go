@@ -93,6 +93,9 @@ func start(ctx context.Context, bin, dir string, timeout time.Duration) (*Redis,
 	}
 }
 
+// PID is the redis-server's process id (a benchmark counts its CPU).
+func (r *Redis) PID() int { return r.cmd.Process.Pid }
+
 // Stop terminates redis-server and waits for it.
 func (r *Redis) Stop() {
 	if r.cmd.Process != nil {

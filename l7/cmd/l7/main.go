@@ -4,13 +4,13 @@
 //
 //	l7 serve --group G --config DIR [--xds-addr unix:///run/tlb/xds.sock] [--metrics-addr 127.0.0.1:9480] [--kubeconfig F | --in-cluster] [--namespaces a,b]
 //	         [--authz-listen unix:///run/tlb/authz.sock --authz-redis HOST:PORT [--authz-redis-password-file F]]
-//	         [--ratelimit-address HOST:PORT] [--ratelimit-xds-listen 127.0.0.1:PORT]
-//	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds|ratelimit] [--ratelimit-address HOST:PORT]
+//	         [--ratelimit-address HOST:PORT] [--ratelimit-xds-listen 127.0.0.1:PORT] [--dns-resolvers IP:PORT,...]
+//	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds|ratelimit] [--ratelimit-address HOST:PORT] [--dns-resolvers IP:PORT,...]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--l4-wait 10s] [--quiet 3s] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
 //	l7 drain [--admin unix:///run/tlb/envoy-admin.sock] [--l4-wait 10s] [--quiet 3s] [--drain-deadline 60s]
 //	l7 install DIR
-//	l7 version
+//	l7 version      (the schema generation; --version: the build)
 //
 // "l7 envoy" runs Envoy as a child and, on SIGTERM, drains it through the
 // admin API before stopping it (on a host where a supervisor such as
@@ -42,6 +42,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/tlbproject/tlb/internal/buildinfo"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/l7/drain"
 	"github.com/tlbproject/tlb/l7/dsl"
@@ -74,6 +75,8 @@ func main() {
 		err = runGatewayController(os.Args[2:])
 	case "version":
 		fmt.Println(xds.Generation())
+	case "--version":
+		fmt.Println(buildinfo.Read("l7"), "schema", xds.Generation())
 	default:
 		usage()
 	}
@@ -130,12 +133,16 @@ func runServe(args []string) error {
 	grpcClients := fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)")
 	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
 	rlXDS := fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage)
+	dnsResolvers := fs.String("dns-resolvers", "", dnsResolversUsage)
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
 	}
 	resolveOpts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*catchAll)}, *rlAddr)
 	if err != nil {
+		return err
+	}
+	if resolveOpts, err = dnsResolversOption(resolveOpts, *dnsResolvers); err != nil {
 		return err
 	}
 	kinds := []translate.Kind{translate.Gateway}

@@ -24,12 +24,16 @@ func runRender(args []string) error {
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
 	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
+	dnsResolvers := fs.String("dns-resolvers", "", dnsResolversUsage)
 	_ = fs.Parse(args)
 	if *dir == "" || *group == "" {
 		return errors.New("render: --config and --group are required")
 	}
 	opts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*catchAll)}, *rlAddr)
 	if err != nil {
+		return err
+	}
+	if opts, err = dnsResolversOption(opts, *dnsResolvers); err != nil {
 		return err
 	}
 	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...), *group, translate.Kind(*kind), *format, opts)

@@ -49,14 +49,15 @@ type Service struct {
 	stop     func()
 }
 
-// Start runs bin against the Redis at redisAddr (no password) with source
-// (XDSEnv or a runtime directory's environment) and returns once it
-// reports healthy, which, with HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED,
-// means a configuration loaded; or fails within timeout.
+// Start runs bin against the Redis at redisAddr (no password; source may
+// add REDIS_AUTH) with source (XDSEnv or a runtime directory's
+// environment) and returns once it reports healthy, which, with
+// HEALTHY_WITH_AT_LEAST_ONE_CONFIG_LOADED, means a configuration loaded;
+// or fails within timeout.
 func Start(ctx context.Context, bin, redisAddr string, source []string, timeout time.Duration) (*Service, error) {
 	var last error
 	for range 3 { // a free port may be taken before the service binds it
-		s, err := start(ctx, bin, redisAddr, source, timeout)
+		s, err := start(ctx, bin, redisAddr, "", source, timeout)
 		if err == nil {
 			return s, nil
 		}
@@ -65,16 +66,29 @@ func Start(ctx context.Context, bin, redisAddr string, source []string, timeout 
 	return nil, last
 }
 
-func start(ctx context.Context, bin, redisAddr string, source []string, timeout time.Duration) (*Service, error) {
+// StartOn is Start with the service's gRPC listener on grpcAddr
+// (loopback host:port), for a caller that names it before the service
+// runs: gateways started with --ratelimit-address.
+func StartOn(ctx context.Context, bin, redisAddr, grpcAddr string, source []string, timeout time.Duration) (*Service, error) {
+	return start(ctx, bin, redisAddr, grpcAddr, source, timeout)
+}
+
+func start(ctx context.Context, bin, redisAddr, grpcAddr string, source []string, timeout time.Duration) (*Service, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
+	}
+	grpcHost, grpcPort := "127.0.0.1", strconv.Itoa(ports[0])
+	if grpcAddr != "" {
+		if grpcHost, grpcPort, err = net.SplitHostPort(grpcAddr); err != nil {
+			return nil, fmt.Errorf("gRPC address %q: %w", grpcAddr, err)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append([]string{
 		"HOST=127.0.0.1", "PORT=" + strconv.Itoa(ports[1]),
-		"GRPC_HOST=127.0.0.1", "GRPC_PORT=" + strconv.Itoa(ports[0]),
+		"GRPC_HOST=" + grpcHost, "GRPC_PORT=" + grpcPort,
 		"DEBUG_HOST=127.0.0.1", "DEBUG_PORT=" + strconv.Itoa(ports[2]),
 		"BACKEND_TYPE=redis", "REDIS_SOCKET_TYPE=tcp", "REDIS_URL=" + redisAddr,
 		"USE_STATSD=false", "LOG_LEVEL=warn",
@@ -111,7 +125,7 @@ func start(ctx context.Context, bin, redisAddr string, source []string, timeout 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return &Service{GRPCAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), log: log, stop: stop}, nil
+	return &Service{GRPCAddr: net.JoinHostPort(grpcHost, grpcPort), log: log, stop: stop}, nil
 }
 
 // Stop terminates the service and waits for it.

@@ -25,6 +25,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/tlbproject/tlb/internal/buildinfo"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/internal/procsys"
 	"github.com/tlbproject/tlb/netd"
@@ -34,6 +35,10 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "version") {
+		fmt.Println(buildinfo.Read("netd"))
+		return
+	}
 	if len(os.Args) < 2 || os.Args[1] != "run" {
 		fmt.Fprintln(os.Stderr, "usage: netd run --config FILE [--resync 30s] [--once]")
 		os.Exit(2)

@@ -12,11 +12,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/tlbproject/tlb/internal/buildinfo"
 )
 
 const usage = `usage:
   tlb run --config FILE [--log-level info] [--once]
   tlb status [--json] [--runtime-dir /run/tlb]
+  tlb --version
   tlb console [--listen 127.0.0.1:8480] [--kubeconfig FILE | --in-cluster]
               [--director NAME=URL]... [--netd NAME=URL]... [--l7 NAME=URL]... [--ipvs]
 `
@@ -39,6 +42,9 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		return consoleCommand(args[1:], stderr)
 	case "-h", "--help", "help":
 		_, _ = fmt.Fprint(stdout, usage)
+		return 0
+	case "--version", "version":
+		_, _ = fmt.Fprintln(stdout, buildinfo.Read("tlb"))
 		return 0
 	default:
 		_, _ = fmt.Fprintf(stderr, "tlb: unknown command %q\n%s", args[0], usage)
