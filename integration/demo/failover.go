@@ -1,50 +1,24 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tlbproject/tlb/bgp/birdlab"
+	"github.com/tlbproject/tlb/integration/gatewaylab"
 )
 
-// A download is downloadSize bytes of a known pattern, paced so that it
-// lasts several seconds: long enough to lose a director in the middle.
+// The downloads of step 8: downloads of downloadSize bytes each, paced by
+// the backend (gatewaylab.DownloadPace per 32 KiB, ~3 s each), long
+// enough to lose a director in the middle.
 const (
-	downloadSize  = 4 << 20
-	downloadChunk = 32 << 10
-	downloadPace  = 25 * time.Millisecond // per chunk: ~1.3 MB/s, ~3 s per download
-	downloads     = 10
+	downloadSize = 4 << 20
+	downloads    = 10
 )
-
-// pattern is the byte at offset i of every download.
-func pattern(i int) byte { return byte(i*7 + i/251) }
-
-// download writes one paced download.
-func download(w http.ResponseWriter) {
-	w.Header().Set("Content-Length", strconv.Itoa(downloadSize))
-	buf := make([]byte, downloadChunk)
-	fl, _ := w.(http.Flusher)
-	for off := 0; off < downloadSize; off += downloadChunk {
-		for i := range buf {
-			buf[i] = pattern(off + i)
-		}
-		if _, err := w.Write(buf); err != nil {
-			return
-		}
-		if fl != nil {
-			fl.Flush()
-		}
-		time.Sleep(downloadPace)
-	}
-}
 
 // showRoutes prints BIRD's route for the VIP range, waiting until its
 // next hops are exactly want, and the router's kernel route.
@@ -76,26 +50,27 @@ func showRoutes(ctx context.Context, r *runner, s *site, say func(string, ...any
 	say("   the router's kernel (`ip route show %s`):\n%s", vipRange, indent(string(kout)))
 }
 
-type result struct {
-	n   int
-	err error
-}
-
-// killMidTransfer starts downloads through the VIP, makes director1 die
-// as a powered-off node would (every packet dropped, tlb SIGKILLed) while
-// some of them pass through it, and shows every download finishing intact.
+// killMidTransfer starts HTTPS downloads through the VIP and Envoy,
+// makes director1 die as a powered-off node would (every packet dropped,
+// tlb SIGKILLed) while some of them pass through it, and shows every
+// download finishing intact.
 func killMidTransfer(ctx context.Context, r *runner, s *site, say func(string, ...any)) error {
-	say("\n== 6. Losing a director mid-transfer: %d downloads of %d MB each from http://%s/download", downloads, downloadSize>>20, vip)
-	client := s.client.HTTPClient()
-	results := make([]result, downloads)
+	url := fmt.Sprintf("https://%s/download?size=%d", gatewaylab.MediaHost, downloadSize)
+	say("\n== 8. Losing a director mid-transfer: %d downloads of %d MB each from %s", downloads, downloadSize>>20, url)
+	say("   (TLS ends at Envoy on the gateways; Envoy fetches them from the backends)")
+	client := gatewaylab.Client(s.client, vip+":443", s.l7.CA, false)
+	client.Timeout = 3 * time.Minute
+	var flows gatewaylab.Flows
+	flows.Track(client)
+	results := make([]gatewaylab.Download, downloads)
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range downloads {
-		wg.Go(func() { results[i] = fetch(ctx, client) })
+		wg.Go(func() { results[i] = gatewaylab.Fetch(ctx, client, url, downloadSize) })
 	}
 	var per [2]int
 	waitFor(r, 30*time.Second, "downloads in flight through "+s.directors[0].Name, func() bool {
-		per = [2]int{established(s, 0), established(s, 1)}
+		per = [2]int{established(s, 0, &flows), established(s, 1, &flows)}
 		return per[0] > 0
 	})
 	say("   downloads in flight per director (IPVS ESTABLISHED entries): %s %d, %s %d",
@@ -122,11 +97,15 @@ func killMidTransfer(ctx context.Context, r *runner, s *site, say func(string, .
 	failed := 0
 	for i, res := range results {
 		state := "complete, every byte as sent"
-		if res.err != nil {
-			state = "FAILED: " + res.err.Error()
+		if res.Err != nil {
+			state = "FAILED: " + res.Err.Error()
 			failed++
 		}
-		say("     download %d: %d of %d bytes, %s", i+1, res.n, downloadSize, state)
+		who := "?"
+		if a, err := gatewaylab.ParseAnswer(res.Answer); err == nil {
+			who = a.Backend + " through " + s.gatewayName(a.Gateway)
+		}
+		say("     download %2d: %d of %d bytes from %s, %s", i+1, res.Bytes, downloadSize, who, state)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d downloads broke when %s died", failed, downloads, s.directors[0].Name)
@@ -136,47 +115,15 @@ func killMidTransfer(ctx context.Context, r *runner, s *site, say func(string, .
 	return nil
 }
 
-// fetch downloads once and checks every byte.
-func fetch(ctx context.Context, client *http.Client) result {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+vip+"/download", nil)
-	if err != nil {
-		return result{err: err}
-	}
-	client.Timeout = 2 * time.Minute
-	resp, err := client.Do(req)
-	if err != nil {
-		return result{err: err}
-	}
-	defer func() { _ = resp.Body.Close() }()
-	buf := make([]byte, 64<<10)
-	n := 0
-	for {
-		k, err := resp.Body.Read(buf)
-		for i := 0; i < k; i++ {
-			if buf[i] != pattern(n+i) {
-				return result{n: n + i, err: fmt.Errorf("byte %d differs", n+i)}
-			}
-		}
-		n += k
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return result{n: n, err: err}
-		}
-	}
-	if n != downloadSize {
-		return result{n: n, err: fmt.Errorf("short: %d bytes", n)}
-	}
-	return result{n: n}
-}
-
-// established counts director i's ESTABLISHED IPVS entries for the VIP.
-func established(s *site, i int) int {
+// established counts director i's ESTABLISHED IPVS entries for
+// VIP:443 that are flows of the downloads.
+func established(s *site, i int, flows *gatewaylab.Flows) int {
 	out, _ := s.directors[i].Cmd("ipvsadm", "-Lnc").CombinedOutput()
 	n := 0
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		if bytes.Contains(line, []byte(vip+":80")) && bytes.Contains(line, []byte("ESTABLISHED")) {
+	for _, line := range strings.Split(string(out), "\n") {
+		// TCP 14:59  ESTABLISHED 198.18.0.2:51754 203.0.113.10:443 198.18.12.2:443
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[2] == "ESTABLISHED" && f[4] == vip+":443" && flows.Has(f[3]) {
 			n++
 		}
 	}

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,3 +60,6 @@ func (r *runner) writeFile(dir, name, content string) string {
 	}
 	return p
 }
+
+// Fatal aborts the demo (tlstest's helpers call it).
+func (r *runner) Fatal(args ...any) { panic(abort{errors.New(fmt.Sprint(args...))}) }

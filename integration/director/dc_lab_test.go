@@ -32,7 +32,9 @@ const (
 
 // dc is the data center: client -- router (BIRD, ECMP, L4 hash) --
 // director1, director2 (tlb run with bgp+health); router -- gateway1,
-// gateway2 (netd, an echo server on the VIP, a health endpoint).
+// gateway2 (netd, an echo server on the VIP, a health endpoint; or,
+// with dcOptions.envoy, what the test starts there); router -- app1, ...
+// (backend nodes, with dcOptions.apps).
 type dc struct {
 	client, router *topo.Node
 	directors      []*topo.Node
@@ -46,10 +48,10 @@ type dc struct {
 	bird           *birdlab.Router
 	bin            string
 	opts           dcOptions
-	// app is a node behind the router for application (L7) backends,
-	// at appAddr; nil unless dcOptions.app.
-	app     *topo.Node
-	appAddr string
+	// apps are nodes behind the router for application (L7) backends,
+	// app i+1 at appAddrs[i] (appAddr(i)); dcOptions.apps of them.
+	apps     []*topo.Node
+	appAddrs []string
 }
 
 func labBin(t *testing.T) string {
@@ -100,10 +102,11 @@ func buildDCWith(t *testing.T, opts dcOptions) *dc {
 		gw.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 10+i))
 		d.gateways, d.gatewayAddr = append(d.gateways, gw), append(d.gatewayAddr, gaddr)
 	}
-	if opts.app {
-		d.app, d.appAddr = lab.Node("app"), "198.18.21.2"
-		lab.Link(d.app, d.router, d.appAddr+"/24", "198.18.21.1/24")
-		d.app.AddRoute(t, "default", "198.18.21.1")
+	for i := range opts.apps {
+		app, addr := lab.Node(fmt.Sprintf("app%d", i+1)), appAddr(i)
+		lab.Link(app, d.router, addr+"/24", fmt.Sprintf("198.18.%d.1/24", 21+i))
+		app.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 21+i))
+		d.apps, d.appAddrs = append(d.apps, app), append(d.appAddrs, addr)
 	}
 	d.bird = birdlab.StartForTest(t, d.router.NsName(), birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs})
 
@@ -121,6 +124,9 @@ func buildDCWith(t *testing.T, opts dcOptions) *dc {
 			}
 			return true
 		})
+		if opts.envoy {
+			continue
+		}
 		var n atomic.Int64
 		d.accepted = append(d.accepted, &n)
 		echo(t, gw, &n)
@@ -144,18 +150,26 @@ func (d *dc) directorConfig(i int, runtimeDir string) string {
 	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n  drainPeriod: %s\n", runtimeDir, vipSubnet, drain)
 	b.WriteString("services:\n")
 	for _, v := range d.opts.served() {
-		fmt.Fprintf(&b, "  - vip: %s\n    port: 80\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", v)
-		for _, g := range d.gatewayAddr {
-			fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
-		}
-		if bs := d.opts.l7Backends[v]; len(bs) > 0 {
-			fmt.Fprintf(&b, "    l7Backends: [%s]\n", strings.Join(bs, ", "))
+		for k, port := range d.opts.servicePorts() {
+			fmt.Fprintf(&b, "  - vip: %s\n    port: %d\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", v, port)
+			for _, g := range d.gatewayAddr {
+				fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
+			}
+			if bs := d.opts.l7Backends[v]; len(bs) > 0 && k == 0 {
+				fmt.Fprintf(&b, "    l7Backends: [%s]\n", strings.Join(bs, ", "))
+			}
 		}
 	}
 	fmt.Fprintf(&b, "bgp:\n  localASN: 64512\n  routerID: %s\n  allowedPrefixes: [%s]\n  peers:\n    - {address: 198.18.%d.1, asn: 64500, localAddress: %s, holdTimeSeconds: 3, keepaliveSeconds: 1}\n",
 		d.directorAddr[i], vipSubnet, i+1, d.directorAddr[i])
-	fmt.Fprintf(&b, "health:\n  kind: http\n  port: 8081\n  path: /healthz\n  interval: %s\n  timeout: %s\n  rise: 2\n  fall: %d\n",
-		healthInterval, healthInterval, healthFall)
+	// The gateways' health: the test's endpoint, or Envoy's read-only
+	// stats listener, which answers 503 once Envoy is draining.
+	port, path := 8081, "/healthz"
+	if d.opts.envoy {
+		port, path = 9902, "/ready"
+	}
+	fmt.Fprintf(&b, "health:\n  kind: http\n  port: %d\n  path: %s\n  interval: %s\n  timeout: %s\n  rise: 2\n  fall: %d\n",
+		port, path, healthInterval, healthInterval, healthFall)
 	if d.opts.announce != "" {
 		fmt.Fprintf(&b, "  announce: %s\n", d.opts.announce)
 	}
@@ -253,6 +267,9 @@ func echo(t *testing.T, gw *topo.Node, accepted *atomic.Int64) {
 		}
 	}()
 }
+
+// appAddr is the address of backend node app i+1.
+func appAddr(i int) string { return fmt.Sprintf("198.18.%d.2", 21+i) }
 
 // hasNextHops matches exactly these next hops (sorted, as Routes returns them).
 func hasNextHops(want ...string) func([]birdlab.Route) bool {

@@ -29,10 +29,10 @@ const (
 // stays announced by both directors, the directors stay ready and IPVS
 // keeps its weights. When it answers again, the /32 comes back.
 func TestL7BackendDownWithdrawsOnlyItsVIP(t *testing.T) {
-	backendAddr := "198.18.21.2:8080"
-	d := buildDCWith(t, dcOptions{vips: []string{l7VIP, vip2}, announce: "vips", app: true,
+	backendAddr := appAddr(0) + ":8080"
+	d := buildDCWith(t, dcOptions{vips: []string{l7VIP, vip2}, announce: "vips", apps: 1,
 		l7Backends: map[string][]string{l7VIP: {backendAddr}}})
-	backend := startBackend(t, d.app, backendAddr)
+	backend := startBackend(t, d.apps[0], backendAddr)
 	ctx := context.Background()
 	l7Route, route2 := l7VIP+"/32", vip2+"/32"
 

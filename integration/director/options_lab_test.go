@@ -10,10 +10,24 @@ type dcOptions struct {
 	vips []string
 	// announce is health.announce ("" = the default, subnets).
 	announce string
-	// l7Backends are a VIP's services[].l7Backends.
+	// ports are the port of each VIP's services, over both gateways;
+	// [80] when empty.
+	ports []int
+	// l7Backends are a VIP's services[].l7Backends, on its first port.
 	l7Backends map[string][]string
-	// app adds the application node (198.18.21.2) behind the router.
-	app bool
+	// apps adds so many application nodes behind the router (appAddr).
+	apps int
+	// envoy: the test runs the real Envoy on the gateways. They get no
+	// echo server and no health endpoint, and the directors probe
+	// Envoy's stats listener (:9902/ready) instead.
+	envoy bool
+}
+
+func (o dcOptions) servicePorts() []int {
+	if len(o.ports) == 0 {
+		return []int{80}
+	}
+	return o.ports
 }
 
 func (o dcOptions) served() []string {

@@ -22,7 +22,7 @@ func TestSIGTERMWithdrawsFirstAndFailsNoRequest(t *testing.T) {
 
 	lctx, stop := context.WithCancel(ctx)
 	var l load
-	wg := l.run(lctx, d, 4)
+	wg := l.run(lctx, 4, d.request)
 	defer func() { stop(); wg.Wait() }()
 	time.Sleep(2 * time.Second)
 

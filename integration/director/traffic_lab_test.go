@@ -7,10 +7,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/moby/ipvs"
 )
 
 // stream is one long-lived connection exchanging a counter every tick.
@@ -125,12 +130,13 @@ type load struct {
 	firstErr   error
 }
 
-func (l *load) run(ctx context.Context, d *dc, workers int) *sync.WaitGroup {
+// run makes each of workers call request in a loop until ctx ends.
+func (l *load) run(ctx context.Context, workers int, request func() error) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				if err := d.request(); err != nil {
+				if err := request(); err != nil {
 					if ctx.Err() != nil {
 						return
 					}
@@ -150,29 +156,83 @@ func (l *load) run(ctx context.Context, d *dc, workers int) *sync.WaitGroup {
 	return &wg
 }
 
-// ipvsConns counts director i's IPVS connection entries for the VIP.
+// ipvsConns counts director i's IPVS connection entries for VIP:80.
 func (d *dc) ipvsConns(i int, state string) int {
+	return d.ipvsConnsTo(i, vip+":80", state, nil)
+}
+
+// ipvsConnsTo counts director i's IPVS connection entries for service
+// (VIP:port) in state ("" for any) whose client (ip:port) is one of
+// client's (nil for any).
+func (d *dc) ipvsConnsTo(i int, service, state string, client func(string) bool) int {
 	out, _ := d.directors[i].Cmd("ipvsadm", "-Lnc").CombinedOutput()
 	n := 0
 	for _, line := range strings.Split(string(out), "\n") {
-		if strings.Contains(line, vip+":80") && (state == "" || strings.Contains(line, state)) {
+		// TCP 14:59  ESTABLISHED 198.18.0.2:51754 203.0.113.10:443 198.18.12.2:443
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[4] == service && (state == "" || f[2] == state) && (client == nil || client(f[3])) {
 			n++
 		}
 	}
 	return n
 }
 
-// weights reads director i's real-server weights for the VIP service.
+// weights reads director i's real-server weights for the VIP's port 80.
 func (d *dc) weights(i int) map[string]string {
-	out, _ := d.directors[i].Cmd("ipvsadm", "-Ln").CombinedOutput()
+	return d.weightsOf(i, vip+":80")
+}
+
+// weightsOf reads director i's real-server weights of service (VIP:port),
+// by real server address, over netlink (quick: no process to start in
+// the emulated VM, so a change is seen when it happens).
+func (d *dc) weightsOf(i int, service string) map[string]string {
 	w := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 4 && f[0] == "->" && f[2] == "Tunnel" {
-			w[strings.TrimSuffix(f[1], ":80")] = f[3]
+	d.withService(i, service, func(h *ipvs.Handle, svc *ipvs.Service) {
+		dests, err := h.GetDestinations(svc)
+		if err != nil {
+			return
+		}
+		for _, dst := range dests {
+			w[dst.Address.String()] = strconv.Itoa(dst.Weight)
+		}
+	})
+	return w
+}
+
+// ipvsPackets returns director i's packet counters of service (VIP:port):
+// packets in (client to gateway, tunnelled) and out (replies through the
+// director, which direct server return keeps at 0); -1 when it has no
+// such service.
+func (d *dc) ipvsPackets(i int, service string) (in, out int64) {
+	in, out = -1, -1
+	d.withService(i, service, func(_ *ipvs.Handle, svc *ipvs.Service) {
+		in, out = int64(svc.Stats.PacketsIn), int64(svc.Stats.PacketsOut)
+	})
+	return in, out
+}
+
+// withService calls fn with director i's IPVS service (VIP:port, TCP),
+// if it has one.
+func (d *dc) withService(i int, service string, fn func(*ipvs.Handle, *ipvs.Service)) {
+	ap, err := netip.ParseAddrPort(service)
+	if err != nil {
+		return
+	}
+	h, err := ipvs.New(d.directors[i].NsPath())
+	if err != nil {
+		return
+	}
+	defer h.Close()
+	svcs, err := h.GetServices()
+	if err != nil {
+		return
+	}
+	for _, svc := range svcs {
+		if a, ok := netip.AddrFromSlice(svc.Address); ok && a.Unmap() == ap.Addr() && svc.Port == ap.Port() && svc.Protocol == syscall.IPPROTO_TCP {
+			fn(h, svc)
+			return
 		}
 	}
-	return w
 }
 
 // newFlows sends n requests and returns how many each gateway accepted.

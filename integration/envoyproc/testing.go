@@ -50,15 +50,5 @@ func StartT(t testing.TB, o Options) *Gateway {
 // Each request uses a new connection unless keepAlive.
 func ClientTo(addr string, tlsConfig *tls.Config, keepAlive bool) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second}
-	return &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return d.DialContext(ctx, network, addr)
-			},
-			TLSClientConfig:   tlsConfig,
-			DisableKeepAlives: !keepAlive,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	return ClientVia(d.DialContext, addr, tlsConfig, keepAlive)
 }

@@ -3,6 +3,7 @@ package tlstest
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"testing"
 )
 
@@ -25,5 +26,36 @@ func TestSelfSignedIsAPairForTheHosts(t *testing.T) {
 	}
 	if c.Subject.CommonName != "shop.example.com" {
 		t.Errorf("common name %q", c.Subject.CommonName)
+	}
+}
+
+// TestCAIssuesWhatClientsVerify: a certificate the CA issued verifies
+// against the CA's pool for its own hosts only, and a self-signed one
+// does not.
+func TestCAIssuesWhatClientsVerify(t *testing.T) {
+	ca := NewCA(t)
+	chain, key := ca.Issue(t, "media.example.com")
+	pair, err := tls.X509KeyPair(chain, key)
+	if err != nil {
+		t.Fatalf("not a certificate/key pair: %v", err)
+	}
+	c, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Verify(x509.VerifyOptions{Roots: ca.Pool(), DNSName: "media.example.com"}); err != nil {
+		t.Errorf("issued certificate does not verify: %v", err)
+	}
+	if _, err := c.Verify(x509.VerifyOptions{Roots: ca.Pool(), DNSName: "shop.example.com"}); err == nil {
+		t.Error("issued certificate verifies for a host it does not name")
+	}
+	other, _ := SelfSigned(t, "media.example.com")
+	block, _ := pem.Decode(other)
+	sc, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sc.Verify(x509.VerifyOptions{Roots: ca.Pool(), DNSName: "media.example.com"}); err == nil {
+		t.Error("a self-signed certificate verifies against the CA")
 	}
 }

@@ -22,15 +22,19 @@ import (
 type adminStandIn struct {
 	mu       sync.Mutex
 	calls    []string
+	at       []time.Time // when each call came
 	active   int
 	draining bool
 	stuck    bool // connections never close
+	accepted int  // connections ever accepted
+	arrivals int  // stats reads during which a new connection comes
 }
 
 func (a *adminStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls = append(a.calls, r.Method+" "+r.URL.RequestURI())
+	a.at = append(a.at, time.Now())
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/healthcheck/fail":
 	case r.Method == http.MethodPost && r.URL.Path == "/drain_listeners" && r.URL.Query().Has("graceful"):
@@ -39,7 +43,12 @@ func (a *adminStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if a.draining && !a.stuck && a.active > 0 {
 			a.active--
 		}
+		if a.arrivals > 0 {
+			a.arrivals--
+			a.accepted++
+		}
 		fmt.Fprintf(w, "listener.0.0.0.0_8080.downstream_cx_active: %d\nlistener.0.0.0.0_8443.downstream_cx_active: %d\nlistener.admin.downstream_cx_active: 1\nhttp.https-443.downstream_cx_active: 99\n", a.active/2, a.active-a.active/2)
+		fmt.Fprintf(w, "listener.0.0.0.0_8443.downstream_cx_total: %d\nlistener.admin.downstream_cx_total: %d\n", a.accepted, len(a.calls))
 	default:
 		w.WriteHeader(http.StatusNotFound)
 	}
@@ -79,6 +88,83 @@ func TestDrainWaitsForZero(t *testing.T) {
 	}
 }
 
+// TestDrainWaitsForTheL4Tier: with no connection open, the drain still
+// keeps Envoy serving for L4Wait after failing its health check, the time
+// the directors take to stop sending it new flows, before draining the
+// listeners and returning (the preStop hook, after which SIGTERM comes).
+func TestDrainWaitsForTheL4Tier(t *testing.T) {
+	a := &adminStandIn{}
+	srv := httptest.NewServer(a)
+	defer srv.Close()
+	d := drainer(srv.URL, 5*time.Second)
+	d.L4Wait = 300 * time.Millisecond
+	start := time.Now()
+	res, err := d.Drain(context.Background())
+	if err != nil || res.TimedOut || res.Active != 0 {
+		t.Fatalf("drain = %+v, %v", res, err)
+	}
+	if took := time.Since(start); took < d.L4Wait {
+		t.Errorf("the drain returned %v after it began, before the L4 wait of %v", took, d.L4Wait)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.calls) < 3 || a.calls[0] != "POST /healthcheck/fail" || a.calls[1] != "POST /drain_listeners?graceful" {
+		t.Fatalf("calls %v: health check fails first, then the graceful drain, then connections are counted", a.calls)
+	}
+	if gap := a.at[1].Sub(a.at[0]); gap < d.L4Wait {
+		t.Errorf("listeners drained %v after the health check failed, want at least the L4 wait %v", gap, d.L4Wait)
+	}
+}
+
+// TestDrainWaitsUntilNewConnectionsStop: no connection is open at any
+// read, but new ones keep coming (the L4 tier still sends them, its checks
+// slower than the L4 wait): the drain returns only after none came for
+// Quiet.
+func TestDrainWaitsUntilNewConnectionsStop(t *testing.T) {
+	a := &adminStandIn{arrivals: 8}
+	srv := httptest.NewServer(a)
+	defer srv.Close()
+	d := drainer(srv.URL, 10*time.Second)
+	d.Quiet = 100 * time.Millisecond
+	res, err := d.Drain(context.Background())
+	if err != nil || res.TimedOut || res.Active != 0 {
+		t.Fatalf("drain = %+v, %v", res, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.arrivals != 0 {
+		t.Fatalf("the drain returned while connections were still coming (%d more to come)", a.arrivals)
+	}
+	var reads []time.Time
+	for i, c := range a.calls {
+		if strings.HasPrefix(c, "GET /stats") {
+			reads = append(reads, a.at[i])
+		}
+	}
+	// The 8th read saw the last new connection; the drain returned after
+	// a later read at least Quiet after it.
+	if len(reads) < 9 || reads[len(reads)-1].Sub(reads[7]) < d.Quiet {
+		t.Fatalf("%d stats reads, the last %v after the last new connection: want at least the quiet period %v", len(reads), reads[len(reads)-1].Sub(reads[min(7, len(reads)-1)]), d.Quiet)
+	}
+}
+
+// TestDrainDeadlineDuringTheL4Wait: a deadline shorter than the wait ends
+// the drain at the deadline, without draining.
+func TestDrainDeadlineDuringTheL4Wait(t *testing.T) {
+	a := &adminStandIn{}
+	srv := httptest.NewServer(a)
+	defer srv.Close()
+	d := drainer(srv.URL, 100*time.Millisecond)
+	d.L4Wait = time.Minute
+	res, err := d.Drain(context.Background())
+	if err != nil || !res.TimedOut {
+		t.Fatalf("drain = %+v, %v; want a timeout", res, err)
+	}
+	if calls := a.log(); len(calls) != 1 {
+		t.Errorf("calls %v, want the failed health check alone", calls)
+	}
+}
+
 func TestDrainStopsAtDeadline(t *testing.T) {
 	a := &adminStandIn{active: 3, stuck: true}
 	srv := httptest.NewServer(a)
@@ -101,13 +187,18 @@ func TestDrainAdminDown(t *testing.T) {
 	}
 }
 
-func TestSumActive(t *testing.T) {
-	in := "listener.0.0.0.0_80.downstream_cx_active: 4\nlistener.admin.downstream_cx_active: 2\ncluster.x.upstream_cx_active: 9\nlistener.[::]_443.downstream_cx_active: 1\n"
-	n, err := drain.SumActive(strings.NewReader(in))
-	if err != nil || n != 5 {
-		t.Fatalf("sum = %d, %v; want 5", n, err)
+// TestReadConnections sums the client listeners' gauges and counters,
+// leaving out admin, the stats listener and the per-worker copies.
+func TestReadConnections(t *testing.T) {
+	in := "listener.0.0.0.0_80.downstream_cx_active: 4\nlistener.admin.downstream_cx_active: 2\ncluster.x.upstream_cx_active: 9\n" +
+		"listener.[::]_443.downstream_cx_active: 1\nlistener.[::]_443.worker_0.downstream_cx_active: 1\n" +
+		"listener.0.0.0.0_80.downstream_cx_total: 40\nlistener.203.0.113.10_443.downstream_cx_total: 2\nlistener.203.0.113.10_443.worker_1.downstream_cx_total: 2\n" +
+		"listener.tlb_stats.downstream_cx_total: 700\nlistener.admin.downstream_cx_total: 80\n"
+	c, err := drain.ReadConnections(strings.NewReader(in))
+	if err != nil || c != (drain.Connections{Active: 5, Accepted: 42}) {
+		t.Fatalf("connections = %+v, %v; want 5 active, 42 accepted", c, err)
 	}
-	if _, err := drain.SumActive(strings.NewReader("listener.x.downstream_cx_active: lots\n")); err == nil {
+	if _, err := drain.ReadConnections(strings.NewReader("listener.x.downstream_cx_active: lots\n")); err == nil {
 		t.Fatal("accepted a non-number")
 	}
 }
@@ -147,16 +238,16 @@ func TestSupervisorDrainsBeforeStopping(t *testing.T) {
 	}
 }
 
-// FuzzSumActive: Envoy's stats text is outside input; the parser never
-// panics and never reports a negative sum from well-formed gauges.
-func FuzzSumActive(f *testing.F) {
+// FuzzReadConnections: Envoy's stats text is outside input; the parser
+// never panics and never reports a negative sum from well-formed gauges.
+func FuzzReadConnections(f *testing.F) {
 	f.Add("listener.0.0.0.0_80.downstream_cx_active: 4\nlistener.admin.downstream_cx_active: 2\n")
-	f.Add("listener.x.downstream_cx_active: -1\n")
+	f.Add("listener.x.downstream_cx_active: -1\nlistener.x.downstream_cx_total: 3\n")
 	f.Add("garbage\n: \nlistener..downstream_cx_active: 99999999999999999999\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		n, err := drain.SumActive(strings.NewReader(in))
-		if err == nil && n < 0 && !strings.Contains(in, "-") {
-			t.Fatalf("negative sum %d from %q", n, in)
+		c, err := drain.ReadConnections(strings.NewReader(in))
+		if err == nil && (c.Active < 0 || c.Accepted < 0) && !strings.Contains(in, "-") {
+			t.Fatalf("negative sum %+v from %q", c, in)
 		}
 	})
 }

@@ -1,20 +1,14 @@
 package drain
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
-	"strings"
+	"net/url"
 	"time"
 )
-
-// StatsListenerPrefix is the stat prefix of the gateway's read-only
-// stats listener (l7/bootstrap): scrapes are not client traffic to wait for.
-const StatsListenerPrefix = "tlb_stats"
 
 // Drainer drains one Envoy through its admin API.
 type Drainer struct {
@@ -22,9 +16,18 @@ type Drainer struct {
 	Admin  string
 	Client *http.Client
 	Log    *slog.Logger
-	// Poll is how often active connections are read.
+	// Poll is how often connections are counted.
 	Poll time.Duration
-	// Deadline bounds the whole drain.
+	// L4Wait is how long the L4 tier takes to see the failed health check
+	// and stop sending new connections (the directors' health fall x
+	// interval plus a probe's timeout, with a margin). New connections
+	// are served as usual meanwhile; the listeners drain after it.
+	L4Wait time.Duration
+	// Quiet: the drain ends only once no client connection is open and
+	// none has been accepted for Quiet, so the L4 tier has stopped
+	// sending new ones even when its checks took longer than L4Wait.
+	Quiet time.Duration
+	// Deadline bounds the whole drain, L4Wait included.
 	Deadline time.Duration
 	Now      func() time.Time
 }
@@ -39,10 +42,16 @@ type Result struct {
 	Took     time.Duration
 }
 
-// Drain fails the health check, starts a graceful drain of all listeners,
-// and waits for active downstream connections to reach zero or the
-// deadline. Errors reaching the admin API end the drain early with an
-// error; the caller then stops Envoy anyway.
+// Drain fails the health check, waits L4Wait while Envoy serves the new
+// connections the L4 tier still sends, starts a graceful drain of all
+// listeners, and returns once no client connection is open and none has
+// come for Quiet, or at the deadline. Without the wait and the quiet
+// period, a gateway with few connections open counted zero at once and
+// was stopped while the directors still sent it new flows, which were
+// refused (seen with the real Envoy behind real directors:
+// integration/director TestMissionThroughEnvoy, 12 failed requests).
+// Errors reaching the admin API end the drain early with an error; the
+// caller then stops Envoy anyway.
 func (d *Drainer) Drain(ctx context.Context) (Result, error) {
 	start := d.Now()
 	ctx, cancel := context.WithTimeout(ctx, d.Deadline)
@@ -50,27 +59,39 @@ func (d *Drainer) Drain(ctx context.Context) (Result, error) {
 	if err := d.post(ctx, "/healthcheck/fail"); err != nil {
 		return Result{}, err
 	}
+	d.Log.Info("envoy health check failed; serving while the L4 tier stops sending new connections", "admin", d.Admin, "wait", d.L4Wait)
+	select {
+	case <-ctx.Done():
+		d.Log.Warn("envoy drain deadline reached while waiting for the L4 tier", "wait", d.L4Wait, "deadline", d.Deadline)
+		return Result{Active: -1, TimedOut: true, Took: d.Now().Sub(start)}, nil
+	case <-time.After(d.L4Wait):
+	}
 	if err := d.post(ctx, "/drain_listeners?graceful"); err != nil {
 		return Result{}, err
 	}
-	d.Log.Info("envoy draining", "admin", d.Admin, "deadline", d.Deadline)
+	d.Log.Info("envoy draining", "admin", d.Admin, "quiet", d.Quiet, "deadline", d.Deadline)
 	tick := time.NewTicker(d.Poll)
 	defer tick.Stop()
-	last := -1 // last count read; -1 until one is read
+	last := Connections{Active: -1, Accepted: -1} // -1 until read
+	var quietSince time.Time
 	for {
-		n, err := d.active(ctx)
+		c, err := d.connections(ctx)
 		switch {
-		case err == nil && n == 0:
-			return Result{Took: d.Now().Sub(start)}, nil
 		case err == nil:
-			last = n
+			if c.Accepted != last.Accepted {
+				quietSince = d.Now()
+			}
+			last = c
+			if c.Active == 0 && d.Now().Sub(quietSince) >= d.Quiet {
+				return Result{Took: d.Now().Sub(start)}, nil
+			}
 		case ctx.Err() == nil:
 			d.Log.Warn("read envoy connection count", "admin", d.Admin, "err", err)
 		}
 		select {
 		case <-ctx.Done():
-			d.Log.Warn("envoy drain deadline reached", "active", last)
-			return Result{Active: last, TimedOut: true, Took: d.Now().Sub(start)}, nil
+			d.Log.Warn("envoy drain deadline reached", "active", last.Active)
+			return Result{Active: last.Active, TimedOut: true, Took: d.Now().Sub(start)}, nil
 		case <-tick.C:
 		}
 	}
@@ -93,40 +114,20 @@ func (d *Drainer) post(ctx context.Context, path string) error {
 	return nil
 }
 
-// active sums downstream_cx_active over every listener except admin, from
-// Envoy's plain-text /stats.
-func (d *Drainer) active(ctx context.Context) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.Admin+"/stats?filter=downstream_cx_active", nil)
+// connections reads the client connections of every listener except
+// admin and stats from Envoy's plain-text /stats.
+func (d *Drainer) connections(ctx context.Context) (Connections, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.Admin+"/stats?filter="+url.QueryEscape(`downstream_cx_(active|total)$`), nil)
 	if err != nil {
-		return 0, err
+		return Connections{}, err
 	}
 	resp, err := d.Client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("envoy admin GET /stats: %w", err)
+		return Connections{}, fmt.Errorf("envoy admin GET /stats: %w", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("envoy admin GET /stats: status %s", resp.Status)
+		return Connections{}, fmt.Errorf("envoy admin GET /stats: status %s", resp.Status)
 	}
-	return SumActive(resp.Body)
-}
-
-// SumActive parses Envoy's text stats ("name: value" lines) and sums the
-// listener.*.downstream_cx_active gauges, leaving out the admin and stats
-// listeners.
-func SumActive(r io.Reader) (int, error) {
-	sum := 0
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), ": ")
-		if !ok || !strings.HasPrefix(name, "listener.") || !strings.HasSuffix(name, ".downstream_cx_active") || strings.HasPrefix(name, "listener.admin.") || strings.HasPrefix(name, "listener."+StatsListenerPrefix+".") {
-			continue
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(val))
-		if err != nil {
-			return 0, fmt.Errorf("parse envoy stat %q: %w", sc.Text(), err)
-		}
-		sum += n
-	}
-	return sum, sc.Err()
+	return ReadConnections(resp.Body)
 }

@@ -8,8 +8,8 @@
 //	         [--dns-resolvers IP:PORT,...]
 //	l7 render --config DIR --group G [--kind gateway|grpc] [--format bootstrap|xds|ratelimit] [--ratelimit-address HOST:PORT] [--dns-resolvers IP:PORT,...]
 //	l7 bootstrap --group G --out FILE [--stats-address IP:9902] [--xds-socket P] [--admin-socket P]
-//	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
-//	l7 drain [--admin unix:///run/tlb/envoy-admin.sock] [--drain-deadline 60s]
+//	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--l4-wait 10s] [--quiet 3s] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
+//	l7 drain [--admin unix:///run/tlb/envoy-admin.sock] [--l4-wait 10s] [--quiet 3s] [--drain-deadline 60s]
 //	l7 install DIR
 //	l7 version      (the schema generation; --version: the build)
 //
@@ -97,24 +97,21 @@ func splitList(v string) []string {
 
 func runEnvoy(args []string) error {
 	fs := flag.NewFlagSet("envoy", flag.ExitOnError)
-	admin := fs.String("admin", "unix:///run/tlb/envoy-admin.sock", "Envoy admin API: unix:///PATH or a loopback http:// URL")
-	deadline := fs.Duration("drain-deadline", 60*time.Second, "longest wait for connections to close")
-	poll := fs.Duration("poll", time.Second, "how often to read the connection count")
+	drainer := drainerFlags(fs)
 	grace := fs.Duration("stop-grace", 10*time.Second, "time for Envoy to exit after SIGTERM before SIGKILL")
 	_ = fs.Parse(args)
 	if fs.NArg() == 0 {
 		return errors.New("envoy: give the Envoy command after --")
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	d, err := drainer(log)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	base, client := adminClient(*admin)
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	sup := &drain.Supervisor{
-		Cmd: cmd, Log: log, StopGrace: *grace,
-		Drainer: &drain.Drainer{Admin: base, Client: client, Log: log,
-			Poll: *poll, Deadline: *deadline, Now: time.Now},
-	}
+	sup := &drain.Supervisor{Cmd: cmd, Log: log, StopGrace: *grace, Drainer: d}
 	return sup.Run(ctx)
 }
