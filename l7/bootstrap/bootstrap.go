@@ -95,6 +95,7 @@ func Build(g Gateway) (*bootstrapv3.Bootstrap, error) {
 			Listeners: []*listener.Listener{statsListener(g.Stats)},
 		},
 		OverloadManager: overloadManager(g.MaxHeapBytes, g.MaxConnections),
+		LayeredRuntime:  translate.RegexRuntime(),
 	}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlbproject/tlb/l7/bootstrap"
+	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/validate"
 	"github.com/tlbproject/tlb/l7/xds"
@@ -153,5 +154,23 @@ func TestAuthzClusterOnTheSocket(t *testing.T) {
 	g.AuthzSocket = ""
 	if b, _ = bootstrap.Build(g); len(b.GetStaticResources().GetClusters()) != 2 {
 		t.Errorf("clusters without an authz socket: %d, want ADS and admin only", len(b.GetStaticResources().GetClusters()))
+	}
+}
+
+// TestRegexRuntime: the gateway's Envoy takes regexes up to twice the
+// model's limit (Envoy's default of 100 would refuse whole route tables
+// the model accepts) and warns past the limit itself.
+func TestRegexRuntime(t *testing.T) {
+	b, err := bootstrap.Build(gateway())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := b.GetLayeredRuntime().GetLayers()
+	if len(ls) != 2 || ls[1].GetAdminLayer() == nil {
+		t.Fatalf("runtime layers %v, want the static layer then the admin layer", ls)
+	}
+	f := ls[0].GetStaticLayer().GetFields()
+	if f[translate.RegexErrorLevelKey].GetNumberValue() != 2*model.MaxRegexProgramSize || f[translate.RegexWarnLevelKey].GetNumberValue() != model.MaxRegexProgramSize {
+		t.Errorf("static layer %v", ls[0].GetStaticLayer())
 	}
 }

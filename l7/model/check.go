@@ -101,8 +101,10 @@ func checkService(s Service) []Problem {
 		checkRouteTargets(r, f, ups, bad)
 		checkRouteRewrites(r, f, ups, bad)
 		if r.Rewrite != nil {
-			if _, err := regexp.Compile(r.Rewrite.Regex); err != nil || r.Rewrite.Regex == "" {
-				bad(f+".rewrite.old", "not a valid RE2 expression: %v", err)
+			if r.Rewrite.Regex == "" {
+				bad(f+".rewrite.old", "required")
+			} else if err := CheckRegex(r.Rewrite.Regex); err != nil {
+				bad(f+".rewrite.old", "%v", err)
 			}
 		}
 		if r.BackendTimeout < 0 || (r.BackendTimeout > 0 && r.Timeout > 0 && r.BackendTimeout > r.Timeout) {

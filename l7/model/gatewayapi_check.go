@@ -30,8 +30,8 @@ func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)
 	case r.Exact != "" && !strings.HasPrefix(r.Exact, "/"):
 		bad(f+".exact", "must start with /")
 	case r.Regex != "":
-		if _, err := regexp.Compile(r.Regex); err != nil {
-			bad(f+".pattern", "not a valid RE2 expression: %v", err)
+		if err := CheckRegex(r.Regex); err != nil {
+			bad(f+".pattern", "%v", err)
 		}
 	}
 	switch {
@@ -54,8 +54,8 @@ func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)
 		case h.Exact == "" && h.Regex == "" && !h.Present:
 			bad(hf, "set exact, regex or present")
 		case h.Regex != "":
-			if _, err := regexp.Compile(h.Regex); err != nil {
-				bad(hf+".regex", "not a valid RE2 expression: %v", err)
+			if err := CheckRegex(h.Regex); err != nil {
+				bad(hf+".regex", "%v", err)
 			}
 		}
 	}
@@ -73,8 +73,8 @@ func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)
 		case (q.Exact == "") == (q.Regex == ""):
 			bad(qf, "set exactly one of exact and regex")
 		case q.Regex != "":
-			if _, err := regexp.Compile(q.Regex); err != nil {
-				bad(qf+".regex", "not a valid RE2 expression: %v", err)
+			if err := CheckRegex(q.Regex); err != nil {
+				bad(qf+".regex", "%v", err)
 			}
 		}
 	}

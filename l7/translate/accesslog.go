@@ -28,6 +28,9 @@ const (
 	AccessLogNamespace = "tlb.access_log"
 	AccessLogKey       = "log"
 	AccessLogOff       = "off"
+	// AccessLogOn is the only marker value the logger logs; no route
+	// sets it (see gatewayAccessLog).
+	AccessLogOn        = "on"
 	stdoutAccessLogger = "envoy.access_loggers.stdout"
 )
 
@@ -67,7 +70,11 @@ func hasAccessLogOff(svcs []model.Service) bool {
 
 // gatewayAccessLog is the stdout JSON logger of a gateway listener,
 // skipping the requests whose marker says off (a request without the
-// marker is logged).
+// marker is logged). Envoy's metadata filter logs a request without the
+// key (match_if_key_not_found) and, with the key, only when its value
+// matches; it ignores the matcher's invert (Envoy 1.40 logged the
+// requests marked off with "invert: true, value: off"), so the value
+// matched is AccessLogOn, which no route writes.
 func gatewayAccessLog() []*accesslog.AccessLog {
 	fields := make(map[string]any, len(accessLogFields))
 	for k, v := range accessLogFields {
@@ -87,8 +94,7 @@ func gatewayAccessLog() []*accesslog.AccessLog {
 				Filter: AccessLogNamespace,
 				Path:   []*matcher.MetadataMatcher_PathSegment{{Segment: &matcher.MetadataMatcher_PathSegment_Key{Key: AccessLogKey}}},
 				Value: &matcher.ValueMatcher{MatchPattern: &matcher.ValueMatcher_StringMatch{StringMatch: &matcher.StringMatcher{
-					MatchPattern: &matcher.StringMatcher_Exact{Exact: AccessLogOff}}}},
-				Invert: true,
+					MatchPattern: &matcher.StringMatcher_Exact{Exact: AccessLogOn}}}},
 			},
 			MatchIfKeyNotFound: wrapBool(true),
 		}}},

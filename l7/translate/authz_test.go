@@ -62,7 +62,7 @@ routes:
 
 func resolveDocs(t *testing.T, docs ...string) model.Resolved {
 	t.Helper()
-	r := model.Resolve(parseDocs(t, docs...), model.Options{})
+	r := resolve(t, parseDocs(t, docs...), model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)
 	}

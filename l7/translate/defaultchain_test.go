@@ -39,7 +39,7 @@ func TestDefaultCertificateChain(t *testing.T) {
 			Upstreams: []model.Upstream{{Name: "u", Endpoints: []model.Endpoint{{Addr: netip.MustParseAddrPort("198.51.100.1:80")}}}},
 			Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "u", Weight: 1}}}}}},
 	}
-	r := model.Resolve(cfg, model.Options{})
+	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems %v", r.Problems)
 	}

@@ -54,7 +54,7 @@ func TestDNSUpstreams(t *testing.T) {
 	resolvers := []netip.AddrPort{netip.MustParseAddrPort("127.0.23.53:53"), netip.MustParseAddrPort("10.96.0.10:53")}
 	in := dnsConfig(model.DNSName{Host: "greeter.svc", Port: 50051})
 	in.Services[0].Routes[1].RateLimit = &ratelimit.RouteLimits{Global: &ratelimit.Global{PerRoute: &ratelimit.Quota{Requests: 10, Unit: ratelimit.Minute}}}
-	r := model.Resolve(in, model.Options{
+	r := resolve(t, in, model.Options{
 		DNSResolvers: resolvers, RateLimitService: &model.RateLimitService{Host: "ratelimit.internal", Port: 8081}})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)
@@ -127,7 +127,7 @@ func TestDNSUpstreams(t *testing.T) {
 	}
 
 	// Without resolvers: Envoy's default resolver (resolv.conf).
-	plain := translate.Group(model.Resolve(dnsConfig(model.DNSName{Host: "greeter.svc", Port: 50051}), model.Options{}), "internal", translate.Gateway)
+	plain := translate.Group(resolve(t, dnsConfig(model.DNSName{Host: "greeter.svc", Port: 50051}), model.Options{}), "internal", translate.Gateway)
 	for _, res := range plain[resource.ClusterType] {
 		pc := res.(*cluster.Cluster)
 		var cfg dnscluster.DnsCluster

@@ -68,6 +68,9 @@ func errorPagesPerRoute(s model.Service, r model.Route) *anypb.Any {
 				Format:      &core.SubstitutionFormatString_TextFormatSource{TextFormatSource: inline("%LOCAL_REPLY_BODY%")},
 				ContentType: ct,
 			},
+			// Envoy 1.40 answers the page as text/plain whatever the body
+			// format's content type says: the header sets it.
+			ResponseHeadersToAdd: []*core.HeaderValueOption{overwrite("content-type", ct)},
 		}
 		list.Matchers = append(list.Matchers, &xdsmatcher.Matcher_MatcherList_FieldMatcher{
 			Predicate: pred,

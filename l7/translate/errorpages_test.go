@@ -77,7 +77,7 @@ func TestErrorPagesKeepTheRolesMapping(t *testing.T) {
 	withPages := strings.Replace(jwtAPI, "jwt:\n", "errorPages: [{statuses: [401, 403], body: '{\"error\":\"denied\"}', contentType: application/json}]\njwt:\n", 1)
 	hcms, rcs := gatewaySet(t, jwtDir(t, withPages))
 	const guarded = "http-203.0.113.1-80"
-	want := []string{translate.CustomResponseFilter, translate.HeaderMutationFilter, translate.JWTFilter, translate.RBACFilter, "envoy.filters.http.router"}
+	want := []string{translate.CustomResponseFilter, translate.HeaderMutationFilter, translate.JWTFilter, translate.RBACFilter, translate.RolesClaimFilter, "envoy.filters.http.router"}
 	if got := filterNames(hcms[guarded]); !slices.Equal(got, want) {
 		t.Fatalf("guarded filters = %v, want %v", got, want)
 	}

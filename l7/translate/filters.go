@@ -86,7 +86,7 @@ func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 		out = append(out, headerMutationFilter(), jwtFilter(jwt))
 	}
 	if f.rbac {
-		out = append(out, rbacFilter())
+		out = append(out, rbacFilter(), rolesClaimFilter())
 	}
 	if f.authz {
 		out = append(out, extAuthzFilter())
@@ -120,6 +120,9 @@ func (f httpFilters) perRoute(s model.Service, r model.Route) map[string]*anypb.
 	}
 	if f.rbac {
 		m[RBACFilter] = rbacPerRoute(r)
+		if c := rolesClaimPerRoute(r); c != nil {
+			m[RolesClaimFilter] = c
+		}
 	}
 	if f.authz {
 		m[ExtAuthzFilter] = authzPerRoute(r)

@@ -42,7 +42,7 @@ func gwAPIResolve(t *testing.T, svcs ...model.Service) model.Resolved {
 		}}},
 		Services: svcs,
 	}
-	r := model.Resolve(cfg, model.Options{})
+	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)
 	}

@@ -71,7 +71,7 @@ func gatewayAPIModel(t *testing.T) model.Resolved {
 		},
 		Services: []model.Service{web, db, other},
 	}
-	r := model.Resolve(cfg, model.Options{})
+	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)
 	}
@@ -279,7 +279,7 @@ func TestGatewayAPIDeterministic(t *testing.T) {
 		}
 		cfg.Gateways[i].Listeners = ls
 	}
-	r2 := model.Resolve(cfg, model.Options{})
+	r2 := resolve(t, cfg, model.Options{})
 	a, b := translate.Group(r, "g", translate.Gateway), translate.Group(r2, "g", translate.Gateway)
 	for typ := range a {
 		if len(a[typ]) != len(b[typ]) {

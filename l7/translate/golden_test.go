@@ -27,7 +27,7 @@ func loadExample(t *testing.T) model.Resolved {
 	if len(errs) > 0 {
 		t.Fatalf("example config has errors: %v", errs)
 	}
-	r := model.Resolve(cfg, model.Options{})
+	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("example config has problems: %v", r.Problems)
 	}
@@ -105,7 +105,7 @@ func TestDeterministic(t *testing.T) {
 	slices.Reverse(cfg.Services)
 	slices.Reverse(cfg.Gateways)
 	slices.Reverse(cfg.Certificates)
-	r2 := model.Resolve(cfg, model.Options{})
+	r2 := resolve(t, cfg, model.Options{})
 	for _, g := range translate.Groups(r) {
 		a, b := translate.Group(r, g, translate.Gateway), translate.Group(r2, g, translate.Gateway)
 		for typ := range a {

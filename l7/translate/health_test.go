@@ -160,7 +160,7 @@ func TestClusterHealth(t *testing.T) {
 			if err := model.CheckService(svc); err != nil {
 				t.Fatalf("test model is invalid: %v", err)
 			}
-			r := model.Resolve(model.Config{Services: []model.Service{svc}}, model.Options{})
+			r := resolve(t, model.Config{Services: []model.Service{svc}}, model.Options{})
 			cs := translate.Clusters(r, "g")
 			if len(cs) != 1 {
 				t.Fatalf("%d clusters", len(cs))

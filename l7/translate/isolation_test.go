@@ -51,7 +51,7 @@ func TestUnrelatedChangesLeaveListenersAlone(t *testing.T) {
 		Listeners: []model.ListenerRef{{Gateway: "late", Listener: "alt"}},
 		Upstreams: []model.Upstream{{Name: "u", Endpoints: []model.Endpoint{{Addr: netip.MustParseAddrPort("198.51.100.99:80"), Weight: 1}}}},
 		Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "u", Weight: 1}}}}})
-	added := model.Resolve(cfg, model.Options{})
+	added := resolve(t, cfg, model.Options{})
 	if len(added.Problems) > 0 {
 		t.Fatalf("problems: %v", added.Problems)
 	}
@@ -74,7 +74,7 @@ func TestUnrelatedChangesLeaveListenersAlone(t *testing.T) {
 			cfg.Gateways[i] = g
 		}
 	}
-	removed := model.Resolve(cfg, model.Options{})
+	removed := resolve(t, cfg, model.Options{})
 	less := encoded(t, removed, "edge")
 	for name, b := range less {
 		if !slices.Equal(before[name], b) {

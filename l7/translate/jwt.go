@@ -9,6 +9,7 @@ import (
 	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	rbac "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/emptypb"
 
@@ -19,8 +20,11 @@ import (
 // The HTTP filters of JWT authentication and roles, by name (the keys of
 // their per-route configuration).
 const (
-	JWTFilter            = "envoy.filters.http.jwt_authn"
-	RBACFilter           = "envoy.filters.http.rbac"
+	JWTFilter  = "envoy.filters.http.jwt_authn"
+	RBACFilter = "envoy.filters.http.rbac"
+	// RolesClaimFilter is the second RBAC filter, checking that a roles
+	// claim is well formed (see rolesClaimFilter).
+	RolesClaimFilter     = "tlb.roles_claim"
 	HeaderMutationFilter = "envoy.filters.http.header_mutation"
 )
 
@@ -68,6 +72,15 @@ func requirementName(svc string, required bool) string {
 // jwtAuthentication is the jwt_authn filter of a listener: one provider
 // per service with JWT settings (named as the service) and its two
 // requirements. Routes pick a requirement by name or disable the filter.
+//
+// A service that also reads a cookie gets a second provider for it
+// (<service>/cookie), and a Bearer token in Authorization wins: the
+// cookie is read only when Authorization carries none, as in seed 001.
+// jwt_authn alone would verify every token it finds and fail the request
+// when any fails; its requirements say "the header's token, or (no
+// Bearer token and the cookie's)". "No Bearer token" is the listener's
+// NoBearerProvider, which no token satisfies, made optional by
+// allow_missing: it passes only when Authorization has no Bearer token.
 func jwtAuthentication(svcs []model.Service) *jwtauthn.JwtAuthentication {
 	cfg := &jwtauthn.JwtAuthentication{
 		Providers:      map[string]*jwtauthn.JwtProvider{},
@@ -77,30 +90,82 @@ func jwtAuthentication(svcs []model.Service) *jwtauthn.JwtAuthentication {
 		if s.JWT == nil {
 			continue
 		}
-		cfg.Providers[s.Name] = jwtProvider(s)
-		cfg.RequirementMap[requirementName(s.Name, true)] = &jwtauthn.JwtRequirement{
-			RequiresType: &jwtauthn.JwtRequirement_ProviderName{ProviderName: s.Name}}
-		cfg.RequirementMap[requirementName(s.Name, false)] = &jwtauthn.JwtRequirement{
-			RequiresType: &jwtauthn.JwtRequirement_RequiresAny{RequiresAny: &jwtauthn.JwtRequirementOrList{
-				Requirements: []*jwtauthn.JwtRequirement{
-					{RequiresType: &jwtauthn.JwtRequirement_ProviderName{ProviderName: s.Name}},
-					{RequiresType: &jwtauthn.JwtRequirement_AllowMissingOrFailed{AllowMissingOrFailed: &emptypb.Empty{}}},
-				}}}}
+		header := byProvider(s.Name)
+		token := header // the service's token: the header's, else the cookie's
+		cfg.Providers[s.Name] = jwtProvider(s, false)
+		if s.JWT.Cookie != "" {
+			cfg.Providers[s.Name+CookieProviderSuffix] = jwtProvider(s, true)
+			cfg.Providers[NoBearerProvider] = noBearerProvider()
+			token = jwtAnyOf(header, jwtAllOf(
+				jwtAnyOf(byProvider(NoBearerProvider), &jwtauthn.JwtRequirement{RequiresType: &jwtauthn.JwtRequirement_AllowMissing{AllowMissing: &emptypb.Empty{}}}),
+				byProvider(s.Name+CookieProviderSuffix)))
+		}
+		cfg.RequirementMap[requirementName(s.Name, true)] = token
+		// Optional: the token when it verifies, else anonymous. The
+		// bypass reads the locations of the list's own providers.
+		optional := jwtAnyOf(header)
+		if s.JWT.Cookie != "" {
+			optional = proto.Clone(token).(*jwtauthn.JwtRequirement)
+		}
+		optional.GetRequiresAny().Requirements = append(optional.GetRequiresAny().Requirements,
+			&jwtauthn.JwtRequirement{RequiresType: &jwtauthn.JwtRequirement_AllowMissingOrFailed{AllowMissingOrFailed: &emptypb.Empty{}}})
+		cfg.RequirementMap[requirementName(s.Name, false)] = optional
 	}
 	return cfg
 }
 
-func jwtProvider(s model.Service) *jwtauthn.JwtProvider {
+// The extra jwt_authn providers of a service reading a cookie.
+const (
+	// CookieProviderSuffix names a service's cookie provider
+	// (<service>/cookie).
+	CookieProviderSuffix = "/cookie"
+	// NoBearerProvider reads Authorization's Bearer token and accepts
+	// none: its issuer is no issuer's, and its one key is an Ed25519
+	// public key whose 32 bytes are a SHA-256 hash ("tlb: no token is
+	// signed with this key"), so nobody holds its private key (Envoy
+	// refuses a provider without a valid key).
+	NoBearerProvider = "tlb/no-bearer-token"
+	noBearerIssuer   = "urn:tlb:no-bearer-token"
+	noBearerJWKS     = `{"keys":[{"kty":"OKP","crv":"Ed25519","alg":"EdDSA","x":"EZyUExRthqIIT7Y20LqBq34-rlK7lvWd0cUKhAJLFAs"}]}`
+)
+
+func byProvider(name string) *jwtauthn.JwtRequirement {
+	return &jwtauthn.JwtRequirement{RequiresType: &jwtauthn.JwtRequirement_ProviderName{ProviderName: name}}
+}
+
+func jwtAnyOf(rs ...*jwtauthn.JwtRequirement) *jwtauthn.JwtRequirement {
+	return &jwtauthn.JwtRequirement{RequiresType: &jwtauthn.JwtRequirement_RequiresAny{RequiresAny: &jwtauthn.JwtRequirementOrList{Requirements: rs}}}
+}
+
+func jwtAllOf(rs ...*jwtauthn.JwtRequirement) *jwtauthn.JwtRequirement {
+	return &jwtauthn.JwtRequirement{RequiresType: &jwtauthn.JwtRequirement_RequiresAll{RequiresAll: &jwtauthn.JwtRequirementAndList{Requirements: rs}}}
+}
+
+// noBearerProvider fails every Bearer token: see NoBearerProvider.
+func noBearerProvider() *jwtauthn.JwtProvider {
+	return &jwtauthn.JwtProvider{
+		Issuer:      noBearerIssuer,
+		FromHeaders: []*jwtauthn.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}},
+		Forward:     true,
+		JwksSourceSpecifier: &jwtauthn.JwtProvider_LocalJwks{LocalJwks: &core.DataSource{
+			Specifier: &core.DataSource_InlineString{InlineString: noBearerJWKS}}},
+	}
+}
+
+// jwtProvider is the provider of a service's token in Authorization
+// (Bearer), or in its cookie.
+func jwtProvider(s model.Service, cookie bool) *jwtauthn.JwtProvider {
 	j := s.JWT
 	p := &jwtauthn.JwtProvider{
 		Issuer:         j.Issuer,
 		Audiences:      j.Audiences,
-		FromHeaders:    []*jwtauthn.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}},
 		Forward:        !j.StripAuthorization,
 		JwtCacheConfig: &jwtauthn.JwtCacheConfig{JwtCacheSize: JWTCacheSize},
 	}
-	if j.Cookie != "" {
+	if cookie {
 		p.FromCookies = []string{j.Cookie}
+	} else {
+		p.FromHeaders = []*jwtauthn.JwtHeader{{Name: "Authorization", ValuePrefix: "Bearer "}}
 	}
 	if serviceNeedsRoles(s) {
 		p.PayloadInMetadata = JWTPayloadKey

@@ -15,6 +15,7 @@ import (
 	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	rbac "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/tlbproject/tlb/l7/dsl"
@@ -39,7 +40,7 @@ func jwtDir(t *testing.T, api string) model.Resolved {
 	if err != nil || len(errs) > 0 {
 		t.Fatalf("load: %v %v", err, errs)
 	}
-	r := model.Resolve(cfg, model.Options{})
+	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatal(r.Problems)
 	}
@@ -89,7 +90,7 @@ func TestJWTAndRolesOnlyWhereAsked(t *testing.T) {
 	r := jwtDir(t, jwtAPI)
 	hcms, rcs := gatewaySet(t, r)
 	guarded := hcms["http-203.0.113.1-80"]
-	if got := filterNames(guarded); !slices.Equal(got, []string{translate.HeaderMutationFilter, translate.JWTFilter, translate.RBACFilter, "envoy.filters.http.router"}) {
+	if got := filterNames(guarded); !slices.Equal(got, []string{translate.HeaderMutationFilter, translate.JWTFilter, translate.RBACFilter, translate.RolesClaimFilter, "envoy.filters.http.router"}) {
 		t.Fatalf("guarded filters = %v", got)
 	}
 	if guarded.GetLocalReplyConfig() == nil {
@@ -102,14 +103,30 @@ func TestJWTAndRolesOnlyWhereAsked(t *testing.T) {
 	if err := guarded.GetHttpFilters()[1].GetTypedConfig().UnmarshalTo(&ja); err != nil {
 		t.Fatal(err)
 	}
-	p := ja.GetProviders()["api"]
-	if p == nil || len(ja.GetProviders()) != 1 {
+	p, pc := ja.GetProviders()["api"], ja.GetProviders()["api"+translate.CookieProviderSuffix]
+	if p == nil || pc == nil || ja.GetProviders()[translate.NoBearerProvider] == nil || len(ja.GetProviders()) != 3 {
 		t.Fatalf("providers = %v", ja.GetProviders())
 	}
-	if p.GetForward() || !slices.Equal(p.GetFromCookies(), []string{"cml_access"}) ||
+	if p.GetForward() || len(p.GetFromCookies()) != 0 || len(p.GetFromHeaders()) != 1 ||
 		p.GetFromHeaders()[0].GetValuePrefix() != "Bearer " || p.GetPayloadInMetadata() != translate.JWTPayloadKey ||
 		p.GetClaimToHeaders()[0].GetHeaderName() != "x-user-id" || !strings.Contains(p.GetLocalJwks().GetInlineString(), `"alg":"HS384"`) {
-		t.Errorf("provider = %v", p)
+		t.Errorf("header provider = %v", p)
+	}
+	if !slices.Equal(pc.GetFromCookies(), []string{"cml_access"}) || len(pc.GetFromHeaders()) != 0 ||
+		pc.GetClaimToHeaders()[0].GetHeaderName() != "x-user-id" || pc.GetLocalJwks().GetInlineString() != p.GetLocalJwks().GetInlineString() {
+		t.Errorf("cookie provider = %v", pc)
+	}
+	// A Bearer token wins: the cookie counts only without one.
+	req := ja.GetRequirementMap()["api/required"].GetRequiresAny().GetRequirements()
+	if len(req) != 2 || req[0].GetProviderName() != "api" ||
+		req[1].GetRequiresAll().GetRequirements()[0].GetRequiresAny().GetRequirements()[0].GetProviderName() != translate.NoBearerProvider ||
+		req[1].GetRequiresAll().GetRequirements()[0].GetRequiresAny().GetRequirements()[1].GetAllowMissing() == nil ||
+		req[1].GetRequiresAll().GetRequirements()[1].GetProviderName() != "api"+translate.CookieProviderSuffix {
+		t.Errorf("api/required = %v, want api, or (no Bearer token and api/cookie)", ja.GetRequirementMap()["api/required"])
+	}
+	opt := ja.GetRequirementMap()["api/optional"].GetRequiresAny().GetRequirements()
+	if len(opt) != 3 || !proto.Equal(opt[0], req[0]) || !proto.Equal(opt[1], req[1]) || opt[2].GetAllowMissingOrFailed() == nil {
+		t.Errorf("api/optional = %v, want api/required's, or anonymous", ja.GetRequirementMap()["api/optional"])
 	}
 	if p.GetJwtCacheConfig().GetJwtCacheSize() != translate.JWTCacheSize {
 		t.Errorf("provider's JWT cache = %v, want %d verified tokens per worker", p.GetJwtCacheConfig(), translate.JWTCacheSize)

@@ -168,8 +168,8 @@ func hcmFilter(statPrefix, routeConfig string, f httpFilters, jwt *jwtauthn.JwtA
 			InitialConnectionWindowSize: u32(1024 * 1024),
 		},
 	}
-	if f.rbac {
-		m.LocalReplyConfig = rolesLocalReply()
+	if f.jwt || f.rbac {
+		m.LocalReplyConfig = authLocalReply(f.rbac)
 	}
 	if f.proto == model.HTTPS {
 		m.LocalReplyConfig = withLocalReplyHSTS(m.LocalReplyConfig)

@@ -27,7 +27,7 @@ var rlService = &model.RateLimitService{Host: "ratelimit.tlb-system.svc", Port: 
 // resolveWith parses docs and resolves them with opts.
 func resolveWith(t *testing.T, opts model.Options, docs ...string) model.Resolved {
 	t.Helper()
-	return model.Resolve(parseDocs(t, docs...), opts)
+	return resolve(t, parseDocs(t, docs...), opts)
 }
 
 func clustersByName(t *testing.T, r model.Resolved) map[string]*cluster.Cluster {

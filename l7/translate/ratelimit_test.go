@@ -75,7 +75,7 @@ func TestRateLimitChainOrder(t *testing.T) {
 // limit is a kept problem (a warning) and produces no rate limit actions.
 func TestRateLimitGlobalKeptNotServed(t *testing.T) {
 	app := strings.Replace(rateLimitApp, "{local: {requestsPerSecond: 0.5, burst: 3}}", "{global: {perRoute: {requests: 10, unit: minute}}}", 1)
-	r := model.Resolve(parseDocs(t, filtersGateway, app), model.Options{})
+	r := resolve(t, parseDocs(t, filtersGateway, app), model.Options{})
 	if len(r.Problems) != 1 || r.Problems[0].Rejected || r.Problems[0].Field != "routes[0].rateLimit.global" {
 		t.Fatalf("problems = %v, want one kept on routes[0].rateLimit.global", r.Problems)
 	}

@@ -100,6 +100,7 @@ func StaticBootstrap(set Resources) (*bootstrap.Bootstrap, error) {
 		Admin: &bootstrap.Admin{Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: &core.SocketAddress{
 			Address: "127.0.0.1", PortSpecifier: &core.SocketAddress_PortValue{PortValue: 9901}}}}},
 		StaticResources: sr,
+		LayeredRuntime:  RegexRuntime(),
 	}, nil
 }
 

@@ -79,7 +79,7 @@ func respResolved(t *testing.T, docs ...string) model.Resolved {
 	t.Helper()
 	cfg := parseDocs(t, docs...)
 	cfg.Certificates = []model.Certificate{{Name: "gw.c", Chain: []byte("chain"), Key: model.NewPrivateKey([]byte("key"))}}
-	r := model.Resolve(cfg, model.Options{})
+	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatalf("problems: %v", r.Problems)
 	}

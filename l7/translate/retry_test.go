@@ -27,7 +27,7 @@ func TestRetriesLeaveTheFailedHost(t *testing.T) {
 			{Name: "plain", Prefix: "/p", Targets: target, Retries: &model.RetryPolicy{Attempts: 1, On: "5xx"}},
 			{Name: "none", Prefix: "/n", Targets: target},
 		}}
-	r := model.Resolve(model.Config{Services: []model.Service{svc}}, model.Options{})
+	r := resolve(t, model.Config{Services: []model.Service{svc}}, model.Options{})
 	for _, rc := range translate.GroupRoutes(r, "g") {
 		for _, vh := range rc.GetVirtualHosts() {
 			for _, rt := range vh.GetRoutes() {

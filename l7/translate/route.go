@@ -120,15 +120,27 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
 	rc := &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true}
 	var vh *route.VirtualHost
+	body := 0
 	for _, hr := range hrs {
 		if vh == nil || vh.Name != hr.host {
 			vh = &route.VirtualHost{Name: hr.host, Domains: []string{hr.host}}
 			rc.VirtualHosts = append(rc.VirtualHosts, vh)
 		}
 		vh.Routes = append(vh.Routes, hr.built)
+		body = max(body, len(hr.built.GetDirectResponse().GetBody().GetInlineString()), len(hr.built.GetDirectResponse().GetBody().GetInlineBytes()))
+	}
+	if body > envoyDirectResponseBodyLimit {
+		rc.MaxDirectResponseBodySizeBytes = u32(model.MaxResponseBody)
 	}
 	return rc
 }
+
+// envoyDirectResponseBodyLimit is Envoy's default bound on a direct
+// response's body (RouteConfiguration.max_direct_response_body_size_bytes):
+// a route table with a longer one is refused whole. A table holding one
+// raises its bound to model.MaxResponseBody, the longest body the model
+// accepts; others keep the default, unchanged.
+const envoyDirectResponseBodyLimit = 4096
 
 // redirectRoutes answers every request with a redirect to https:// on the
 // same host and path (301).

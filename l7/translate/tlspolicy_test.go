@@ -94,7 +94,7 @@ func tlsDir(t *testing.T, docs ...string) (model.Resolved, []byte) {
 	if err != nil || len(errs) > 0 {
 		t.Fatalf("load: %v %v", err, errs)
 	}
-	r := model.Resolve(cfg, model.Options{})
+	r := resolve(t, cfg, model.Options{})
 	if len(r.Problems) > 0 {
 		t.Fatal(r.Problems)
 	}
