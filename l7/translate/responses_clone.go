@@ -2,7 +2,6 @@ package translate
 
 import (
 	"maps"
-	"reflect"
 	"slices"
 
 	"github.com/tlbproject/tlb/l7/model"
@@ -76,5 +75,5 @@ func clonePtr[T any](p *T) *T {
 // which routes do not read.
 func sameRoutes(a, b model.Service) bool {
 	a.Upstreams, b.Upstreams = nil, nil
-	return reflect.DeepEqual(a, b)
+	return a.Equal(&b)
 }
