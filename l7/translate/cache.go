@@ -127,7 +127,7 @@ func (c *Cache) service(s *model.Service) *serviceEntry {
 		return old
 	}
 	one := model.Resolved{Config: model.Config{Services: []model.Service{*s}}, DNSResolvers: c.resolvers}
-	e := &serviceEntry{svc: cloneService(*s), used: c.gen, clusters: Clusters(one, s.Group), loads: Endpoints(one, s.Group)}
+	e := &serviceEntry{svc: s.Clone(), used: c.gen, clusters: Clusters(one, s.Group), loads: Endpoints(one, s.Group)}
 	for _, cl := range e.clusters {
 		c.shared.cluster(cl)
 	}
@@ -422,4 +422,12 @@ func (c *Cache) grpcListeners(group string, svcs []model.Service) []*listener.Li
 		ls = append(ls, e.l)
 	}
 	return ls
+}
+
+// sameRoutes reports whether a and b build the same routes on every
+// listener: they differ at most in their upstreams (endpoints, health),
+// which routes do not read.
+func sameRoutes(a, b model.Service) bool {
+	a.Upstreams, b.Upstreams = nil, nil
+	return a.Equal(&b)
 }
