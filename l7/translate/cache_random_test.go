@@ -72,6 +72,19 @@ var changes = []change{
 			s.Hosts[0] = fmt.Sprintf("h%d.example.com", r.IntN(1000))
 		}
 	}},
+	{"canary or route auth changed in place", func(r *rand.Rand, res *model.Resolved) {
+		for i := range res.Config.Services {
+			for j := range res.Config.Services[i].Routes {
+				rt := &res.Config.Services[i].Routes[j]
+				if rt.Canary != nil {
+					rt.Canary.Percent = uint32(r.IntN(100))
+				}
+				if rt.Auth != nil && rt.Auth.Required != nil {
+					*rt.Auth.Required = !*rt.Auth.Required
+				}
+			}
+		}
+	}},
 	{"service added", func(r *rand.Rand, res *model.Resolved) {
 		s := pickService(r, res)
 		if s == nil {
@@ -173,7 +186,7 @@ func TestCacheKeepsWhatAChangeDoesNotTouch(t *testing.T) {
 	if slices.Equal(first[resource.EndpointType], second[resource.EndpointType]) {
 		t.Fatal("the endpoint change did not reach the load assignments")
 	}
-	changes[6].do(rand.New(rand.NewPCG(1, 2)), &res) // service added
+	changes[7].do(rand.New(rand.NewPCG(1, 2)), &res) // service added
 	third := publish()
 	vhosts := func(set translate.Resources) map[string]*route.VirtualHost {
 		out := map[string]*route.VirtualHost{}
