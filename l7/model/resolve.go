@@ -43,6 +43,11 @@ type Options struct {
 // namespace/name, DSL file path), then name — so every replica that sees
 // the same inputs serves the same thing, whenever it started.
 func Resolve(cfg Config, opts Options) Resolved {
+	return resolve(cfg, opts, func(s *Service) *serviceFacts { return factsOf(s, opts) })
+}
+
+// resolve is Resolve, with what each service taken alone yields from facts.
+func resolve(cfg Config, opts Options, facts func(*Service) *serviceFacts) Resolved {
 	r := Resolved{DNSResolvers: opts.DNSResolvers}
 	certs := map[string]bool{}
 	for _, c := range sortedBy(cfg.Certificates, func(c Certificate) string { return c.Name }) {
@@ -56,7 +61,7 @@ func Resolve(cfg Config, opts Options) Resolved {
 			r.Config.Certificates = append(r.Config.Certificates, c)
 		}
 	}
-	r.Config.Services = resolveServices(cfg.Services, opts, &r.Problems)
+	r.Config.Services = resolveServices(cfg.Services, opts, &r.Problems, facts)
 	clusters := map[string]string{} // cluster -> group
 	for _, s := range r.Config.Services {
 		for _, u := range s.Upstreams {

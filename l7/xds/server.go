@@ -75,7 +75,9 @@ type Server struct {
 	// ones are built. Both by key.
 	memos  map[string]*validate.Memo
 	served map[string]*snapshot
-	// translations rebuilds only the services that changed.
+	// resolver and translations redo only what the services that changed
+	// need.
+	resolver     *model.Resolver
 	translations *translate.Cache
 }
 
@@ -98,6 +100,7 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 		versions:     map[string]map[string]string{},
 		memos:        map[string]*validate.Memo{},
 		served:       map[string]*snapshot{},
+		resolver:     model.NewResolver(),
 		translations: translate.NewCache(),
 	}
 	s.cache = newKindCaches(cacheLogger{log})
@@ -124,6 +127,10 @@ type Report struct {
 	Changed []string
 	// Removed lists the keys no longer served.
 	Removed []string
+	// Resolved is the resolved config the publish translated, for the
+	// consumers after it (the rate limit service's configuration), so
+	// that no one resolves it again. Read only.
+	Resolved *model.Resolved
 }
 
 // Generation returns the schema generation this server serves.
@@ -144,8 +151,8 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	defer s.mu.Unlock()
 	start := s.now()
 	var rep Report
-	resolved := model.Resolve(cfg, s.opts.Resolve)
-	rep.Problems = resolved.Problems
+	resolved := s.resolver.Resolve(cfg, s.opts.Resolve)
+	rep.Problems, rep.Resolved = resolved.Problems, &resolved
 	s.metrics.problems.Set(float64(len(resolved.Problems)))
 
 	g := s.opts.Group
