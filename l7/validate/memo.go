@@ -16,7 +16,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Sum is the SHA-256 of a resource's deterministic encoding.
+// Sum is the SHA-256 of a resource's deterministic encoding: equal content
+// gives an equal Sum, in every process, and its hex form is the delta
+// version go-control-plane sends (xds relies on it).
 type Sum [sha256.Size]byte
 
 // Memo checks the successive resource sets of one client kind (one
@@ -41,6 +43,10 @@ type Sum [sha256.Size]byte
 type Memo struct {
 	mu      sync.Mutex
 	entries map[memoKey]*memoEntry
+	// order is each type's entries in the last set's order: a resource
+	// that is the same message as the one at its place there is found
+	// without hashing its name.
+	order map[resource.Type][]*memoEntry
 	// gen counts the calls of Set; an entry's seen is the last one whose
 	// set held it.
 	gen uint64
@@ -61,14 +67,15 @@ type memoEntry struct {
 	err  error
 	refs []target // what it refers to, each name once
 	seen uint64
+	pos  int // its place in order
 	// vhosts are a route configuration's virtual hosts, checked one by
 	// one (see routes.go).
-	vhosts map[*route.VirtualHost]vhostResult
+	vhosts map[*route.VirtualHost]*vhostResult
 }
 
 // NewMemo returns an empty Memo.
 func NewMemo() *Memo {
-	return &Memo{entries: map[memoKey]*memoEntry{}}
+	return &Memo{entries: map[memoKey]*memoEntry{}, order: map[resource.Type][]*memoEntry{}}
 }
 
 // Set is like the package-level Set, reusing what it found in earlier
@@ -84,25 +91,37 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 	kept, dup := 0, false
 	for _, typ := range slices.Sorted(mapsKeys(set)) {
 		ss := make([]Sum, 0, len(set[typ]))
+		prev, j := m.order[typ], 0
+		order := make([]*memoEntry, 0, len(set[typ]))
 		for _, res := range set[typ] {
-			name := cachev3.GetResourceName(res)
-			key := memoKey{typ, name}
-			e := m.entries[key]
-			switch {
-			case e == nil:
-				e = &memoEntry{key: key}
-				m.entries[key] = e
-			case e.seen == m.gen:
-				// The name is there twice: the set is refused; the second
-				// is still checked, on its own.
-				dup = true
-				errs = append(errs, fmt.Errorf("%s: duplicate name", resourceID(typ, name)))
-				e = &memoEntry{key: key}
-			case e.seen == m.gen-1:
+			var e *memoEntry
+			twice := false
+			if j < len(prev) && prev[j].res == res && prev[j].seen == m.gen-1 {
+				e = prev[j] // the same message at its place in the last set
+				j++
 				kept++
+			} else {
+				key := memoKey{typ, cachev3.GetResourceName(res)}
+				e = m.entries[key]
+				switch {
+				case e == nil:
+					e = &memoEntry{key: key}
+					m.entries[key] = e
+				case e.seen == m.gen:
+					// The name is there twice: the set is refused; the
+					// second is still checked, on its own.
+					dup = true
+					errs = append(errs, fmt.Errorf("%s: duplicate name", resourceID(typ, key.name)))
+					e, twice = &memoEntry{key: key}, true
+				case e.seen == m.gen-1:
+					kept++
+					if e.pos >= j { // back in step after an insertion or removal
+						j = e.pos + 1
+					}
+				}
 			}
 			if e.res != res {
-				changed, err := m.check(e, typ, name, res)
+				changed, err := m.check(e, typ, e.key.name, res)
 				if err != nil {
 					return nil, err
 				}
@@ -110,16 +129,25 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 					fresh = append(fresh, e)
 				}
 			}
-			e.seen = m.gen
 			ss = append(ss, e.sum)
-			if name == "" {
-				errs = append(errs, fmt.Errorf("%s: empty name", resourceID(typ, name)))
+			if !twice {
+				e.seen, e.pos = m.gen, len(order)
+				order = append(order, e)
+			}
+			if e.key.name == "" {
+				errs = append(errs, fmt.Errorf("%s: empty name", resourceID(typ, e.key.name)))
 			}
 			if e.err != nil {
 				errs = append(errs, e.err)
 			}
 		}
 		sums[typ] = ss
+		m.order[typ] = order
+	}
+	for typ := range m.order {
+		if _, ok := set[typ]; !ok {
+			delete(m.order, typ)
+		}
 	}
 	errs = append(errs, listenerPorts(set[resource.ListenerType])...)
 
@@ -155,6 +183,9 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 // check encodes res into e and, when its content differs from what e
 // held, checks it again. changed reports the latter.
 func (m *Memo) check(e *memoEntry, typ resource.Type, name string, res types.Resource) (changed bool, err error) {
+	if rc, ok := res.(*route.RouteConfiguration); ok {
+		return m.checkRoutes(e, typ, name, rc)
+	}
 	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(m.buf[:0], res)
 	if err != nil {
 		return false, fmt.Errorf("%s: encode: %w", resourceID(typ, name), err)
@@ -167,12 +198,8 @@ func (m *Memo) check(e *memoEntry, typ resource.Type, name string, res types.Res
 		return false, nil
 	}
 	e.sum = sum
-	var msgErr error
-	if rc, ok := res.(*route.RouteConfiguration); ok {
-		e.refs, e.vhosts, msgErr = routeConfiguration(rc, e.vhosts)
-	} else {
-		msgErr, e.refs = Message(res), targets(res)
-	}
+	msgErr := Message(res)
+	e.refs = targets(res)
 	e.err = nil
 	if msgErr != nil {
 		e.err = fmt.Errorf("%s: %w", resourceID(typ, name), msgErr)
@@ -190,11 +217,12 @@ func (m *Memo) check(e *memoEntry, typ resource.Type, name string, res types.Res
 func (m *Memo) missing(entries []*memoEntry) []error {
 	want := refs{}
 	for _, e := range entries {
-		for _, t := range e.refs {
+		from := resourceID(e.key.typ, e.key.name)
+		e.eachRef(func(t target) {
 			if to := m.entries[memoKey(t)]; to == nil || to.seen != m.gen {
-				want.add(t.typ, t.name, resourceID(e.key.typ, e.key.name))
+				want.addOnce(t.typ, t.name, from)
 			}
-		}
+		})
 	}
 	for _, byName := range want {
 		for _, from := range byName {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -134,6 +135,16 @@ func TestMemoMatchesAFreshCheck(t *testing.T) {
 			for typ := range want {
 				if !slices.Equal(got[typ], want[typ]) {
 					t.Fatalf("seed %d step %d (%v): sums of %s differ from a fresh check", seed, step, trail, typ)
+				}
+			}
+			// A route table checked one virtual host at a time is refused
+			// exactly when the whole message fails its own checks.
+			for _, r := range set[resource.RouteType] {
+				rc := r.(*route.RouteConfiguration)
+				whole := validate.Message(rc) != nil
+				parts := gotErr != nil && strings.Contains(gotErr.Error(), fmt.Sprintf("RouteConfiguration %q: ", rc.GetName()))
+				if whole != parts {
+					t.Fatalf("seed %d step %d (%v): route table %s: the whole message fails %v, checked by parts %v (%v)", seed, step, trail, rc.GetName(), whole, parts, gotErr)
 				}
 			}
 		}

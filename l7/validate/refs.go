@@ -79,6 +79,15 @@ func (r refs) add(typ resource.Type, name, from string) {
 	r[typ][name] = append(r[typ][name], from)
 }
 
+// addOnce is add, unless from is the last referrer of that name already
+// (the references of one resource are added together).
+func (r refs) addOnce(typ resource.Type, name, from string) {
+	if l := r[typ][name]; len(l) > 0 && l[len(l)-1] == from {
+		return
+	}
+	r.add(typ, name, from)
+}
+
 // dangling is one error per missing resource, in a stable order.
 func dangling(missing refs) []error {
 	var errs []error

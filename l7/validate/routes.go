@@ -1,10 +1,12 @@
 package validate
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
@@ -12,58 +14,98 @@ import (
 type vhostResult struct {
 	err  error
 	refs []target
+	seen uint64
 }
 
-// routeConfiguration checks a route configuration as Message and
-// targets would, one virtual host at a time: the configuration without
-// its virtual hosts, then each virtual host, reusing the result of every
-// one that was already in last (the same message: callers never modify
-// a resource once built). A route table of 3,000 hosts that gains one is
-// not walked again. It returns the references, the results to keep for
-// the next time, and the error.
+// checkRoutes is check for a route configuration: it is hashed whole (its
+// Sum is the delta version go-control-plane sends, which Envoy presents
+// again when it reconnects), but checked one virtual host at a time: the
+// configuration without its virtual hosts, then each virtual host,
+// reusing what was found for every one that was already in e (the same
+// message: callers never modify a resource once built). A route table of
+// 3,000 hosts that gains one walks the new one.
 //
 // ValidateAll of a RouteConfiguration checks each virtual host with the
 // virtual host's own ValidateAll and has no rule over the list as a
 // whole, so the verdict is the same as checking the whole message.
-func routeConfiguration(rc *route.RouteConfiguration, last map[*route.VirtualHost]vhostResult) ([]target, map[*route.VirtualHost]vhostResult, error) {
-	top := &route.RouteConfiguration{}
-	dst := top.ProtoReflect()
-	vhostsField := dst.Descriptor().Fields().ByName("virtual_hosts")
-	rc.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd != vhostsField {
-			dst.Set(fd, v) // shares sub-messages, which are only read
+func (m *Memo) checkRoutes(e *memoEntry, typ, name string, rc *route.RouteConfiguration) (changed bool, err error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(m.buf[:0], rc)
+	if err != nil {
+		return false, fmt.Errorf("%s: encode: %w", resourceID(typ, name), err)
+	}
+	m.buf = b
+	sum := Sum(sha256.Sum256(b))
+	if e.vhosts == nil {
+		e.vhosts = map[*route.VirtualHost]*vhostResult{}
+	}
+	for _, vh := range rc.GetVirtualHosts() {
+		r := e.vhosts[vh]
+		if r == nil {
+			r = &vhostResult{err: Message(vh), refs: targets(vh)}
+			e.vhosts[vh] = r
 		}
-		return true
-	})
+		r.seen = m.gen
+	}
+	if len(e.vhosts) > len(rc.GetVirtualHosts()) {
+		for vh, r := range e.vhosts {
+			if r.seen != m.gen {
+				delete(e.vhosts, vh)
+			}
+		}
+	}
+	was := e.res
+	e.res = rc
+	if was != nil && e.sum == sum {
+		return false, nil
+	}
+	e.sum = sum
+	top := withoutVirtualHosts(rc)
 	var errs []error
 	if err := Message(top); err != nil {
 		errs = append(errs, err)
 	}
-	refs := targets(top)
-	seen := map[target]bool{}
-	for _, t := range refs {
-		seen[t] = true
-	}
-	next := make(map[*route.VirtualHost]vhostResult, len(rc.GetVirtualHosts()))
 	for i, vh := range rc.GetVirtualHosts() {
-		r, ok := last[vh]
-		if !ok {
-			r, ok = next[vh]
-		}
-		if !ok {
-			r = vhostResult{err: Message(vh), refs: targets(vh)}
-		}
-		next[vh] = r
-		if r.err != nil {
+		if err := e.vhosts[vh].err; err != nil {
 			// As RouteConfiguration's own ValidateAll words it.
-			errs = append(errs, fmt.Errorf("invalid RouteConfiguration.VirtualHosts[%d]: embedded message failed validation | caused by: %w", i, r.err))
+			errs = append(errs, fmt.Errorf("invalid RouteConfiguration.VirtualHosts[%d]: embedded message failed validation | caused by: %w", i, err))
 		}
-		for _, t := range r.refs {
-			if !seen[t] {
-				seen[t] = true
-				refs = append(refs, t)
+	}
+	e.refs, e.err = targets(top), nil
+	if err := errors.Join(errs...); err != nil {
+		e.err = fmt.Errorf("%s: %w", resourceID(typ, name), err)
+	}
+	return true, nil
+}
+
+// withoutVirtualHosts is rc without its virtual hosts; it shares the
+// other fields' messages, which are only read.
+func withoutVirtualHosts(rc *route.RouteConfiguration) *route.RouteConfiguration {
+	top := &route.RouteConfiguration{}
+	dst := top.ProtoReflect()
+	vhosts := dst.Descriptor().Fields().ByName("virtual_hosts")
+	rc.ProtoReflect().Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd != vhosts {
+			dst.Set(fd, v)
+		}
+		return true
+	})
+	return top
+}
+
+// eachRef calls f with each resource e refers to; a route
+// configuration's virtual hosts' one by one (a name may come more than
+// once).
+func (e *memoEntry) eachRef(f func(target)) {
+	for _, t := range e.refs {
+		f(t)
+	}
+	if rc, ok := e.res.(*route.RouteConfiguration); ok {
+		for _, vh := range rc.GetVirtualHosts() {
+			if r := e.vhosts[vh]; r != nil {
+				for _, t := range r.refs {
+					f(t)
+				}
 			}
 		}
 	}
-	return refs, next, errors.Join(errs...)
 }

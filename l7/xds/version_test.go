@@ -13,7 +13,9 @@ import (
 )
 
 // TestVersionMapMatchesGoControlPlane: the precomputed delta versions are
-// exactly what go-control-plane would compute itself.
+// exactly what go-control-plane would compute itself: it sends its own
+// hash as each resource's version, and a client that reconnects presents
+// those; a version of ours that differs resends the resource.
 func TestVersionMapMatchesGoControlPlane(t *testing.T) {
 	cfg, errs, _ := dsl.NewDir("../testdata/config", time.Now).Load()
 	if len(errs) > 0 {
