@@ -156,8 +156,8 @@ func resolveServices(in []Service, opts Options, problems *[]Problem, facts func
 		s *Service
 		f *serviceFacts
 	}
-	var eligible, claimants []candidate
-	names := map[string]Origin{}
+	eligible, claimants := make([]candidate, 0, len(in)), make([]candidate, 0, len(in))
+	names := make(map[string]Origin, len(in))
 	for _, s := range serviceClaimOrder(in) {
 		f := facts(s)
 		if f.claims {
@@ -178,7 +178,7 @@ func resolveServices(in []Service, opts Options, problems *[]Problem, facts func
 		names[s.Name] = s.Origin
 		eligible = append(eligible, candidate{s, f})
 	}
-	own := ownership{owners: map[string]hostOwner{}, delegations: map[string][]Delegation{}}
+	own := ownership{owners: make(map[string]hostOwner, len(claimants)), delegations: map[string][]Delegation{}}
 	for _, c := range claimants {
 		own.learnOwners(c.s, c.f.hostKeys)
 	}

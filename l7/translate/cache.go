@@ -249,12 +249,11 @@ func (c *Cache) builtRoutes(e *serviceEntry, f httpFilters) []*route.Route {
 }
 
 // routeTable returns the RouteConfiguration name of the services of es
-// for a listener running f: the last one when the services show the same
-// routes, else a new one whose virtual hosts are the last ones' where a
-// host's routes are the same.
-func (c *Cache) routeTable(group, name string, es []*serviceEntry, f httpFilters) *route.RouteConfiguration {
+// (faces, their faces; svcs, the services) for a listener running f: the
+// last one when the services show the same routes, else a new one whose
+// virtual hosts are the last ones' where a host's routes are the same.
+func (c *Cache) routeTable(group, name string, es []*serviceEntry, faces []*serviceFace, svcs func() []model.Service, f httpFilters) *route.RouteConfiguration {
 	key := serviceKey{group, name}
-	faces := facesOf(es)
 	last := c.routes[key]
 	if last != nil && !last.redirect && last.f == f && slices.Equal(last.faces, faces) {
 		last.used = c.gen
@@ -264,7 +263,7 @@ func (c *Cache) routeTable(group, name string, es []*serviceEntry, f httpFilters
 	for _, e := range es {
 		byName[e.svc.Name] = e
 	}
-	hrs := hostRoutes(servicesOfEntries(es), func(s model.Service, i int) *route.Route { return c.builtRoutes(byName[s.Name], f)[i] })
+	hrs := hostRoutes(svcs(), func(s model.Service, i int) *route.Route { return c.builtRoutes(byName[s.Name], f)[i] })
 	c.internCanaries(hrs)
 	vhost := newVirtualHost
 	if last != nil && !last.redirect {
@@ -310,8 +309,10 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 			}
 		}
 		es := c.entries(r, group, names)
-		out[resource.ListenerType] = asResources(c.grpcListeners(group, servicesOfEntries(es)))
-		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeTable(group, RouteConfigName(group), es, httpFilters{})})
+		svcs := servicesOfEntries(es)
+		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
+		rc := c.routeTable(group, RouteConfigName(group), es, facesOf(es), func() []model.Service { return svcs }, httpFilters{})
+		out[resource.RouteType] = asResources([]*route.RouteConfiguration{rc})
 		grpcWithoutUpstreamTLS(out)
 		grpcLogicalDNS(out)
 		return out
@@ -327,7 +328,15 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		if servesRoutes(el) {
 			es = c.entries(r, group, el.Services)
 		}
-		le := c.listener(el, es)
+		faces := facesOf(es)
+		var models []model.Service // of es, made once when needed
+		svcs := func() []model.Service {
+			if models == nil {
+				models = servicesOfEntries(es)
+			}
+			return models
+		}
+		le := c.listener(el, faces, svcs)
 		ls = append(ls, le.l)
 		if rateLimit == nil && le.f.globalRL != "" {
 			rateLimit = c.rateLimitCluster(el, r.DNSResolvers)
@@ -337,7 +346,7 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		case el.RedirectHTTPS:
 			rcs = append(rcs, c.redirect(group, el.Name))
 		default:
-			rcs = append(rcs, c.routeTable(group, el.Name, es, le.f))
+			rcs = append(rcs, c.routeTable(group, el.Name, es, faces, svcs, le.f))
 		}
 	}
 	out[resource.ListenerType] = asResources(ls)
@@ -361,21 +370,20 @@ func (c *Cache) redirect(group, name string) *route.RouteConfiguration {
 	return re.rc
 }
 
-// listener returns the entry of a gateway listener serving the services
-// of es: the last one when the listener and what its services show it
-// are the same, else one with the filters and jwt_authn configuration
-// they ask for, reusing the last Listener when those are the same.
-func (c *Cache) listener(el model.EnvoyListener, es []*serviceEntry) *listenerEntry {
+// listener returns the entry of a gateway listener whose services show it
+// faces: the last one when the listener and the faces are the same, else
+// one with the filters and jwt_authn configuration its services (svcs)
+// ask for, reusing the last Listener when those are the same.
+func (c *Cache) listener(el model.EnvoyListener, faces []*serviceFace, svcs func() []model.Service) *listenerEntry {
 	el.Services = nil
 	key := serviceKey{el.Group, el.Name}
-	faces := facesOf(es)
 	last := c.listeners[key]
 	sameListener := last != nil && reflect.DeepEqual(last.el, el)
 	if sameListener && slices.Equal(last.faces, faces) {
 		last.used = c.gen
 		return last
 	}
-	f, jwt := listenerFiltersOf(el, servicesOfEntries(es))
+	f, jwt := listenerFiltersOf(el, svcs())
 	e := &listenerEntry{faces: faces, used: c.gen, f: f, jwt: jwt}
 	if sameListener && last.f == f && proto.Equal(last.jwt, jwt) {
 		e.el, e.l = last.el, last.l

@@ -79,7 +79,11 @@ func claimOf(s model.Service) claim {
 // hostRoutes lists the routes of svcs per host; built returns the proto
 // of a service's i-th route (nil: build it).
 func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.Route) []hostRoute {
-	var out []hostRoute
+	n := 0
+	for _, s := range svcs {
+		n += len(model.ServiceHosts(s)) * len(s.Routes)
+	}
+	out := make([]hostRoute, 0, n)
 	for _, s := range svcs {
 		for _, h := range model.ServiceHosts(s) {
 			for i := range s.Routes {
