@@ -66,7 +66,10 @@ func perEvent(before, after ackDelays) float64 {
 	return 0
 }
 
-const edsType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+const (
+	edsType = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+	rdsType = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+)
 
 func readAckDelays(ctx context.Context, addr, typ string) (ackDelays, error) {
 	labels := `{group="edge",type="` + typ + `"}`

@@ -24,8 +24,13 @@ type Propagation struct {
 	Routes                int
 	NoDebounce, Debounced []float64
 	// NoDebouncePublishMs are l7's publishes of the NoDebounce routes
-	// (tlb_l7_push_duration_seconds: resolve, translate, validate, swap).
-	NoDebouncePublishMs []float64
+	// (tlb_l7_push_duration_seconds: resolve, translate, validate, swap),
+	// and NoDebounceRoutesAckMs the times from the start of each such
+	// publish to Envoy's ACK of the route table it sent
+	// (tlb_l7_xds_ack_delay_seconds of RouteConfiguration): l7's publish,
+	// the push and Envoy's apply.
+	NoDebouncePublishMs   []float64
+	NoDebounceRoutesAckMs []float64
 }
 
 // Churn is the churn run's figures.
@@ -81,9 +86,13 @@ func measurePropagation(ctx context.Context, o Options, backend string) (Propaga
 			return fail(err)
 		}
 		client := envoyproc.ClientTo(addr, nil, true)
-		var samples, publishes []float64
+		var samples, publishes, acks []float64
 		for i := range o.PropagationSamples {
 			before, err := readPushes(ctx, g.Metrics)
+			if err != nil {
+				return fail(err)
+			}
+			acked, err := readAckDelays(ctx, g.Metrics, rdsType)
 			if err != nil {
 				return fail(err)
 			}
@@ -95,11 +104,15 @@ func measurePropagation(ctx context.Context, o Options, backend string) (Propaga
 			if err != nil {
 				return fail(err)
 			}
-			samples, publishes = append(samples, ms), append(publishes, perEvent(before, after))
+			ack, err := nextAck(ctx, g.Metrics, rdsType, acked)
+			if err != nil {
+				return fail(err)
+			}
+			samples, publishes, acks = append(samples, ms), append(publishes, perEvent(before, after)), append(acks, ack)
 		}
 		o.progress("propagation (--debounce %v): p50 %.0f ms, p99 %.0f ms (l7's publish p50 %.0f ms)", debounce, percentile(samples, 50), percentile(samples, 99), percentile(publishes, 50))
 		if debounce == 0 {
-			p.NoDebounce, p.NoDebouncePublishMs = samples, publishes
+			p.NoDebounce, p.NoDebouncePublishMs, p.NoDebounceRoutesAckMs = samples, publishes, acks
 			g.Stop()
 			continue
 		}
@@ -110,6 +123,29 @@ func measurePropagation(ctx context.Context, o Options, backend string) (Propaga
 		g.Stop()
 	}
 	return p, c, nil
+}
+
+// nextAck waits (5 s at most) until l7 has seen an ACK of typ after
+// before, and returns the mean delay of those since (ms).
+func nextAck(ctx context.Context, metrics, typ string, before ackDelays) (float64, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cur, err := readAckDelays(ctx, metrics, typ)
+		if err != nil {
+			return 0, err
+		}
+		if cur.count > before.count {
+			return perEvent(before, cur), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("no ACK of %s within 5 s", typ)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func getHost(host string) wrkRequest {

@@ -30,47 +30,46 @@ type ownership struct {
 
 func hostKey(group, host string) string { return group + "|" + host }
 
-// learnOwnership walks the claimants in claim order: every service whose
-// name, group and hosts are valid, even one rejected for another reason,
-// so an owner whose service is broken for a while keeps its hosts.
-func learnOwnership(claimants []Service) ownership {
-	o := ownership{owners: map[string]hostOwner{}, delegations: map[string][]Delegation{}}
-	for _, s := range claimants {
-		if s.GatewayAPI {
-			continue // claims nothing: allowedRoutes governs it
-		}
-		for _, h := range ServiceHosts(s) {
-			k := hostKey(s.Group, h)
-			if _, ok := o.owners[k]; !ok {
-				o.owners[k] = hostOwner{namespace: s.Namespace, service: s.Name, origin: s.Origin}
-			}
+// learnOwners records s as the owner of its hosts (keys: hostKey of
+// each of ServiceHosts(s)) that nobody claimed before. The claimants are
+// walked in claim order, every service whose name, group and hosts are
+// valid, even one rejected for another reason, so an owner whose service
+// is broken for a while keeps its hosts.
+func (o ownership) learnOwners(s *Service, keys []string) {
+	if s.GatewayAPI {
+		return // claims nothing: allowedRoutes governs it
+	}
+	for _, k := range keys {
+		if _, ok := o.owners[k]; !ok {
+			o.owners[k] = hostOwner{namespace: s.Namespace, service: s.Name, origin: s.Origin}
 		}
 	}
-	for _, s := range claimants {
-		if s.GatewayAPI {
-			continue
-		}
-		for _, h := range ServiceHosts(s) {
-			k := hostKey(s.Group, h)
-			if o.owners[k].namespace == s.Namespace {
-				o.delegations[k] = append(o.delegations[k], s.Delegations...)
-			}
+}
+
+// learnDelegations records the delegations of s on the hosts its
+// namespace owns, once every owner is known.
+func (o ownership) learnDelegations(s *Service, keys []string) {
+	if s.GatewayAPI || len(s.Delegations) == 0 {
+		return
+	}
+	for _, k := range keys {
+		if o.owners[k].namespace == s.Namespace {
+			o.delegations[k] = append(o.delegations[k], s.Delegations...)
 		}
 	}
-	return o
 }
 
 // check returns the problems of a service's claims on hosts it does not
 // own: every route must be a prefix route under a prefix delegated to its
 // namespace. A Gateway API service has none: the Gateway's allowedRoutes
 // decided which namespaces may attach to its listeners.
-func (o ownership) check(s Service) []Problem {
+func (o ownership) check(s *Service, keys []string) []Problem {
 	if s.GatewayAPI {
 		return nil
 	}
 	var ps []Problem
-	for hi, h := range ServiceHosts(s) {
-		k := hostKey(s.Group, h)
+	for hi, h := range ServiceHosts(*s) {
+		k := keys[hi]
 		owner := o.owners[k]
 		if owner.namespace == s.Namespace {
 			continue
@@ -149,35 +148,48 @@ type routeOwner struct {
 
 // resolveServices accepts services in claim order: field errors, duplicate
 // names, the catch-all rule, host ownership, then duplicate routes (the
-// first claim keeps the route). The result is sorted by name.
-func resolveServices(in []Service, opts Options, problems *[]Problem) []Service {
-	var eligible, claimants []Service
-	names := map[string]Origin{}
-	for _, s := range claimOrder(in) {
-		if claimsHosts(s) && len(catchAll(s, opts.CatchAllNamespaces)) == 0 {
-			claimants = append(claimants, s)
+// first claim keeps the route). The result is sorted by name. facts gives
+// what is known of each service taken alone (factsOf, or a Resolver's
+// memory of it).
+func resolveServices(in []Service, opts Options, problems *[]Problem, facts func(*Service) *serviceFacts) []Service {
+	type candidate struct {
+		s *Service
+		f *serviceFacts
+	}
+	eligible, claimants := make([]candidate, 0, len(in)), make([]candidate, 0, len(in))
+	names := make(map[string]Origin, len(in))
+	for _, s := range serviceClaimOrder(in) {
+		f := facts(s)
+		if f.claims {
+			claimants = append(claimants, candidate{s, f})
 		}
-		ps := withRateLimitService(checkService(s), opts)
-		*problems = append(*problems, ps...)
-		if anyRejected(ps) {
+		*problems = append(*problems, f.problems...)
+		if anyRejected(f.problems) {
 			continue
 		}
 		if o, dup := names[s.Name]; dup {
 			*problems = append(*problems, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: "name", Msg: fmt.Sprintf("service %q is already declared in %s", s.Name, o), Rejected: true})
 			continue
 		}
-		if ps := catchAll(s, opts.CatchAllNamespaces); len(ps) > 0 {
-			*problems = append(*problems, ps...)
+		if len(f.catchAll) > 0 {
+			*problems = append(*problems, f.catchAll...)
 			continue
 		}
 		names[s.Name] = s.Origin
-		eligible = append(eligible, s)
+		eligible = append(eligible, candidate{s, f})
 	}
-	own := learnOwnership(claimants)
-	var out []Service
-	routes := map[string]routeOwner{}
-	for _, s := range eligible {
-		if ps := own.check(s); len(ps) > 0 {
+	own := ownership{owners: make(map[string]hostOwner, len(claimants)), delegations: map[string][]Delegation{}}
+	for _, c := range claimants {
+		own.learnOwners(c.s, c.f.hostKeys)
+	}
+	for _, c := range claimants {
+		own.learnDelegations(c.s, c.f.hostKeys)
+	}
+	out := make([]Service, 0, len(eligible))
+	routes := make(map[string]routeOwner, len(eligible))
+	for _, c := range eligible {
+		s, f := c.s, c.f
+		if ps := own.check(s, f.hostKeys); len(ps) > 0 {
 			*problems = append(*problems, ps...)
 			continue
 		}
@@ -185,35 +197,49 @@ func resolveServices(in []Service, opts Options, problems *[]Problem) []Service 
 			// Gateway API has no duplicate routes: among equal matches the
 			// oldest route's is served first (see translate's hostRoutes),
 			// the others stay accepted.
-			out = append(out, s)
+			out = append(out, *s)
 			continue
 		}
-		var conflicts []Problem
-		mine := map[string]int{}
-		for i, rt := range s.Routes {
-			for _, h := range ServiceHosts(s) {
-				k := routeKey(s.Group, h, rt)
-				if j, ok := mine[k]; ok {
-					conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: routes[%d] already matches the same requests for host %q", j, h), Rejected: true})
-					continue
-				}
-				mine[k] = i
-				if o, taken := routes[k]; taken {
-					conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: service %q (%s) routes[%d] claimed the same requests for host %q first", o.service, o.origin, o.route, h), Rejected: true})
-				}
-			}
-		}
-		if len(conflicts) > 0 {
+		if conflicts := routeConflicts(s, f.routeKeys, routes); len(conflicts) > 0 {
 			*problems = append(*problems, conflicts...)
 			continue
 		}
-		for i, rt := range s.Routes {
-			for _, h := range ServiceHosts(s) {
-				routes[routeKey(s.Group, h, rt)] = routeOwner{service: s.Name, origin: s.Origin, route: i}
+		hosts := ServiceHosts(*s)
+		for i := range s.Routes {
+			for hi := range hosts {
+				routes[f.routeKeys[i*len(hosts)+hi]] = routeOwner{service: s.Name, origin: s.Origin, route: i}
 			}
 		}
-		out = append(out, s)
+		out = append(out, *s)
 	}
 	slices.SortFunc(out, func(a, b Service) int { return cmp.Compare(a.Name, b.Name) })
 	return out
+}
+
+// routeConflicts returns the problems of a service's routes that match
+// what another of its routes, or a route claimed before (routes), matches:
+// keys are its routeKeys, route-major.
+func routeConflicts(s *Service, keys []string, routes map[string]routeOwner) []Problem {
+	var conflicts []Problem
+	hosts := ServiceHosts(*s)
+	var mine map[string]int
+	if len(keys) > 1 {
+		mine = make(map[string]int, len(keys))
+	}
+	for i := range s.Routes {
+		for hi, h := range hosts {
+			k := keys[i*len(hosts)+hi]
+			if j, ok := mine[k]; ok {
+				conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: routes[%d] already matches the same requests for host %q", j, h), Rejected: true})
+				continue
+			}
+			if mine != nil {
+				mine[k] = i
+			}
+			if o, taken := routes[k]; taken {
+				conflicts = append(conflicts, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: fmt.Sprintf("routes[%d]", i), Msg: fmt.Sprintf("duplicate route: service %q (%s) routes[%d] claimed the same requests for host %q first", o.service, o.origin, o.route, h), Rejected: true})
+			}
+		}
+	}
+	return conflicts
 }

@@ -44,11 +44,16 @@ type Options struct {
 // namespace/name, DSL file path), then name — so every replica that sees
 // the same inputs serves the same thing.
 func Resolve(cfg Config, opts Options) Resolved {
+	return resolve(cfg, opts, func(s *Service) *serviceFacts { return factsOf(s, opts) })
+}
+
+// resolve is Resolve, with what each service taken alone yields from facts.
+func resolve(cfg Config, opts Options, facts func(*Service) *serviceFacts) Resolved {
 	r := Resolved{DNSResolvers: opts.DNSResolvers}
 	owned := ownedCertificates(cfg.Certificates, &r.Problems)
 	var decl declarations
 	r.Config.Interceptors, decl = acceptCatalogs(cfg.Interceptors, &r.Problems)
-	r.Config.Services = resolveServices(resolveInterceptors(cfg.Services, decl, &r.Problems), opts, &r.Problems)
+	r.Config.Services = resolveServices(resolveInterceptors(cfg.Services, decl, &r.Problems), opts, &r.Problems, facts)
 	clusters := map[string]string{} // cluster -> group
 	for _, s := range r.Config.Services {
 		for _, u := range s.Upstreams {

@@ -105,6 +105,11 @@ func joinNames(ns []string) string { return strings.Join(ns, ", ") }
 // Union joins parts in the order of their source names, so the result is
 // the same whatever order the sources published in.
 func Union(parts map[string]model.Config) model.Config {
+	if len(parts) == 1 {
+		for _, p := range parts {
+			return p // one source: its part is the union, not copied
+		}
+	}
 	names := make([]string, 0, len(parts))
 	for n := range parts {
 		names = append(names, n)

@@ -44,7 +44,12 @@ func (p *RateLimitPublisher) Publish(ctx context.Context, cfg model.Config) xds.
 		p.Log.Error("gateway resources failed validation; the rate limit service keeps its last good limits", "domain", p.Group)
 		return rep
 	}
-	svc, err := GroupRateLimits(model.Resolve(cfg, p.Resolve), p.Group)
+	resolved := rep.Resolved
+	if resolved == nil { // a Next that does not say
+		r := model.Resolve(cfg, p.Resolve)
+		resolved = &r
+	}
+	svc, err := GroupRateLimits(*resolved, p.Group)
 	if err != nil {
 		p.Log.Error("rate limit configuration not built; the service keeps its last good limits", "domain", p.Group, "err", err)
 		return rep

@@ -138,3 +138,19 @@ func TestRenderRateLimit(t *testing.T) {
 		t.Errorf("rendered %+v\nwant %+v", got, want)
 	}
 }
+
+// TestRateLimitPublisherTakesTheGatewaysResolvedConfig: the rate limit
+// service gets the limits of the config the gateways' publish resolved
+// (xds.Report.Resolved), not of a second resolve of its own: here the
+// report's resolved config lacks the shop, and so do the limits.
+func TestRateLimitPublisherTakesTheGatewaysResolvedConfig(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := parseConfig(t, limitedShop, otherGroup)
+	resolved := model.Resolve(parseConfig(t, otherGroup), model.Options{})
+	rec := &recordedConfigs{}
+	p := &serve.RateLimitPublisher{Next: fixedReport{xds.Report{Resolved: &resolved}}, Group: "edge", Configs: rec, Log: log}
+	p.Publish(context.Background(), cfg)
+	if len(rec.got) != 1 || len(rec.got[0].Descriptors) != 0 {
+		t.Fatalf("published %+v; want no limits: the resolved config has no service of edge", rec.got)
+	}
+}

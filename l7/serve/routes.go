@@ -20,8 +20,13 @@ import (
 type RouteTable struct {
 	group string
 
-	mu   sync.Mutex
-	rows []RouteRow
+	mu sync.Mutex
+	// cfg and problems are those of the last publish; rows are made from
+	// them when asked for (a publish costs no rows), and kept until the
+	// next publish (rows nil).
+	cfg      model.Config
+	problems []model.Problem
+	rows     []RouteRow
 }
 
 // RouteRow is one route as a gateway listener serves it.
@@ -67,12 +72,26 @@ type Routes struct {
 func NewRouteTable(group string) *RouteTable { return &RouteTable{group: group} }
 
 // Set replaces the table with the routes of cfg, leaving out the
-// services rep says were rejected.
+// services rep says were rejected. cfg is read when the table is asked
+// for; its sources do not change a published config.
 func (t *RouteTable) Set(cfg model.Config, rep xds.Report) {
-	rows := RouteRows(cfg, rep.Problems)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.rows = rows
+	t.cfg, t.problems, t.rows = cfg, rep.Problems, nil
+}
+
+// current returns the table's rows, made on first use after a Set;
+// callers only read them.
+func (t *RouteTable) current() []RouteRow {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rows == nil {
+		t.rows = RouteRows(t.cfg, t.problems)
+		if t.rows == nil {
+			t.rows = []RouteRow{}
+		}
+	}
+	return t.rows
 }
 
 // Publishing returns a Publisher that publishes to p and then keeps the
@@ -97,12 +116,7 @@ func (t *RouteTable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	t.mu.Lock()
-	body := Routes{Group: t.group, Routes: slices.Clone(t.rows)}
-	t.mu.Unlock()
-	if body.Routes == nil {
-		body.Routes = []RouteRow{}
-	}
+	body := Routes{Group: t.group, Routes: t.current()}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
 }

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"cmp"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -21,100 +22,151 @@ import (
 // Cache gives the same output as Shared and ForKind but rebuilds only what
 // changed: a service equal to the one seen last time reuses its clusters,
 // endpoints and routes (the same pointers), a host reuses its api_listener,
-// a gateway listener its Listener, and an unchanged route table its
-// RouteConfiguration. Resources it returns must not be modified. A Cache
-// belongs to one caller; it is safe for concurrent use.
+// and a gateway listener whose services show it the same routes (they
+// changed at most in their upstreams) reuses its Listener and its
+// RouteConfiguration; a route table that changed reuses the virtual host
+// of every host whose routes did not. Each publish costs a comparison
+// per service (model.Service.Equal) and a pointer comparison per service
+// and listener, plus the work of what changed. Resources it returns must
+// not be modified. A Cache belongs to one caller; it is safe for
+// concurrent use.
 type Cache struct {
 	mu        sync.Mutex
-	services  map[string]*serviceEntry // group/service
-	grpc      map[string]*listener.Listener
-	listeners map[string]*listenerEntry // group|listener name
-	routes    map[string]*routeEntry    // group|route configuration name
-	used      map[string]bool
-	shared    *interner
+	services  map[serviceKey]*serviceEntry
+	grpc      map[serviceKey]*grpcEntry // group, host
+	listeners map[serviceKey]*listenerEntry
+	routes    map[serviceKey]*routeEntry // group, route configuration name
+	// gen counts the Sweeps; an entry's used is the gen it was last used
+	// in, and Sweep forgets the others.
+	gen    uint64
+	shared *interner
 	// resolvers are the DNS servers the services' clusters were built
 	// with (model.Options.DNSResolvers); others rebuild them.
 	resolvers []netip.AddrPort
+	// rateLimit is the rate limit service's cluster last added.
+	rateLimit *cluster.Cluster
 }
+
+// serviceKey names a service (or a listener, host or route table) of a
+// group.
+type serviceKey struct{ group, name string }
 
 type serviceEntry struct {
 	svc      model.Service
+	used     uint64
 	clusters []*cluster.Cluster
 	loads    []*endpoint.ClusterLoadAssignment
-	routes   []*route.Route // for no HTTP filters
+	face     *serviceFace
+}
+
+// serviceFace is what a gateway listener and its route table read of a
+// service: everything but its upstreams. Successive versions of a service
+// that differ only in their upstreams (endpoints, health, TLS) share one,
+// so the listeners that serve it, and their route tables, stand.
+type serviceFace struct {
+	routes []*route.Route // for no HTTP filters
 	// variants are the routes for listeners running filters, built on
 	// first use.
 	variants map[httpFilters][]*route.Route
 }
 
 type listenerEntry struct {
-	el  model.EnvoyListener // Services cleared: only f depends on them
-	f   httpFilters
-	jwt *jwtauthn.JwtAuthentication
-	l   *listener.Listener
+	el    model.EnvoyListener // Services cleared: faces stand for them
+	faces []*serviceFace
+	used  uint64
+	f     httpFilters
+	jwt   *jwtauthn.JwtAuthentication
+	l     *listener.Listener
 }
 
 type routeEntry struct {
 	redirect bool
-	sig      []*route.Route
-	hosts    []string
+	faces    []*serviceFace
+	f        httpFilters
+	used     uint64
 	rc       *route.RouteConfiguration
+}
+
+type grpcEntry struct {
+	l    *listener.Listener
+	used uint64
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{services: map[string]*serviceEntry{}, grpc: map[string]*listener.Listener{},
-		listeners: map[string]*listenerEntry{}, routes: map[string]*routeEntry{}, used: map[string]bool{}, shared: newInterner()}
+	return &Cache{services: map[serviceKey]*serviceEntry{}, grpc: map[serviceKey]*grpcEntry{},
+		listeners: map[serviceKey]*listenerEntry{}, routes: map[serviceKey]*routeEntry{}, shared: newInterner()}
 }
 
 // Sweep forgets what was not used since the last Sweep.
 func (c *Cache) Sweep() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	sweep(c.services, c.used, "s|")
-	sweep(c.grpc, c.used, "g|")
-	sweep(c.listeners, c.used, "l|")
-	sweep(c.routes, c.used, "r|")
-	c.used = map[string]bool{}
+	sweep(c.services, c.gen, func(e *serviceEntry) uint64 { return e.used })
+	sweep(c.grpc, c.gen, func(e *grpcEntry) uint64 { return e.used })
+	sweep(c.listeners, c.gen, func(e *listenerEntry) uint64 { return e.used })
+	sweep(c.routes, c.gen, func(e *routeEntry) uint64 { return e.used })
+	c.gen++
 }
 
-func sweep[V any](m map[string]V, used map[string]bool, prefix string) {
-	for k := range m {
-		if !used[prefix+k] {
+func sweep[V any](m map[serviceKey]V, gen uint64, used func(V) uint64) {
+	for k, v := range m {
+		if used(v) != gen {
 			delete(m, k)
 		}
 	}
 }
 
-func (c *Cache) service(s model.Service) *serviceEntry {
-	key := s.Group + "/" + s.Name
-	c.used["s|"+key] = true
+// service returns the entry of s, rebuilt when s is not equal to the
+// service it was built from.
+func (c *Cache) service(s *model.Service) *serviceEntry {
+	key := serviceKey{s.Group, s.Name}
 	old, ok := c.services[key]
-	if ok && reflect.DeepEqual(old.svc, s) {
+	if ok && old.svc.Equal(s) {
+		old.used = c.gen
 		return old
 	}
-	one := model.Resolved{Config: model.Config{Services: []model.Service{s}}, DNSResolvers: c.resolvers}
-	e := &serviceEntry{svc: cloneService(s), clusters: Clusters(one, s.Group), loads: Endpoints(one, s.Group)}
+	one := model.Resolved{Config: model.Config{Services: []model.Service{*s}}, DNSResolvers: c.resolvers}
+	e := &serviceEntry{svc: s.Clone(), used: c.gen, clusters: Clusters(one, s.Group), loads: Endpoints(one, s.Group)}
 	for _, cl := range e.clusters {
 		c.shared.cluster(cl)
 	}
 	for _, cla := range e.loads {
 		c.shared.endpoints(cla)
 	}
-	for i, r := range s.Routes {
-		if ok && i < len(old.svc.Routes) && reflect.DeepEqual(old.svc.Routes[i], r) && reflect.DeepEqual(old.svc.Responses, s.Responses) {
-			e.routes = append(e.routes, old.routes[i]) // unchanged route, same proto
+	if ok && sameRoutes(old.svc, *s) {
+		e.face = old.face // only upstreams changed: the listeners' routes stand
+		c.services[key] = e
+		return e
+	}
+	e.face = &serviceFace{routes: make([]*route.Route, len(s.Routes))}
+	sameResponses := ok && model.EqualResponses(old.svc.Responses, s.Responses)
+	for i := range s.Routes {
+		if sameResponses && i < len(old.svc.Routes) && old.svc.Routes[i].Equal(&s.Routes[i]) {
+			e.face.routes[i] = old.face.routes[i] // unchanged route, same proto
 			continue
 		}
-		rt := routeOf(s, i, httpFilters{})
+		rt := routeOf(*s, i, httpFilters{})
 		c.shared.route(rt)
-		e.routes = append(e.routes, rt)
-	}
-	if ok && sameRoutes(old.svc, s) {
-		e.variants = old.variants // only upstreams changed: the listeners' routes stand
+		e.face.routes[i] = rt
 	}
 	c.services[key] = e
 	return e
+}
+
+// groupServices returns the services of group in r, by name.
+func groupServices(r model.Resolved, group string) []*model.Service {
+	var out []*model.Service
+	for i := range r.Config.Services {
+		if s := &r.Config.Services[i]; s.Group == group {
+			out = append(out, s)
+		}
+	}
+	byName := func(a, b *model.Service) int { return cmp.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(out, byName) { // Resolve sorts them already
+		slices.SortStableFunc(out, byName)
+	}
+	return out
 }
 
 // Shared is Shared(r, group), reusing unchanged parts.
@@ -125,9 +177,10 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 		c.resolvers = slices.Clone(r.DNSResolvers)
 		clear(c.services) // their clusters name other resolvers
 	}
-	var cs []*cluster.Cluster
-	var loads []*endpoint.ClusterLoadAssignment
-	for _, s := range servicesOf(r, group) {
+	svcs := groupServices(r, group)
+	cs := make([]*cluster.Cluster, 0, len(svcs))
+	loads := make([]*endpoint.ClusterLoadAssignment, 0, len(svcs))
+	for _, s := range svcs {
 		e := c.service(s)
 		cs = append(cs, e.clusters...)
 		loads = append(loads, e.loads...)
@@ -139,53 +192,105 @@ func (c *Cache) Shared(r model.Resolved, group string) Resources {
 	}
 }
 
-// builtRoutes returns the route protos of s for a listener running f:
-// those Shared just built or checked, else built now.
-func (c *Cache) builtRoutes(s model.Service, f httpFilters) []*route.Route {
+// entries returns the entries of the named services of group, each
+// checked against r in this publish (by Shared, or now).
+func (c *Cache) entries(r model.Resolved, group string, names []string) []*serviceEntry {
+	out := make([]*serviceEntry, 0, len(names))
+	for _, n := range names {
+		e := c.services[serviceKey{group, n}]
+		if e == nil || e.used != c.gen {
+			i := slices.IndexFunc(r.Config.Services, func(s model.Service) bool { return s.Group == group && s.Name == n })
+			if i < 0 {
+				continue // Resolve lets no listener name a service it left out
+			}
+			e = c.service(&r.Config.Services[i])
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func facesOf(es []*serviceEntry) []*serviceFace {
+	out := make([]*serviceFace, len(es))
+	for i, e := range es {
+		out[i] = e.face
+	}
+	return out
+}
+
+func servicesOfEntries(es []*serviceEntry) []model.Service {
+	out := make([]model.Service, len(es))
+	for i, e := range es {
+		out[i] = e.svc
+	}
+	return out
+}
+
+// builtRoutes returns the route protos of e's service for a listener
+// running f, built on first use.
+func (c *Cache) builtRoutes(e *serviceEntry, f httpFilters) []*route.Route {
 	f = f.forRoutes()
-	e, ok := c.services[s.Group+"/"+s.Name]
-	if !ok || !c.used["s|"+s.Group+"/"+s.Name] {
-		e = c.service(s)
-	}
 	if f == (httpFilters{}) {
-		return e.routes
+		return e.face.routes
 	}
-	if rs, ok := e.variants[f]; ok {
+	if rs, ok := e.face.variants[f]; ok {
 		return rs
 	}
-	rs := make([]*route.Route, len(s.Routes))
-	for i := range s.Routes {
-		rs[i] = routeOf(s, i, f)
+	rs := make([]*route.Route, len(e.svc.Routes))
+	for i := range e.svc.Routes {
+		rs[i] = routeOf(e.svc, i, f)
 		c.shared.route(rs[i])
 	}
-	if e.variants == nil {
-		e.variants = map[httpFilters][]*route.Route{}
+	if e.face.variants == nil {
+		e.face.variants = map[httpFilters][]*route.Route{}
 	}
-	e.variants[f] = rs
+	e.face.variants[f] = rs
 	return rs
 }
 
-// routeConfig returns the RouteConfiguration name of svcs, reusing the
-// last one when its routes and hosts are the same.
-func (c *Cache) routeConfig(group, name string, svcs []model.Service, f httpFilters) *route.RouteConfiguration {
-	hrs := hostRoutes(svcs, func(s model.Service, i int) *route.Route { return c.builtRoutes(s, f)[i] })
+// routeTable returns the RouteConfiguration name of the services of es
+// (faces, their faces; svcs, the services) for a listener running f: the
+// last one when the services show the same routes, else a new one whose
+// virtual hosts are the last ones' where a host's routes are the same.
+func (c *Cache) routeTable(group, name string, es []*serviceEntry, faces []*serviceFace, svcs func() []model.Service, f httpFilters) *route.RouteConfiguration {
+	key := serviceKey{group, name}
+	last := c.routes[key]
+	if last != nil && !last.redirect && last.f == f && slices.Equal(last.faces, faces) {
+		last.used = c.gen
+		return last.rc
+	}
+	byName := make(map[string]*serviceEntry, len(es))
+	for _, e := range es {
+		byName[e.svc.Name] = e
+	}
+	hrs := hostRoutes(svcs(), func(s model.Service, i int) *route.Route { return c.builtRoutes(byName[s.Name], f)[i] })
 	c.internCanaries(hrs)
-	sig := make([]*route.Route, len(hrs))
-	hosts := make([]string, len(hrs))
-	for i, hr := range hrs {
-		sig[i], hosts[i] = hr.built, hr.host
+	vhost := newVirtualHost
+	if last != nil && !last.redirect {
+		vhost = reuseVirtualHosts(last.rc)
 	}
-	key := group + "|" + name
-	c.used["r|"+key] = true
-	if re, ok := c.routes[key]; ok && !re.redirect && slices.Equal(re.sig, sig) && slices.Equal(re.hosts, hosts) {
-		return re.rc
-	}
-	rc := assembleRoutes(name, hrs)
+	rc := assembleRoutesWith(name, hrs, vhost)
 	if f.proto != "" {
 		rc = hideServerHeader(rc)
 	}
-	c.routes[key] = &routeEntry{sig: sig, hosts: hosts, rc: rc}
+	c.routes[key] = &routeEntry{faces: faces, f: f, used: c.gen, rc: rc}
 	return rc
+}
+
+// reuseVirtualHosts returns a virtual host constructor that gives the
+// virtual host of last with the same host and routes (the same messages),
+// or a new one.
+func reuseVirtualHosts(last *route.RouteConfiguration) func(string, []*route.Route) *route.VirtualHost {
+	byHost := make(map[string]*route.VirtualHost, len(last.GetVirtualHosts()))
+	for _, vh := range last.GetVirtualHosts() {
+		byHost[vh.GetName()] = vh
+	}
+	return func(host string, routes []*route.Route) *route.VirtualHost {
+		if vh, ok := byHost[host]; ok && slices.Equal(vh.Routes, routes) && slices.Equal(vh.Domains, []string{host}) {
+			return vh
+		}
+		return newVirtualHost(host, routes)
+	}
 }
 
 // ForKind is ForKind, reusing unchanged listeners and route tables.
@@ -197,66 +302,109 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		out[typ] = items
 	}
 	if kind == GRPC {
-		svcs := proxylessServices(r, group)
+		var names []string
+		for _, s := range groupServices(r, group) {
+			if !s.GatewayAPI {
+				names = append(names, s.Name)
+			}
+		}
+		es := c.entries(r, group, names)
+		svcs := servicesOfEntries(es)
 		out[resource.ListenerType] = asResources(c.grpcListeners(group, svcs))
-		out[resource.RouteType] = asResources([]*route.RouteConfiguration{c.routeConfig(group, RouteConfigName(group), svcs, httpFilters{})})
+		rc := c.routeTable(group, RouteConfigName(group), es, facesOf(es), func() []model.Service { return svcs }, httpFilters{})
+		out[resource.RouteType] = asResources([]*route.RouteConfiguration{rc})
 		grpcWithoutUpstreamTLS(out)
 		grpcLogicalDNS(out)
 		return out
 	}
-	svcs := servicesOf(r, group)
-	byName := make(map[string]model.Service, len(svcs))
-	for _, s := range svcs {
-		byName[s.Name] = s
-	}
 	var ls []*listener.Listener
 	var rcs []*route.RouteConfiguration
+	var rateLimit *cluster.Cluster
 	for _, el := range r.Listeners {
 		if el.Group != group {
 			continue
 		}
-		f, jwt := listenerFilters(el, byName)
-		ls = append(ls, c.listener(el, f, jwt))
+		var es []*serviceEntry
+		if servesRoutes(el) {
+			es = c.entries(r, group, el.Services)
+		}
+		faces := facesOf(es)
+		var models []model.Service // of es, made once when needed
+		svcs := func() []model.Service {
+			if models == nil {
+				models = servicesOfEntries(es)
+			}
+			return models
+		}
+		le := c.listener(el, faces, svcs)
+		ls = append(ls, le.l)
+		if rateLimit == nil && le.f.globalRL != "" {
+			rateLimit = c.rateLimitCluster(el, r.DNSResolvers)
+		}
 		switch {
 		case el.Protocol == model.TCP, el.Protocol == model.TLS:
 		case el.RedirectHTTPS:
 			rcs = append(rcs, c.redirect(group, el.Name))
 		default:
-			rcs = append(rcs, c.routeConfig(group, el.Name, servicesOn(el, byName), f))
+			rcs = append(rcs, c.routeTable(group, el.Name, es, faces, svcs, le.f))
 		}
 	}
 	out[resource.ListenerType] = asResources(ls)
 	out[resource.RouteType] = asResources(rcs)
 	out[resource.SecretType] = asResources(Secrets(r, group))
-	withRateLimitCluster(out, r, group)
+	if rateLimit != nil {
+		out[resource.ClusterType] = append(slices.Clip(out[resource.ClusterType]), rateLimit)
+	}
 	return out
 }
 
 // redirect returns the redirect-only route configuration name.
 func (c *Cache) redirect(group, name string) *route.RouteConfiguration {
-	key := group + "|" + name
-	c.used["r|"+key] = true
+	key := serviceKey{group, name}
 	if re, ok := c.routes[key]; ok && re.redirect {
+		re.used = c.gen
 		return re.rc
 	}
-	re := &routeEntry{redirect: true, rc: redirectRoutes(name)}
+	re := &routeEntry{redirect: true, used: c.gen, rc: redirectRoutes(name)}
 	c.routes[key] = re
 	return re.rc
 }
 
-func (c *Cache) listener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAuthentication) *listener.Listener {
+// listener returns the entry of a gateway listener whose services show it
+// faces: the last one when the listener and the faces are the same, else
+// one with the filters and jwt_authn configuration its services (svcs)
+// ask for, reusing the last Listener when those are the same.
+func (c *Cache) listener(el model.EnvoyListener, faces []*serviceFace, svcs func() []model.Service) *listenerEntry {
 	el.Services = nil
-	key := el.Group + "|" + el.Name
-	c.used["l|"+key] = true
-	if e, ok := c.listeners[key]; ok && e.f == f && proto.Equal(e.jwt, jwt) && reflect.DeepEqual(e.el, el) {
-		return e.l
+	key := serviceKey{el.Group, el.Name}
+	last := c.listeners[key]
+	sameListener := last != nil && reflect.DeepEqual(last.el, el)
+	if sameListener && slices.Equal(last.faces, faces) {
+		last.used = c.gen
+		return last
 	}
-	el.TLS = slices.Clone(el.TLS)
-	el.Passthrough = clonePassthrough(el.Passthrough)
-	el.TLSPolicy, el.ClientCertificate = cloneListenerTLS(el.TLSPolicy, el.ClientCertificate)
-	e := &listenerEntry{el: el, f: f, jwt: jwt, l: gatewayListener(el, f, jwt)}
+	f, jwt := listenerFiltersOf(el, svcs())
+	e := &listenerEntry{faces: faces, used: c.gen, f: f, jwt: jwt}
+	if sameListener && last.f == f && proto.Equal(last.jwt, jwt) {
+		e.el, e.l = last.el, last.l
+	} else {
+		el.TLS = slices.Clone(el.TLS)
+		el.Passthrough = clonePassthrough(el.Passthrough)
+		el.TLSPolicy, el.ClientCertificate = cloneListenerTLS(el.TLSPolicy, el.ClientCertificate)
+		e.el, e.l = el, gatewayListener(el, f, jwt)
+	}
 	c.listeners[key] = e
-	return e.l
+	return e
+}
+
+// rateLimitCluster is the rate limit service's cluster for the listener
+// el running the global filter, the last one when it is the same.
+func (c *Cache) rateLimitCluster(el model.EnvoyListener, resolvers []netip.AddrPort) *cluster.Cluster {
+	rl := rateLimitClusterFor(el, resolvers)
+	if !proto.Equal(c.rateLimit, rl) {
+		c.rateLimit = rl
+	}
+	return c.rateLimit
 }
 
 func (c *Cache) grpcListeners(group string, svcs []model.Service) []*listener.Listener {
@@ -272,14 +420,22 @@ func (c *Cache) grpcListeners(group string, svcs []model.Service) []*listener.Li
 	hosts = slices.Compact(hosts)
 	ls := make([]*listener.Listener, 0, len(hosts))
 	for _, h := range hosts {
-		key := group + "|" + h
-		c.used["g|"+key] = true
-		l, ok := c.grpc[key]
+		key := serviceKey{group, h}
+		e, ok := c.grpc[key]
 		if !ok {
-			l = grpcListener(group, h)
-			c.grpc[key] = l
+			e = &grpcEntry{l: grpcListener(group, h)}
+			c.grpc[key] = e
 		}
-		ls = append(ls, l)
+		e.used = c.gen
+		ls = append(ls, e.l)
 	}
 	return ls
+}
+
+// sameRoutes reports whether a and b build the same routes on every
+// listener: they differ at most in their upstreams (endpoints, health),
+// which routes do not read.
+func sameRoutes(a, b model.Service) bool {
+	a.Upstreams, b.Upstreams = nil, nil
+	return a.Equal(&b)
 }

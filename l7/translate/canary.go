@@ -58,7 +58,7 @@ func canaryRoutes(host string, s model.Service, i int, b *route.Route) []hostRou
 		}
 		m := rt
 		m.Headers = append(append([]model.HeaderMatch(nil), rt.Headers...), model.HeaderMatch{Name: hm.GetName(), Present: true})
-		out = append(out, hostRoute{host: host, svc: s.Name, claim: claimOf(s), idx: i, route: m, built: cp})
+		out = append(out, hostRoute{host: host, svc: s.Name, claim: claimOf(s), idx: i, route: &m, built: cp})
 	}
 	if h := c.Header; h != nil {
 		add("header", &route.HeaderMatcher{Name: h.Name, HeaderMatchSpecifier: &route.HeaderMatcher_StringMatch{

@@ -49,10 +49,14 @@ func Listeners(r model.Resolved, group string) []*listener.Listener {
 // jwt_authn configuration when it has the filter: none for TCP and for a
 // listener that only redirects to HTTPS.
 func listenerFilters(el model.EnvoyListener, byName map[string]model.Service) (httpFilters, *jwtauthn.JwtAuthentication) {
+	return listenerFiltersOf(el, servicesOn(el, byName))
+}
+
+// listenerFiltersOf is listenerFilters of the listener's services svcs.
+func listenerFiltersOf(el model.EnvoyListener, svcs []model.Service) (httpFilters, *jwtauthn.JwtAuthentication) {
 	if !servesRoutes(el) {
 		return httpFilters{}, nil
 	}
-	svcs := servicesOn(el, byName)
 	f := filtersOf(svcs)
 	f.globalRL = globalRateLimitDomain(el, svcs)
 	f.proto = el.Protocol

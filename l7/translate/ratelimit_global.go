@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"net/netip"
+
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -60,10 +62,19 @@ func rateLimitCluster(r model.Resolved, group string) *cluster.Cluster {
 			continue
 		}
 		if globalRateLimitDomain(el, servicesOn(el, byName)) != "" {
-			return ratelimit.Cluster(el.RateLimitService.Host, el.RateLimitService.Port)
+			return rateLimitClusterFor(el, nil)
 		}
 	}
 	return nil
+}
+
+// rateLimitClusterFor is the cluster of the rate limit service a
+// listener's global filter calls, resolved by the resolvers when named by
+// DNS.
+func rateLimitClusterFor(el model.EnvoyListener, resolvers []netip.AddrPort) *cluster.Cluster {
+	c := ratelimit.Cluster(el.RateLimitService.Host, el.RateLimitService.Port)
+	withDNSResolvers(c, resolvers)
+	return c
 }
 
 // withRateLimitCluster adds the rate limit service's cluster, when the

@@ -55,7 +55,7 @@ type hostRoute struct {
 	svc   string
 	claim claim
 	idx   int
-	route model.Route
+	route *model.Route
 	built *route.Route
 }
 
@@ -79,17 +79,21 @@ func claimOf(s model.Service) claim {
 // hostRoutes lists the routes of svcs per host; built returns the proto
 // of a service's i-th route (nil: build it).
 func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.Route) []hostRoute {
-	var out []hostRoute
+	n := 0
+	for _, s := range svcs {
+		n += len(model.ServiceHosts(s)) * len(s.Routes)
+	}
+	out := make([]hostRoute, 0, n)
 	for _, s := range svcs {
 		for _, h := range model.ServiceHosts(s) {
-			for i, rt := range s.Routes {
+			for i := range s.Routes {
 				var b *route.Route
 				if built != nil {
 					b = built(s, i)
 				} else {
 					b = routeOf(s, i, httpFilters{})
 				}
-				out = append(out, hostRoute{host: h, svc: s.Name, claim: claimOf(s), idx: i, route: rt, built: b})
+				out = append(out, hostRoute{host: h, svc: s.Name, claim: claimOf(s), idx: i, route: &s.Routes[i], built: b})
 				out = append(out, canaryRoutes(h, s, i, b)...)
 			}
 		}
@@ -118,21 +122,38 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 // otherwise compare the whole :authority with the names and answer 404);
 // the header itself keeps its port.
 func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
+	return assembleRoutesWith(name, hrs, newVirtualHost)
+}
+
+// assembleRoutesWith is assembleRoutes with the virtual hosts made by
+// vhost from a host and its routes (the Cache's reuses the last ones).
+func assembleRoutesWith(name string, hrs []hostRoute, vhost func(host string, routes []*route.Route) *route.VirtualHost) *route.RouteConfiguration {
 	rc := &route.RouteConfiguration{Name: name, ValidateClusters: wrapperspb.Bool(false), IgnorePortInHostMatching: true}
-	var vh *route.VirtualHost
 	body := 0
-	for _, hr := range hrs {
-		if vh == nil || vh.Name != hr.host {
-			vh = &route.VirtualHost{Name: hr.host, Domains: []string{hr.host}}
-			rc.VirtualHosts = append(rc.VirtualHosts, vh)
+	for start := 0; start < len(hrs); {
+		end := start + 1
+		for end < len(hrs) && hrs[end].host == hrs[start].host {
+			end++
 		}
-		vh.Routes = append(vh.Routes, hr.built)
-		body = max(body, len(hr.built.GetDirectResponse().GetBody().GetInlineString()), len(hr.built.GetDirectResponse().GetBody().GetInlineBytes()))
+		routes := make([]*route.Route, end-start)
+		for i, hr := range hrs[start:end] {
+			routes[i] = hr.built
+			body = max(body, len(hr.built.GetDirectResponse().GetBody().GetInlineString()), len(hr.built.GetDirectResponse().GetBody().GetInlineBytes()))
+		}
+		rc.VirtualHosts = append(rc.VirtualHosts, vhost(hrs[start].host, routes))
+		start = end
 	}
 	if body > envoyDirectResponseBodyLimit {
 		rc.MaxDirectResponseBodySizeBytes = u32(model.MaxResponseBody)
 	}
 	return rc
+}
+
+// newVirtualHost is the virtual host of one host name and its routes;
+// nothing else goes into it (the Cache reuses one for the same host and
+// routes).
+func newVirtualHost(host string, routes []*route.Route) *route.VirtualHost {
+	return &route.VirtualHost{Name: host, Domains: []string{host}, Routes: routes}
 }
 
 // envoyDirectResponseBodyLimit is Envoy's default bound on a direct
@@ -160,7 +181,7 @@ func redirectRoutes(name string) *route.RouteConfiguration {
 // Gateway API route ranks a regex by its characters, as a prefix: the
 // spec leaves regexes to the implementation and Envoy Gateway and
 // Contour rank them so.
-func specificity(r model.Route, gatewayAPI bool) int {
+func specificity(r *model.Route, gatewayAPI bool) int {
 	switch {
 	case r.Exact != "":
 		return 1<<21 + len(r.Exact)
@@ -174,7 +195,7 @@ func specificity(r model.Route, gatewayAPI bool) int {
 
 // hasMethod is 1 for a route that matches a method: it goes before the
 // routes of the same path without one.
-func hasMethod(r model.Route) int {
+func hasMethod(r *model.Route) int {
 	if r.Method != "" {
 		return 1
 	}

@@ -136,17 +136,6 @@ func cloneListenerTLS(p *model.TLSPolicy, c *model.ClientCertificate) (*model.TL
 	return p, c
 }
 
-// cloneUpstreamTLS deep-copies an upstream's TLS settings; nil stays nil.
-func cloneUpstreamTLS(t *model.UpstreamTLS) *model.UpstreamTLS {
-	if t == nil {
-		return nil
-	}
-	v := *t
-	v.CA = slices.Clone(v.CA)
-	v.SubjectAltNames = slices.Clone(v.SubjectAltNames)
-	return &v
-}
-
 // grpcWithoutUpstreamTLS removes from a proxyless gRPC client's set the
 // clusters that speak TLS to their endpoints (and their endpoints), and turns the routes to them
 // into 503 direct responses (which grpc-go fails as unsupported), so such a

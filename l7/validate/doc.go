@@ -6,6 +6,8 @@
 // cluster to endpoints), no duplicate names, no two filter chains of a
 // listener with the same match, no two listeners on one port.
 //
-// It only reads the resources it is given; it never changes them and keeps
-// no state.
+// It only reads the resources it is given and never changes them. Set
+// keeps no state; a Memo remembers, per resource and per virtual host of a
+// route table, what it found for a content, so that a publish checks what
+// changed (memo.go).
 package validate

@@ -6,127 +6,234 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 )
 
-// Sum is the SHA-256 of a resource's deterministic encoding.
+// Sum is the SHA-256 of a resource's deterministic encoding: equal content
+// gives an equal Sum, in every process, and its hex form is the delta
+// version go-control-plane sends (xds relies on it).
 type Sum [sha256.Size]byte
 
-// Memo remembers the per-resource results (ValidateAll and references) by
-// content, so a resource that did not change is not walked again. The
-// set-wide checks always run. A Memo belongs to one caller; it is safe for
-// concurrent use.
+// Memo checks the successive resource sets of one client kind (one
+// snapshot key) and remembers what it found per resource, so a publish
+// costs what changed, not the whole set:
+//
+//   - a resource that is the same message as last time (callers never
+//     modify a resource once built) is neither encoded nor checked again;
+//   - one that is a new message is encoded and hashed, and checked only
+//     when its content (the Sum) differs;
+//   - a route configuration's virtual hosts are checked one by one, each
+//     once per message (see routes.go), so a new host does not walk the
+//     other 3,000;
+//   - references (dangling or not) are checked for the new and changed
+//     resources only, as long as the last set's all resolved and none of
+//     its resources is gone; otherwise for all.
+//
+// The verdict is the same as the package-level Set's on the whole set:
+// what is remembered is a function of a resource's content, and the
+// set-wide checks (names, ports, references) see the whole set. A Memo
+// belongs to one caller; it is safe for concurrent use.
 type Memo struct {
 	mu      sync.Mutex
-	entries map[memoKey]memoEntry
-	used    map[memoKey]bool
+	entries map[memoKey]*memoEntry
+	// order is each type's entries in the last set's order: a resource
+	// that is the same message as the one at its place there is found
+	// without hashing its name.
+	order map[resource.Type][]*memoEntry
+	// gen counts the calls of Set; an entry's seen is the last one whose
+	// set held it.
+	gen uint64
+	// last is how many resources the last set held, and resolved whether
+	// every reference in it resolved (and no name was there twice).
+	last     int
+	resolved bool
+	buf      []byte // one encoding buffer for every resource: only its hash is kept
 }
 
 // memoKey is a resource's type URL and name.
 type memoKey struct{ typ, name string }
 
 type memoEntry struct {
+	key  memoKey
 	res  types.Resource // the exact message last checked
 	sum  Sum
 	err  error
-	refs refs
+	refs []target // what it refers to, each name once
+	seen uint64
+	pos  int // its place in order
+	// vhosts are a route configuration's virtual hosts, checked one by
+	// one (see routes.go).
+	vhosts map[*route.VirtualHost]*vhostResult
 }
 
 // NewMemo returns an empty Memo.
-func NewMemo() *Memo { return &Memo{entries: map[memoKey]memoEntry{}, used: map[memoKey]bool{}} }
-
-// Sweep forgets the entries not used since the last Sweep.
-func (m *Memo) Sweep() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k := range m.entries {
-		if !m.used[k] {
-			delete(m.entries, k)
-		}
-	}
-	m.used = map[memoKey]bool{}
+func NewMemo() *Memo {
+	return &Memo{entries: map[memoKey]*memoEntry{}, order: map[resource.Type][]*memoEntry{}}
 }
 
-// Set is like the package-level Set, reusing remembered results for
-// unchanged resources. It also returns each resource's Sum, in set order.
+// Set is like the package-level Set, reusing what it found in earlier
+// sets for resources that did not change. It also returns each
+// resource's Sum, in set order.
 func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]Sum, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.gen++
 	var errs []error
-	sums := map[resource.Type][]Sum{}
-	have := map[resource.Type]map[string]bool{}
-	var checked []memoEntry
-	opts := proto.MarshalOptions{Deterministic: true}
-	var buf []byte // one encoding buffer for every resource: only its hash is kept
+	sums := make(map[resource.Type][]Sum, len(set))
+	var fresh []*memoEntry // new or changed content: their references are checked
+	kept, dup := 0, false
 	for _, typ := range slices.Sorted(mapsKeys(set)) {
-		have[typ] = make(map[string]bool, len(set[typ]))
+		ss := make([]Sum, 0, len(set[typ]))
+		prev, j := m.order[typ], 0
+		order := make([]*memoEntry, 0, len(set[typ]))
 		for _, res := range set[typ] {
-			name := cachev3.GetResourceName(res)
-			id := func() string { return shortType(typ) + " " + strconv.Quote(name) }
-			key := memoKey{typ, name}
-			e, ok := m.entries[key]
-			// The same message as last time (callers never modify a
-			// resource once built) needs no encoding or checks.
-			if !ok || e.res != res {
-				b, err := opts.MarshalAppend(buf[:0], res)
+			var e *memoEntry
+			twice := false
+			if j < len(prev) && prev[j].res == res && prev[j].seen == m.gen-1 {
+				e = prev[j] // the same message at its place in the last set
+				j++
+				kept++
+			} else {
+				key := memoKey{typ, cachev3.GetResourceName(res)}
+				e = m.entries[key]
+				switch {
+				case e == nil:
+					e = &memoEntry{key: key}
+					m.entries[key] = e
+				case e.seen == m.gen:
+					// The name is there twice: the set is refused; the
+					// second is still checked, on its own.
+					dup = true
+					errs = append(errs, fmt.Errorf("%s: duplicate name", resourceID(typ, key.name)))
+					e, twice = &memoEntry{key: key}, true
+				case e.seen == m.gen-1:
+					kept++
+					if e.pos >= j { // back in step after an insertion or removal
+						j = e.pos + 1
+					}
+				}
+			}
+			if e.res != res {
+				changed, err := m.check(e, typ, e.key.name, res)
 				if err != nil {
-					return nil, fmt.Errorf("%s: encode: %w", id(), err)
+					return nil, err
 				}
-				buf = b
-				sum := Sum(sha256.Sum256(b))
-				if !ok || e.sum != sum {
-					e = memoEntry{sum: sum, refs: refs{}}
-					if err := Message(res); err != nil {
-						e.err = fmt.Errorf("%s: %w", id(), err)
-					}
-					collect(res, id(), e.refs)
-					if l, ok := res.(*listener.Listener); ok {
-						if fe := errors.Join(filterChains(l)...); fe != nil {
-							e.err = errors.Join(e.err, fe)
-						}
-					}
+				if changed {
+					fresh = append(fresh, e)
 				}
-				e.res = res
-				m.entries[key] = e
 			}
-			sums[typ] = append(sums[typ], e.sum)
-			if name == "" {
-				errs = append(errs, fmt.Errorf("%s: empty name", id()))
+			ss = append(ss, e.sum)
+			if !twice {
+				e.seen, e.pos = m.gen, len(order)
+				order = append(order, e)
 			}
-			if have[typ][name] {
-				errs = append(errs, fmt.Errorf("%s: duplicate name", id()))
+			if e.key.name == "" {
+				errs = append(errs, fmt.Errorf("%s: empty name", resourceID(typ, e.key.name)))
 			}
-			have[typ][name] = true
-			m.used[key] = true
 			if e.err != nil {
 				errs = append(errs, e.err)
 			}
-			checked = append(checked, e)
+		}
+		sums[typ] = ss
+		m.order[typ] = order
+	}
+	for typ := range m.order {
+		if _, ok := set[typ]; !ok {
+			delete(m.order, typ)
 		}
 	}
 	errs = append(errs, listenerPorts(set[resource.ListenerType])...)
-	// Dangling references: only the missing ones are collected.
-	missing := refs{}
-	for _, e := range checked {
-		for t, byName := range e.refs {
-			for n, from := range byName {
-				if !have[t][n] {
-					for _, f := range from {
-						missing.add(t, n, f)
-					}
-				}
+
+	removed := kept < m.last
+	current := 0
+	for _, e := range m.entries {
+		if e.seen == m.gen {
+			current++
+		} else if removed {
+			// Gone from the set: forget it (a deletion during range is
+			// safe in Go).
+			delete(m.entries, e.key)
+		}
+	}
+	// References: the unchanged resources' still resolve when the last
+	// set's all did and none of its names is gone (their targets are
+	// still there); otherwise every resource's are checked again.
+	check := fresh
+	if !m.resolved || removed {
+		check = check[:0:0]
+		for _, e := range m.entries {
+			if e.seen == m.gen {
+				check = append(check, e)
 			}
 		}
 	}
-	errs = append(errs, dangling(have, missing)...)
+	missing := m.missing(check)
+	errs = append(errs, missing...)
+	m.last, m.resolved = current, len(missing) == 0 && !dup
 	return sums, errors.Join(errs...)
+}
+
+// check encodes res into e and, when its content differs from what e
+// held, checks it again. changed reports the latter.
+func (m *Memo) check(e *memoEntry, typ resource.Type, name string, res types.Resource) (changed bool, err error) {
+	if rc, ok := res.(*route.RouteConfiguration); ok {
+		return m.checkRoutes(e, typ, name, rc)
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(m.buf[:0], res)
+	if err != nil {
+		return false, fmt.Errorf("%s: encode: %w", resourceID(typ, name), err)
+	}
+	m.buf = b
+	sum := Sum(sha256.Sum256(b))
+	was := e.res
+	e.res = res
+	if was != nil && e.sum == sum {
+		return false, nil
+	}
+	e.sum = sum
+	msgErr := Message(res)
+	e.refs = targets(res)
+	e.err = nil
+	if msgErr != nil {
+		e.err = fmt.Errorf("%s: %w", resourceID(typ, name), msgErr)
+	}
+	if l, ok := res.(*listener.Listener); ok {
+		if fe := errors.Join(filterChains(l)...); fe != nil {
+			e.err = errors.Join(e.err, fe)
+		}
+	}
+	return true, nil
+}
+
+// missing returns the dangling references of the entries, one error per
+// missing resource naming every entry that refers to it.
+func (m *Memo) missing(entries []*memoEntry) []error {
+	want := refs{}
+	for _, e := range entries {
+		from := resourceID(e.key.typ, e.key.name)
+		e.eachRef(func(t target) {
+			if to := m.entries[memoKey(t)]; to == nil || to.seen != m.gen {
+				want.addOnce(t.typ, t.name, from)
+			}
+		})
+	}
+	for _, byName := range want {
+		for _, from := range byName {
+			slices.Sort(from)
+		}
+	}
+	return dangling(want)
+}
+
+func resourceID(typ resource.Type, name string) string {
+	return shortType(typ) + " " + strconv.Quote(name)
 }
 
 func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
@@ -137,16 +244,4 @@ func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 			}
 		}
 	}
-}
-
-func dangling(have map[resource.Type]map[string]bool, want refs) []error {
-	var errs []error
-	for _, typ := range []resource.Type{resource.RouteType, resource.ClusterType, resource.EndpointType, resource.SecretType} {
-		for _, n := range slices.Sorted(mapsKeys(want[typ])) {
-			if !have[typ][n] {
-				errs = append(errs, fmt.Errorf("dangling reference: %s refers to %s %q, which is not in the set", strings.Join(want[typ][n], ", "), shortType(typ), n))
-			}
-		}
-	}
-	return errs
 }

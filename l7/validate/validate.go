@@ -5,33 +5,16 @@ import (
 	"fmt"
 	"strings"
 
-	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
-	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
-
-	"github.com/tlbproject/tlb/l7/model"
 )
 
 // validator is what protoc-gen-validate generates on every Envoy message.
 type validator interface{ ValidateAll() error }
-
-// refs collects what a resource set refers to, by type URL.
-type refs map[resource.Type]map[string][]string // type -> name -> referrers
-
-func (r refs) add(typ resource.Type, name, from string) {
-	if r[typ] == nil {
-		r[typ] = map[string][]string{}
-	}
-	r[typ][name] = append(r[typ][name], from)
-}
 
 // Set checks a whole resource set (type URL -> resources) and returns every
 // problem found, joined, or nil when it may be published.
@@ -97,42 +80,6 @@ func walk(m protoreflect.Message, visit func(proto.Message, string), all bool, p
 		}
 		return true
 	})
-}
-
-// collect records the names res refers to.
-func collect(res proto.Message, id string, want refs) {
-	var ignored []error
-	walk(res.ProtoReflect(), func(m proto.Message, _ string) {
-		switch x := m.(type) {
-		case *hcm.Rds:
-			want.add(resource.RouteType, x.GetRouteConfigName(), id)
-		case *tcpproxy.TcpProxy:
-			if c := x.GetCluster(); c != "" {
-				want.add(resource.ClusterType, c, id)
-			}
-		case *tls.SdsSecretConfig:
-			want.add(resource.SecretType, x.GetName(), id)
-		case *route.RouteAction:
-			if c := x.GetCluster(); c != "" {
-				want.add(resource.ClusterType, c, id)
-			}
-			for _, w := range x.GetWeightedClusters().GetClusters() {
-				// The share of unresolved backends goes to a cluster
-				// that is missing on purpose (answered 500).
-				if n := w.GetName(); n != model.FailedBackendCluster {
-					want.add(resource.ClusterType, n, id)
-				}
-			}
-		case *cluster.Cluster:
-			if x.GetType() == cluster.Cluster_EDS {
-				n := x.GetEdsClusterConfig().GetServiceName()
-				if n == "" {
-					n = x.GetName()
-				}
-				want.add(resource.EndpointType, n, id)
-			}
-		}
-	}, true, "", &ignored)
 }
 
 // filterChains reports two filter chains of one listener with equal

@@ -2,7 +2,6 @@ package xds
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -71,11 +70,14 @@ type Server struct {
 	versions map[string]map[string]string // key -> type URL -> version
 
 	streams *streamLog
-	memo    *validate.Memo
-	// hexes keeps the hex form of each resource's sum between publishes,
-	// so an unchanged resource's delta version is not formatted again.
-	hexes map[validate.Sum]string
-	// translations rebuilds only the services that changed.
+	// memos check each key's resource sets, each resource once per
+	// content; served are the snapshots last set, from which the next
+	// ones are built. Both by key.
+	memos  map[string]*validate.Memo
+	served map[string]*snapshot
+	// resolver and translations redo only what the services that changed
+	// need.
+	resolver     *model.Resolver
 	translations *translate.Cache
 }
 
@@ -96,8 +98,9 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 		opts:         opts,
 		generation:   Generation(),
 		versions:     map[string]map[string]string{},
-		memo:         validate.NewMemo(),
-		hexes:        map[validate.Sum]string{},
+		memos:        map[string]*validate.Memo{},
+		served:       map[string]*snapshot{},
+		resolver:     model.NewResolver(),
 		translations: translate.NewCache(),
 	}
 	s.cache = newKindCaches(cacheLogger{log})
@@ -124,6 +127,10 @@ type Report struct {
 	Changed []string
 	// Removed lists the keys no longer served.
 	Removed []string
+	// Resolved is the resolved config the publish translated, for the
+	// consumers after it (the rate limit service's configuration), so
+	// that no one resolves it again. Read only.
+	Resolved *model.Resolved
 }
 
 // Generation returns the schema generation this server serves.
@@ -144,8 +151,8 @@ func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
 	defer s.mu.Unlock()
 	start := s.now()
 	var rep Report
-	resolved := model.Resolve(cfg, s.opts.Resolve)
-	rep.Problems = resolved.Problems
+	resolved := s.resolver.Resolve(cfg, s.opts.Resolve)
+	rep.Problems, rep.Resolved = resolved.Problems, &resolved
 	s.metrics.problems.Set(float64(len(resolved.Problems)))
 
 	g := s.opts.Group
@@ -169,32 +176,26 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 	}
 	next := map[string]built{}
 	rep.Invalid = map[string]error{}
-	hexes := make(map[validate.Sum]string, len(s.hexes))
-	hexOf := func(sum validate.Sum) string {
-		h, ok := s.hexes[sum]
-		if !ok {
-			h = hex.EncodeToString(sum[:])
-		}
-		hexes[sum] = h
-		return h
-	}
 	for _, key := range slices.Sorted(maps.Keys(sets)) {
 		set := sets[key]
-		sums, err := s.memo.Set(set)
+		memo := s.memos[key]
+		if memo == nil {
+			memo = validate.NewMemo()
+			s.memos[key] = memo
+		}
+		sums, err := memo.Set(set)
 		if err != nil {
 			rep.Invalid[key] = fmt.Errorf("validate resources of %s: %w", key, err)
 			s.metrics.rejected.WithLabelValues(key).Inc()
 			continue
 		}
-		snap, vers, err := buildSnapshot(s.generation, set, sums, hexOf)
+		snap, vers, err := nextSnapshot(s.generation, s.served[key], set, sums)
 		if err != nil {
 			rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
 			continue
 		}
 		next[key] = built{snap, vers}
 	}
-	s.memo.Sweep()
-	s.hexes = hexes
 	s.metrics.build.Observe(s.now().Sub(start).Seconds())
 
 	for _, key := range slices.Sorted(maps.Keys(next)) {
@@ -215,6 +216,7 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 		}
 		s.metrics.publishes.WithLabelValues(key).Inc()
 		s.versions[key] = b.versions
+		s.served[key] = b.snap
 		rep.Changed = append(rep.Changed, key)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.versions)) {
@@ -224,6 +226,8 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 		s.cache.ClearSnapshot(key)
 		s.metrics.version.DeletePartialMatch(prometheus.Labels{"key": key})
 		delete(s.versions, key)
+		delete(s.served, key)
+		delete(s.memos, key)
 		rep.Removed = append(rep.Removed, key)
 	}
 	if len(rep.Changed) > 0 || len(rep.Removed) > 0 {

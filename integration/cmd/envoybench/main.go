@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -37,7 +38,13 @@ func main() {
 	flag.DurationVar(&o.ChurnDuration, "churn", o.ChurnDuration, "time routes are added and removed under load")
 	only := flag.String("only", "", "comma-separated measurements to run: throughput, xds, propagation (with churn); default all")
 	keep := flag.Bool("keep", false, "keep the run's directory (logs of l7 and Envoy)")
+	netFirst := flag.String("net", o.Net.String(), "first of the 16 loopback addresses the run uses (another run on the machine needs another range)")
+	flag.IntVar(&o.Port, "port", o.Port, "first of the 100 ports the run uses")
 	flag.Parse()
+	if o.Net, err = netip.ParseAddr(*netFirst); err != nil {
+		fmt.Fprintln(os.Stderr, "envoybench: -net:", err)
+		os.Exit(2)
+	}
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
 	}
