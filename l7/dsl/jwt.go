@@ -21,7 +21,7 @@ type JWTFiles struct {
 // still a file name; Dir fills in the real key and checks again.
 var (
 	standInHMAC = model.NewPrivateKey([]byte(strings.Repeat("s", 64)))
-	standInJWKS = `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"stand-in"}]}`
+	standInJWKS = `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"}]}` // a key jwks.Check accepts
 )
 
 // jwtModel converts the jwt block; the key files are returned for Dir.

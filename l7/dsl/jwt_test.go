@@ -74,3 +74,15 @@ func TestJWTKeyFiles(t *testing.T) {
 		t.Fatalf("key file outside the directories: %v", errs)
 	}
 }
+
+// TestParseAcceptsEachKeyFileKind: Parse reads no file and checks a
+// service whose key is still a file name with a stand-in, which the key
+// checks must accept (a stand-in jwks.Check refused rejected every
+// publicKeyFile and jwksFile service before its file was read).
+func TestParseAcceptsEachKeyFileKind(t *testing.T) {
+	for _, jwt := range []string{"{hmacSecretFile: hs.key}", "{publicKeyFile: rs.pem}", "{jwksFile: keys.json}"} {
+		if _, err := dsl.Parse("api.yaml", []byte(jwtHead+"jwt: "+jwt+"\nroutes: [{prefix: /, target: u}]\n")); err != nil {
+			t.Errorf("jwt: %s: %v", jwt, err)
+		}
+	}
+}
