@@ -177,7 +177,14 @@ func checkCapabilityMatters(t *testing.T, gw *topo.Node, pid int) {
 		t.Fatal(err)
 	}
 	caps = caps[:n]
-	dir := t.TempDir()
+	// Not t.TempDir(): its parent is the test's own directory, mode
+	// 0700, which user 101 cannot traverse, so capsh's execve of the
+	// copies failed with EACCES before Envoy ever ran.
+	dir, err := os.MkdirTemp("", "envoy-control-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o755); err != nil { // user 101 reads it
 		t.Fatal(err)
 	}
