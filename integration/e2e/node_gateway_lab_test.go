@@ -86,8 +86,15 @@ func checkGatewayPod(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode
 	if err != nil || code != http.StatusMovedPermanently || loc != "https://"+gatewayHost+"/x?y=1" {
 		t.Errorf("GET http://%s/x?y=1 via %s:80: %d Location %q (%v); want 301 to https://%s/x?y=1", gatewayHost, gatewayVIP, code, loc, err, gatewayHost)
 	}
-	if in, out := ipvsPackets(t, d.director, secure); in == 0 || out != 0 {
-		t.Errorf("IPVS counters of %s: InPkts %d OutPkts %d; want requests in and no replies through the director (DSR)", secure, in, out)
+	// The kernel's IPVS counters are refreshed by its estimator (every
+	// 2 s), not per packet: read right after the requests they said 0.
+	var in, out int
+	waitFor(t, 30*time.Second, "IPVS counts the requests to "+secure, func() bool {
+		in, out = ipvsPackets(t, d.director, secure)
+		return in > 0
+	})
+	if out != 0 {
+		t.Errorf("IPVS counters of %s: InPkts %d OutPkts %d; want no replies through the director (DSR)", secure, in, out)
 	}
 	if r := restarts(kc, "app.kubernetes.io/name=tlb-gateway"); r != 0 {
 		t.Errorf("the gateway pod restarted %d times", r)

@@ -88,7 +88,7 @@ func withoutOrigins(cfg model.Config) model.Config {
 		out.Gateways = append(out.Gateways, g)
 	}
 	for _, c := range cfg.Certificates {
-		c.Origin = ""
+		c.Origin, c.Gateway.Origin = "", "" // the gateway's origin: where it came from
 		out.Certificates = append(out.Certificates, c)
 	}
 	return out

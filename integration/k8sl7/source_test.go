@@ -241,8 +241,8 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 			return reflect.DeepEqual(got, want), fmt.Sprintf("\n got  %+v\n want %+v", got, want)
 		})
 		got, _ := rec.last()
-		if got.Services[1].Origin != "shop/web" || got.Certificates[0].Origin != "shop/web-tls" {
-			t.Errorf("origins: service %q, certificate %q; want shop/web and shop/web-tls", got.Services[1].Origin, got.Certificates[0].Origin)
+		if got.Services[1].Origin != "shop/web" || got.Certificates[0].Origin != "shop/web-tls" || got.Certificates[0].Gateway.Origin != "shop/web" {
+			t.Errorf("origins: service %q, certificate %q of gateway %q; want shop/web, shop/web-tls and shop/web", got.Services[1].Origin, got.Certificates[0].Origin, got.Certificates[0].Gateway.Origin)
 		}
 	})
 

@@ -198,6 +198,9 @@ func docGroup(doc *Doc) string {
 	if doc.Gateway != nil {
 		return doc.Gateway.Group
 	}
+	if doc.Interceptors != nil {
+		return doc.Interceptors.Group
+	}
 	return ""
 }
 

@@ -102,6 +102,11 @@ func TestForGroupOpensNoOtherGroupsFiles(t *testing.T) {
 	writeFile(t, dir, "bravo.yaml", groupGateway("bravo", "203.0.113.20", ""))
 	writeFile(t, dir, "bravo-svc.yaml", "kind: gateway/service/v1\nname: b\ngroup: bravo\njwt: {hmacSecretFile: keys/missing.key}\nroutes: [{prefix: /, directResponse: {status: 200}}]\n")
 	writeFile(t, dir, "broken.yaml", "kind: gateway/service/v1\nname: x\ngroup: bravo\nroutes: nope\n")
+	catalog := func(group string) string {
+		return "kind: gateway/interceptors/v1\nname: ops\ngroup: " + group + "\nexternal:\n  - {name: audit, url: \"http://198.51.100.5/check\", namespaces: [team]}\n"
+	}
+	writeFile(t, dir, "alpha-interceptors.yaml", catalog("alpha"))
+	writeFile(t, dir, "bravo-interceptors.yaml", catalog("bravo"))
 
 	cfg, errs, err := dsl.NewDir(dir, func() time.Time { return certNow }).ForGroup("alpha").Load()
 	if err != nil {
@@ -115,6 +120,11 @@ func TestForGroupOpensNoOtherGroupsFiles(t *testing.T) {
 	}
 	if len(cfg.Certificates) != 1 || cfg.Certificates[0].Gateway != cfg.Gateways[0].ID() {
 		t.Fatalf("want alpha's certificate alone, got %+v", cfg.Certificates)
+	}
+	// The operator's declarations of the group are loaded (they were
+	// skipped as of no group, so every tenant's endpoint was undeclared).
+	if len(cfg.Interceptors) != 1 || cfg.Interceptors[0].Group != "alpha" {
+		t.Fatalf("want alpha's interceptor declarations alone, got %+v", cfg.Interceptors)
 	}
 	// The same directory for every group: bravo's missing files are errors.
 	_, errs, _ = dsl.NewDir(dir, func() time.Time { return certNow }).Load()
