@@ -1,6 +1,8 @@
 package translate
 
 import (
+	"strings"
+
 	"time"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -79,7 +81,7 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 	}
 	switch el.Protocol {
 	case model.HTTP:
-		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(el.Name, el.Name, f, jwt)}}}
+		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{hcmFilter(statPrefix(el.Name), el.Name, f, jwt)}}}
 	case model.HTTPS:
 		l.ListenerFilters = []*listener.ListenerFilter{{
 			Name:       wellknown.TlsInspector,
@@ -95,7 +97,7 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 			l.FilterChains = append(l.FilterChains, &listener.FilterChain{
 				Name:             c.Certificate,
 				FilterChainMatch: match,
-				Filters:          []*listener.Filter{forwardClientCert(hcmFilter(el.Name, el.Name, f, jwt), el.ClientCertificate)},
+				Filters:          []*listener.Filter{forwardClientCert(hcmFilter(statPrefix(el.Name), el.Name, f, jwt), el.ClientCertificate)},
 				TransportSocket:  downstreamTLS(c.Certificate, el),
 			})
 		}
@@ -103,7 +105,7 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{{
 			Name: wellknown.TCPProxy,
 			ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxy.TcpProxy{
-				StatPrefix:       el.Name,
+				StatPrefix:       statPrefix(el.Name),
 				ClusterSpecifier: &tcpproxy.TcpProxy_Cluster{Cluster: el.Target},
 				IdleTimeout:      dur(tcpIdleTimeout),
 			})},
@@ -143,6 +145,16 @@ func routerFilter() *hcm.HttpFilter {
 		Name:       wellknown.Router,
 		ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: mustAny(&router.Router{})},
 	}
+}
+
+// statPrefix is the stat prefix of a listener's connection manager or TCP
+// proxy: its name without dots. Envoy's Prometheus output takes the text
+// up to the first dot as the prefix label and puts the rest into the
+// series name, so "http-203.0.113.10-443" became the series
+// envoy_http_0_113_10_443_downstream_rq_xx{envoy_http_conn_manager_prefix="http-127"}:
+// one series name per VIP and port, which no dashboard or alert selects.
+func statPrefix(listenerName string) string {
+	return strings.NewReplacer(".", "_", ":", "_").Replace(listenerName)
 }
 
 // hcmFilter is the HTTP connection manager of a gateway listener, with the

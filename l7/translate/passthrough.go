@@ -23,7 +23,7 @@ func passthroughChains(el model.EnvoyListener) []*listener.FilterChain {
 			name = p.ServerNames[0]
 			match = &listener.FilterChainMatch{ServerNames: p.ServerNames}
 		}
-		tp := &tcpproxy.TcpProxy{StatPrefix: el.Name, IdleTimeout: dur(tcpIdleTimeout)}
+		tp := &tcpproxy.TcpProxy{StatPrefix: statPrefix(el.Name), IdleTimeout: dur(tcpIdleTimeout)}
 		live := liveClusters(p.Targets)
 		if len(live) == 1 {
 			tp.ClusterSpecifier = &tcpproxy.TcpProxy_Cluster{Cluster: live[0].Cluster}
