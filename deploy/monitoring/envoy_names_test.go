@@ -4,11 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -87,41 +84,10 @@ func envoySeries(t *testing.T) map[string]map[string]bool {
 	}))
 	t.Cleanup(backend.Close)
 	const vip, host = "127.0.31.1", "127.0.31.2"
-	l, err := net.Listen("tcp", vip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	dir, err := os.MkdirTemp("", "mon") // short: unix socket paths
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	dsl := filepath.Join(dir, "dsl")
-	files := map[string]string{
-		"gw.yaml": fmt.Sprintf("kind: gateway/gateway/v1\nname: public\ngroup: edge\nlisteners:\n  - {name: web, vip: %s, port: %d, protocol: HTTP}\n", vip, port),
-		"svc.yaml": fmt.Sprintf("kind: gateway/service/v1\nname: hello\ngroup: edge\nhosts: [hello.example.com]\nlisteners: [public/web]\n"+
-			"upstreams:\n  - {name: main, endpoints: [%q]}\nroutes:\n  - {prefix: /, target: main}\n", backend.Listener.Addr().String()),
-	}
-	if err := os.MkdirAll(dsl, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for n, c := range files {
-		if err := os.WriteFile(filepath.Join(dsl, n), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	g, err := envoyproc.Start(envoyproc.Options{Group: "edge", Dir: filepath.Join(dir, "gw"), Serve: []string{"--config=" + dsl}, HostIP: host})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(g.Stop)
+	dsl, port := envoyproc.HelloDSL(t, vip, backend.Listener.Addr().String())
+	g := envoyproc.StartT(t, envoyproc.Options{Group: "edge", Serve: []string{"--config=" + dsl}, HostIP: host})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := g.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s:%d/", vip, port), nil)
 	req.Host = "hello.example.com"
 	resp, err := http.DefaultClient.Do(req)

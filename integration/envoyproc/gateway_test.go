@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -87,14 +86,8 @@ func TestRequestThroughEnvoyThenDrain(t *testing.T) {
 	}))
 	defer backend.Close()
 	vip, host := "127.0.10.1", "127.0.10.2"
-	port := freePort(t, vip)
+	cfg, port := HelloDSL(t, vip, backend.Listener.Addr().String())
 	dir := shortDir(t)
-	cfg := filepath.Join(dir, "dsl")
-	writeDSL(t, cfg, map[string]string{
-		"gw.yaml": fmt.Sprintf("kind: gateway/gateway/v1\nname: public\ngroup: edge\nlisteners:\n  - {name: web, vip: %s, port: %d, protocol: HTTP}\n", vip, port),
-		"svc.yaml": fmt.Sprintf("kind: gateway/service/v1\nname: hello\ngroup: edge\nhosts: [hello.example.com]\nlisteners: [public/web]\n"+
-			"upstreams:\n  - {name: main, endpoints: [%q]}\nroutes:\n  - {prefix: /, target: main}\n", backend.Listener.Addr().String()),
-	})
 	g, err := Start(Options{Group: "edge", Dir: filepath.Join(dir, "gw"), Serve: []string{"--config=" + cfg}, HostIP: host})
 	if err != nil {
 		t.Fatal(err)
@@ -140,16 +133,6 @@ func statsReady(t *testing.T, g *Gateway) int {
 	return resp.StatusCode
 }
 
-func freePort(t *testing.T, ip string) int {
-	t.Helper()
-	l, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func shortDir(t *testing.T) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "eg")
@@ -158,18 +141,6 @@ func shortDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(d) })
 	return d
-}
-
-func writeDSL(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for n, c := range files {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func run(name string, args ...string) (string, error) {
