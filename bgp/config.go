@@ -145,84 +145,130 @@ func (c Config) Defaulted() Config {
 
 // Validate checks a defaulted Config. Its errors name the offending field.
 func (c Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("bgp config: %s: %s", field, fmt.Sprintf(format, args...)))
-	}
+	var ps problems
+	c.checkSpeaker(&ps)
+	c.checkAllowedPrefixes(&ps)
+	c.checkAPI(&ps)
+	c.checkPeers(&ps)
+	return errors.Join(ps...)
+}
+
+// problems collects what Validate finds, in the order it finds it.
+type problems []error
+
+// add records that field is wrong, as the message format and args say.
+func (ps *problems) add(field, format string, args ...any) {
+	*ps = append(*ps, fmt.Errorf("bgp config: %s: %s", field, fmt.Sprintf(format, args...)))
+}
+
+// isHostIPv4 reports whether s is an IPv4 address other than 0.0.0.0.
+func isHostIPv4(s string) bool {
+	a, err := netip.ParseAddr(s)
+	return err == nil && a.Is4() && !a.IsUnspecified()
+}
+
+// checkSpeaker checks the director's own identity: ASN, router ID, listen
+// port and next hop.
+func (c Config) checkSpeaker(ps *problems) {
 	if c.LocalASN == 0 {
-		bad("localASN", "must be set")
+		ps.add("localASN", "must be set")
 	}
-	if a, err := netip.ParseAddr(c.RouterID); err != nil || !a.Is4() || a.IsUnspecified() {
-		bad("routerID", "%q is not an IPv4 address", c.RouterID)
+	if !isHostIPv4(c.RouterID) {
+		ps.add("routerID", "%q is not an IPv4 address", c.RouterID)
 	}
 	if c.ListenPort != NoListen && (c.ListenPort < 1 || c.ListenPort > 65535) {
-		bad("listenPort", "%d is not a port (use -1 to only dial out)", c.ListenPort)
+		ps.add("listenPort", "%d is not a port (use -1 to only dial out)", c.ListenPort)
 	}
-	if c.NextHop != "" {
-		if a, err := netip.ParseAddr(c.NextHop); err != nil || !a.Is4() || a.IsUnspecified() {
-			bad("nextHop", "%q is not an IPv4 address", c.NextHop)
-		}
+	if c.NextHop != "" && !isHostIPv4(c.NextHop) {
+		ps.add("nextHop", "%q is not an IPv4 address", c.NextHop)
 	}
+}
+
+// checkAllowedPrefixes checks that the VIP ranges are present, IPv4,
+// canonical and narrower than the default route.
+func (c Config) checkAllowedPrefixes(ps *problems) {
 	if len(c.AllowedPrefixes) == 0 {
-		bad("allowedPrefixes", "must list at least one VIP range")
+		ps.add("allowedPrefixes", "must list at least one VIP range")
 	}
 	for i, s := range c.AllowedPrefixes {
+		field := fmt.Sprintf("allowedPrefixes[%d]", i)
 		p, err := netip.ParsePrefix(s)
 		switch {
 		case err != nil:
-			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q is not a prefix", s)
+			ps.add(field, "%q is not a prefix", s)
 		case !p.Addr().Is4():
-			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q: only IPv4 is supported", s)
+			ps.add(field, "%q: only IPv4 is supported", s)
 		case p != p.Masked():
-			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q has host bits set (did you mean %s?)", s, p.Masked())
+			ps.add(field, "%q has host bits set (did you mean %s?)", s, p.Masked())
 		case p.Bits() == 0:
-			bad(fmt.Sprintf("allowedPrefixes[%d]", i), "%q would allow announcing a default route", s)
+			ps.add(field, "%q would allow announcing a default route", s)
 		}
 	}
-	if c.API.Enabled {
-		if err := checkLoopback(c.API.Address); err != nil {
-			bad("api.address", "%v", err)
-		}
+}
+
+// checkAPI checks that an enabled GoBGP API listens on loopback only.
+func (c Config) checkAPI(ps *problems) {
+	if !c.API.Enabled {
+		return
 	}
+	if err := checkLoopback(c.API.Address); err != nil {
+		ps.add("api.address", "%v", err)
+	}
+}
+
+// checkPeers checks that there is at least one peer and each peer on its
+// own; a peer address listed twice is reported at its second listing.
+func (c Config) checkPeers(ps *problems) {
 	if len(c.Peers) == 0 {
-		bad("peers", "must list at least one peer")
+		ps.add("peers", "must list at least one peer")
 	}
 	seen := map[string]bool{}
 	for i, p := range c.Peers {
 		f := func(name string) string { return fmt.Sprintf("peers[%d].%s", i, name) }
-		a, err := netip.ParseAddr(p.Address)
-		if err != nil || !a.Is4() || a.IsUnspecified() {
-			bad(f("address"), "%q is not an IPv4 address", p.Address)
-		} else if seen[a.String()] {
-			bad(f("address"), "%s is listed twice", a)
-		} else {
-			seen[a.String()] = true
-		}
-		if p.ASN == 0 {
-			bad(f("asn"), "must be set")
-		}
-		if p.LocalAddress != "" {
-			if la, err := netip.ParseAddr(p.LocalAddress); err != nil || !la.Is4() {
-				bad(f("localAddress"), "%q is not an IPv4 address", p.LocalAddress)
-			}
-		}
-		if p.HoldTimeSeconds < 3 {
-			bad(f("holdTimeSeconds"), "%d is below the BGP minimum of 3", p.HoldTimeSeconds)
-		}
-		if p.KeepaliveSeconds >= p.HoldTimeSeconds {
-			bad(f("keepaliveSeconds"), "%d must be below holdTimeSeconds %d", p.KeepaliveSeconds, p.HoldTimeSeconds)
-		}
-		if p.EBGPMultihopTTL != 0 && p.TTLSecurityHops != 0 {
-			bad(f("ttlSecurityHops"), "cannot be combined with ebgpMultihopTTL")
-		}
-		if p.TTLSecurityHops != 0 && p.ASN == c.LocalASN {
-			bad(f("ttlSecurityHops"), "applies to eBGP peers only (asn equals localASN)")
-		}
-		if p.PasswordFile != "" && strings.TrimSpace(p.PasswordFile) != p.PasswordFile {
-			bad(f("passwordFile"), "path has surrounding white space")
+		c.checkPeerIdentity(ps, f, p, seen)
+		c.checkPeerSession(ps, f, p)
+	}
+}
+
+// checkPeerIdentity checks a peer's address, ASN and local address; seen
+// holds the peer addresses met so far.
+func (c Config) checkPeerIdentity(ps *problems, f func(string) string, p PeerConfig, seen map[string]bool) {
+	a, err := netip.ParseAddr(p.Address)
+	switch {
+	case err != nil || !a.Is4() || a.IsUnspecified():
+		ps.add(f("address"), "%q is not an IPv4 address", p.Address)
+	case seen[a.String()]:
+		ps.add(f("address"), "%s is listed twice", a)
+	default:
+		seen[a.String()] = true
+	}
+	if p.ASN == 0 {
+		ps.add(f("asn"), "must be set")
+	}
+	if p.LocalAddress != "" {
+		if la, err := netip.ParseAddr(p.LocalAddress); err != nil || !la.Is4() {
+			ps.add(f("localAddress"), "%q is not an IPv4 address", p.LocalAddress)
 		}
 	}
-	return errors.Join(errs...)
+}
+
+// checkPeerSession checks a peer's timers, TTL options and password file.
+func (c Config) checkPeerSession(ps *problems, f func(string) string, p PeerConfig) {
+	if p.HoldTimeSeconds < 3 {
+		ps.add(f("holdTimeSeconds"), "%d is below the BGP minimum of 3", p.HoldTimeSeconds)
+	}
+	if p.KeepaliveSeconds >= p.HoldTimeSeconds {
+		ps.add(f("keepaliveSeconds"), "%d must be below holdTimeSeconds %d", p.KeepaliveSeconds, p.HoldTimeSeconds)
+	}
+	if p.EBGPMultihopTTL != 0 && p.TTLSecurityHops != 0 {
+		ps.add(f("ttlSecurityHops"), "cannot be combined with ebgpMultihopTTL")
+	}
+	if p.TTLSecurityHops != 0 && p.ASN == c.LocalASN {
+		ps.add(f("ttlSecurityHops"), "applies to eBGP peers only (asn equals localASN)")
+	}
+	if p.PasswordFile != "" && strings.TrimSpace(p.PasswordFile) != p.PasswordFile {
+		ps.add(f("passwordFile"), "path has surrounding white space")
+	}
 }
 
 // checkLoopback refuses any API address that is not a literal loopback IP.
