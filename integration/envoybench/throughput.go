@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,104 +31,6 @@ const (
 
 var loads = []string{loadPlain, loadJWT, loadSession}
 
-// Throughput is the throughput run's figures: every round of each load,
-// and the CPU time each process used during a load's measured runs.
-type Throughput struct {
-	Rounds map[string][]wrkResult
-	CPU    map[string]map[string]time.Duration
-}
-
-// The processes whose CPU time a throughput load counts.
-var cpuProcesses = []string{"envoy", "l7", "redis", "backend", "wrk"}
-
-// requests is every measured request of a load.
-func (t Throughput) requests(load string) int64 {
-	var n int64
-	for _, r := range t.Rounds[load] {
-		n += r.Requests
-	}
-	return n
-}
-
-// CPUPerRequest is a process's CPU time per request of a load ("" for
-// all of them).
-func (t Throughput) CPUPerRequest(load, process string) time.Duration {
-	n := t.requests(load)
-	if n == 0 {
-		return 0
-	}
-	var sum time.Duration
-	for p, d := range t.CPU[load] {
-		if process == "" || p == process {
-			sum += d
-		}
-	}
-	return sum / time.Duration(n)
-}
-
-// CPURatio is the plain load's CPU time per request over this load's, all
-// processes counted: the throughput ratio a machine doing nothing else,
-// saturated by these processes, would show. Other work on the machine
-// does not move it as it moves the req/s ratio.
-func (t Throughput) CPURatio(load string) float64 {
-	if c := t.CPUPerRequest(load, ""); c > 0 {
-		return float64(t.CPUPerRequest(loadPlain, "")) / float64(c)
-	}
-	return 0
-}
-
-// total is a load's requests and seconds over its rounds.
-func (t Throughput) rate(load string) float64 {
-	var n int64
-	var s float64
-	for _, r := range t.Rounds[load] {
-		n += r.Requests
-		s += r.Seconds
-	}
-	if s == 0 {
-		return 0
-	}
-	return float64(n) / s
-}
-
-// Ratio is a load's rate over the plain rate, over all rounds.
-func (t Throughput) Ratio(load string) float64 {
-	if p := t.rate(loadPlain); p > 0 {
-		return t.rate(load) / p
-	}
-	return 0
-}
-
-// RoundRatio is the ratio within round i alone.
-func (t Throughput) RoundRatio(load string, i int) float64 {
-	if p := t.Rounds[loadPlain][i].PerSecond; p > 0 {
-		return t.Rounds[load][i].PerSecond / p
-	}
-	return 0
-}
-
-// MedianRatio is the median of the rounds' ratios: a round in which
-// other work on the machine hit one load and not the other moves it less
-// than it moves Ratio.
-func (t Throughput) MedianRatio(load string) float64 {
-	var rs []float64
-	for i := range t.Rounds[load] {
-		rs = append(rs, t.RoundRatio(load, i))
-	}
-	return percentile(rs, 50)
-}
-
-// Failed is every request of every load not answered 2xx/3xx.
-func (t Throughput) Failed() int64 {
-	var n int64
-	for _, rs := range t.Rounds {
-		for _, r := range rs {
-			n += r.Failed()
-		}
-	}
-	return n
-}
-
 func sessionID(i int) string { return "bench-" + strconv.Itoa(i) }
 
 // measureThroughput runs the gateway of the three listeners and loads
@@ -145,33 +48,12 @@ func measureThroughput(ctx context.Context, o Options, backend string) (Throughp
 	if err := fillSessions(ctx, rp.Addr, o.Sessions); err != nil {
 		return Throughput{}, err
 	}
-	cfg, err := newConfigDir(root)
-	if err != nil {
-		return Throughput{}, err
-	}
+	ls := throughputListeners{vip: o.addr(throughputVIP), ports: map[string]int{loadPlain: o.Port + 80, loadJWT: o.Port + 81, loadSession: o.Port + 82}}
 	secret := make([]byte, 48)
 	_, _ = rand.Read(secret)
-	if err := os.MkdirAll(filepath.Join(cfg.path, "keys"), 0o755); err != nil {
+	cfg, err := writeThroughputConfig(root, secret, ls, backend)
+	if err != nil {
 		return Throughput{}, err
-	}
-	if err := os.WriteFile(filepath.Join(cfg.path, "keys", "jwt.key"), secret, 0o600); err != nil {
-		return Throughput{}, err
-	}
-	vip := o.addr(throughputVIP)
-	ports := map[string]int{loadPlain: o.Port + 80, loadJWT: o.Port + 81, loadSession: o.Port + 82}
-	files := map[string]string{
-		"gateway.yaml": gatewayYAML(listenerDef{"plain", vip, ports[loadPlain]}, listenerDef{"jwt", vip, ports[loadJWT]},
-			listenerDef{"session", vip, ports[loadSession]}),
-		"plain.yaml": serviceDef{name: "plain", host: "plain.bench", listener: "plain", endpoints: []string{backend}}.yaml(),
-		"jwt.yaml": serviceDef{name: "jwt", host: "jwt.bench", listener: "jwt", endpoints: []string{backend},
-			extra: "jwt:\n  hmacSecretFile: keys/jwt.key\n  algorithm: HS256\n  required: true\n"}.yaml(),
-		"session.yaml": serviceDef{name: "app", host: "app.bench", listener: "session", endpoints: []string{backend},
-			route: "    interceptors:\n      - {type: sessionInterceptor, headers: {user: x-user}}\n      - {type: csrfInterceptor}\n"}.yaml(),
-	}
-	for n, c := range files {
-		if err := cfg.put(n, c); err != nil {
-			return Throughput{}, err
-		}
 	}
 	o.progress("throughput: starting l7 and Envoy (3 listeners), Redis with %d sessions", o.Sessions)
 	g, err := startGateway(ctx, root, o.addr(throughputHost), []string{"--config=" + cfg.path, "--authz-redis=" + rp.Addr}, true)
@@ -180,18 +62,84 @@ func measureThroughput(ctx context.Context, o Options, backend string) (Throughp
 	}
 	defer g.Stop()
 
+	reqs := throughputRequests(secret, o.Sessions)
+	if err := checkThroughputListeners(ctx, g, ls, reqs); err != nil {
+		return Throughput{}, err
+	}
+	scripts := map[string]string{}
+	for _, l := range loads {
+		if scripts[l], err = wrkScript(root, l, reqs[l]); err != nil {
+			return Throughput{}, err
+		}
+	}
+	pids := map[string]int{"envoy": g.EnvoyCmd.Process.Pid, "l7": g.L7Cmd.Process.Pid, "redis": rp.PID(), "backend": os.Getpid()}
+	return runThroughputRounds(ctx, o, ls, scripts, pids)
+}
+
+// throughputListeners is where the gateway takes each load's requests:
+// one address, one port per load.
+type throughputListeners struct {
+	vip   netip.Addr
+	ports map[string]int
+}
+
+// addr is the host:port of a load's listener.
+func (ls throughputListeners) addr(load string) string {
+	return net.JoinHostPort(ls.vip.String(), strconv.Itoa(ls.ports[load]))
+}
+
+// writeThroughputConfig writes the DSL of the three listeners, one
+// service each, and the JWT key they check, under root.
+func writeThroughputConfig(root string, secret []byte, ls throughputListeners, backend string) (configDir, error) {
+	cfg, err := newConfigDir(root)
+	if err != nil {
+		return configDir{}, err
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.path, "keys"), 0o755); err != nil {
+		return configDir{}, err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.path, "keys", "jwt.key"), secret, 0o600); err != nil {
+		return configDir{}, err
+	}
+	vip := ls.vip
+	files := map[string]string{
+		"gateway.yaml": gatewayYAML(listenerDef{"plain", vip, ls.ports[loadPlain]}, listenerDef{"jwt", vip, ls.ports[loadJWT]},
+			listenerDef{"session", vip, ls.ports[loadSession]}),
+		"plain.yaml": serviceDef{name: "plain", host: "plain.bench", listener: "plain", endpoints: []string{backend}}.yaml(),
+		"jwt.yaml": serviceDef{name: "jwt", host: "jwt.bench", listener: "jwt", endpoints: []string{backend},
+			extra: "jwt:\n  hmacSecretFile: keys/jwt.key\n  algorithm: HS256\n  required: true\n"}.yaml(),
+		"session.yaml": serviceDef{name: "app", host: "app.bench", listener: "session", endpoints: []string{backend},
+			route: "    interceptors:\n      - {type: sessionInterceptor, headers: {user: x-user}}\n      - {type: csrfInterceptor}\n"}.yaml(),
+	}
+	for n, c := range files {
+		if err := cfg.put(n, c); err != nil {
+			return configDir{}, err
+		}
+	}
+	return cfg, nil
+}
+
+// throughputRequests is the requests wrk sends for each load: plain, with
+// a JWT signed by secret, and with one of up to 1000 of the sessions
+// spread over all of them.
+func throughputRequests(secret []byte, sessions int) map[string][]wrkRequest {
 	token := hs256Token(secret, "bench-user", time.Now())
 	reqs := map[string][]wrkRequest{
 		loadPlain: {{Method: "GET", Path: "/", Headers: map[string]string{"Host": "plain.bench"}}},
 		loadJWT:   {{Method: "GET", Path: "/", Headers: map[string]string{"Host": "jwt.bench", "Authorization": "Bearer " + token}}},
 	}
-	for i := range min(o.Sessions, 1000) {
+	for i := range min(sessions, 1000) {
 		reqs[loadSession] = append(reqs[loadSession], wrkRequest{Method: "POST", Path: "/api/tasks",
-			Headers: map[string]string{"Host": "app.bench", "Origin": "http://app.bench", "Cookie": "session=" + sessionID(i*(o.Sessions/min(o.Sessions, 1000)))}})
+			Headers: map[string]string{"Host": "app.bench", "Origin": "http://app.bench", "Cookie": "session=" + sessionID(i*(sessions/min(sessions, 1000)))}})
 	}
-	// Each listener answers as its filters say before anything is timed:
-	// the filter runs (a request without credentials is refused) and a
-	// request with them reaches the backend.
+	return reqs
+}
+
+// checkThroughputListeners waits until each listener answers as its
+// filters say, before anything is timed: the filter runs (a request
+// without credentials is refused) and a request with them reaches the
+// backend.
+func checkThroughputListeners(ctx context.Context, g *envoyproc.Gateway, ls throughputListeners, reqs map[string][]wrkRequest) error {
 	checks := []struct {
 		load   string
 		req    wrkRequest
@@ -205,62 +153,76 @@ func measureThroughput(ctx context.Context, o Options, backend string) (Throughp
 		{loadSession, reqs[loadSession][0], 200},
 	}
 	for _, c := range checks {
-		addr := net.JoinHostPort(vip.String(), strconv.Itoa(ports[c.load]))
-		if err := waitStatus(ctx, addr, c.req, c.status, time.Minute); err != nil {
-			return Throughput{}, fmt.Errorf("throughput gateway, %s listener: %w\n--- envoy log:\n%s\n--- l7 log:\n%s", c.load, err, g.LogTail("envoy", 2000), g.LogTail("l7", 2000))
+		if err := waitStatus(ctx, ls.addr(c.load), c.req, c.status, time.Minute); err != nil {
+			return fmt.Errorf("throughput gateway, %s listener: %w\n--- envoy log:\n%s\n--- l7 log:\n%s", c.load, err, g.LogTail("envoy", 2000), g.LogTail("l7", 2000))
 		}
 	}
-	scripts := map[string]string{}
-	for _, l := range loads {
-		if scripts[l], err = wrkScript(root, l, reqs[l]); err != nil {
-			return Throughput{}, err
-		}
-	}
+	return nil
+}
+
+// runThroughputRounds loads each listener in turn, Rounds times, and
+// adds up the CPU time of the processes in pids and of wrk. On error it
+// returns the rounds measured so far.
+func runThroughputRounds(ctx context.Context, o Options, ls throughputListeners, scripts map[string]string, pids map[string]int) (Throughput, error) {
 	t := Throughput{Rounds: map[string][]wrkResult{}, CPU: map[string]map[string]time.Duration{}}
-	pids := map[string]int{"envoy": g.EnvoyCmd.Process.Pid, "l7": g.L7Cmd.Process.Pid, "redis": rp.PID(), "backend": os.Getpid()}
-	cpus := func() (map[string]time.Duration, error) {
-		m := map[string]time.Duration{}
-		for name, pid := range pids {
-			d, err := benchchild.ProcessCPU(pid)
-			if err != nil {
-				return nil, fmt.Errorf("CPU time of %s: %w", name, err)
-			}
-			m[name] = d
-		}
-		return m, nil
-	}
 	for round := range o.Rounds {
 		for _, l := range loads {
-			url := fmt.Sprintf("http://%s/", net.JoinHostPort(vip.String(), strconv.Itoa(ports[l])))
-			if o.Warmup > 0 {
-				if _, err := runWrk(ctx, url, scripts[l], o.Threads, o.Connections, o.Warmup); err != nil {
-					return t, err
-				}
-			}
-			before, err := cpus()
-			if err != nil {
-				return t, err
-			}
-			r, err := runWrk(ctx, url, scripts[l], o.Threads, o.Connections, o.Duration)
-			if err != nil {
-				return t, err
-			}
-			after, err := cpus()
+			r, cpu, err := measureLoad(ctx, o, fmt.Sprintf("http://%s/", ls.addr(l)), scripts[l], pids)
 			if err != nil {
 				return t, err
 			}
 			if t.CPU[l] == nil {
 				t.CPU[l] = map[string]time.Duration{}
 			}
-			for name := range pids {
-				t.CPU[l][name] += after[name] - before[name]
+			for name, d := range cpu {
+				t.CPU[l][name] += d
 			}
-			t.CPU[l]["wrk"] += r.CPU
 			o.progress("throughput round %d %s: %.0f req/s, %d requests, %d failed", round+1, l, r.PerSecond, r.Requests, r.Failed())
 			t.Rounds[l] = append(t.Rounds[l], r)
 		}
 	}
 	return t, nil
+}
+
+// measureLoad runs wrk against url with script, after a warm-up when
+// Options asks for one, and returns its result and the CPU time each
+// process of pids, and wrk, used during the measured run.
+func measureLoad(ctx context.Context, o Options, url, script string, pids map[string]int) (wrkResult, map[string]time.Duration, error) {
+	if o.Warmup > 0 {
+		if _, err := runWrk(ctx, url, script, o.Threads, o.Connections, o.Warmup); err != nil {
+			return wrkResult{}, nil, err
+		}
+	}
+	before, err := processCPU(pids)
+	if err != nil {
+		return wrkResult{}, nil, err
+	}
+	r, err := runWrk(ctx, url, script, o.Threads, o.Connections, o.Duration)
+	if err != nil {
+		return wrkResult{}, nil, err
+	}
+	after, err := processCPU(pids)
+	if err != nil {
+		return wrkResult{}, nil, err
+	}
+	used := map[string]time.Duration{"wrk": r.CPU}
+	for name := range pids {
+		used[name] = after[name] - before[name]
+	}
+	return r, used, nil
+}
+
+// processCPU is the CPU time each process of pids has used so far.
+func processCPU(pids map[string]int) (map[string]time.Duration, error) {
+	m := map[string]time.Duration{}
+	for name, pid := range pids {
+		d, err := benchchild.ProcessCPU(pid)
+		if err != nil {
+			return nil, fmt.Errorf("CPU time of %s: %w", name, err)
+		}
+		m[name] = d
+	}
+	return m, nil
 }
 
 // fillSessions writes n sessions, bench-0 .. bench-<n-1>, into Redis.
