@@ -97,56 +97,19 @@ func Start(timeout time.Duration) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	peerURL := "http://127.0.0.1:" + strconv.Itoa(ports[1])
-	s.etcd, err = s.spawn("etcd", etcdBin,
-		"--name=tlb-test", "--data-dir="+filepath.Join(dir, "etcd"),
-		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
-		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
-		"--initial-cluster=tlb-test="+peerURL, "--logger=zap", "--log-level=warn",
-		"--quota-backend-bytes=2147483648")
+	etcdURL, err := s.startEtcd(etcdBin, ports[0], ports[1])
 	if err != nil {
 		return nil, err
 	}
-
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	token, tokenFile, err := s.writeCredentials()
 	if err != nil {
-		return nil, fmt.Errorf("generate the service account key: %w", err)
-	}
-	keyFile := filepath.Join(dir, "sa.key")
-	s.ServiceAccountKeyFile = keyFile
-	der := x509.MarshalPKCS1PrivateKey(key)
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		return nil, fmt.Errorf("write the service account key: %w", err)
-	}
-	tok := make([]byte, 24)
-	if _, err := rand.Read(tok); err != nil {
-		return nil, fmt.Errorf("generate the admin token: %w", err)
-	}
-	token := hex.EncodeToString(tok)
-	tokenFile := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokenFile, []byte(token+",tlb-test-admin,tlb-test-admin,system:masters\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("write the token file: %w", err)
+		return nil, err
 	}
 	certDir := filepath.Join(dir, "certs")
-	port := strconv.Itoa(ports[2])
-	s.apiserver, err = s.spawn("kube-apiserver", apiserverBin,
-		"--etcd-servers="+etcdURL,
-		"--bind-address=127.0.0.1", "--secure-port="+port,
-		// Explicit: the lab VM has no default route to derive it from.
-		"--advertise-address=127.0.0.1",
-		// No kubernetes.default endpoints: nothing in-cluster dials it.
-		"--endpoint-reconciler-type=none",
-		"--cert-dir="+certDir,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+keyFile, "--service-account-signing-key-file="+keyFile,
-		"--authorization-mode=RBAC", "--token-auth-file="+tokenFile,
-		"--service-cluster-ip-range=10.96.0.0/16",
-		"--v=0")
+	host, err := s.startAPIServer(apiserverBin, etcdURL, ports[2], certDir, tokenFile)
 	if err != nil {
 		return nil, err
 	}
-	host := "https://127.0.0.1:" + port
 	if err := waitReady(host, token, filepath.Join(certDir, "apiserver.crt"), timeout, s.apiserver); err != nil {
 		return nil, err
 	}
@@ -157,16 +120,92 @@ func Start(timeout time.Duration) (_ *Server, err error) {
 		QPS:             200,
 		Burst:           400,
 	}
-	s.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := s.writeKubeconfig(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startEtcd runs a one-member etcd serving clients on clientPort and
+// returns its client URL.
+func (s *Server) startEtcd(bin string, clientPort, peerPort int) (string, error) {
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(clientPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	var err error
+	s.etcd, err = s.spawn("etcd", bin,
+		"--name=tlb-test", "--data-dir="+filepath.Join(s.Dir, "etcd"),
+		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,
+		"--listen-peer-urls="+peerURL, "--initial-advertise-peer-urls="+peerURL,
+		"--initial-cluster=tlb-test="+peerURL, "--logger=zap", "--log-level=warn",
+		"--quota-backend-bytes=2147483648")
+	if err != nil {
+		return "", err
+	}
+	return etcdURL, nil
+}
+
+// writeCredentials writes the service account signing key
+// (ServiceAccountKeyFile) and a token file granting a new random token
+// system:masters, and returns the token and that file.
+func (s *Server) writeCredentials() (token, tokenFile string, err error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", "", fmt.Errorf("generate the service account key: %w", err)
+	}
+	keyFile := filepath.Join(s.Dir, "sa.key")
+	s.ServiceAccountKeyFile = keyFile
+	der := x509.MarshalPKCS1PrivateKey(key)
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		return "", "", fmt.Errorf("write the service account key: %w", err)
+	}
+	tok := make([]byte, 24)
+	if _, err := rand.Read(tok); err != nil {
+		return "", "", fmt.Errorf("generate the admin token: %w", err)
+	}
+	token = hex.EncodeToString(tok)
+	tokenFile = filepath.Join(s.Dir, "tokens.csv")
+	if err := os.WriteFile(tokenFile, []byte(token+",tlb-test-admin,tlb-test-admin,system:masters\n"), 0o600); err != nil {
+		return "", "", fmt.Errorf("write the token file: %w", err)
+	}
+	return token, tokenFile, nil
+}
+
+// startAPIServer runs kube-apiserver on loopback port, storing in etcdURL
+// and writing its serving certificate to certDir, and returns its URL.
+func (s *Server) startAPIServer(bin, etcdURL string, port int, certDir, tokenFile string) (string, error) {
+	p := strconv.Itoa(port)
+	var err error
+	s.apiserver, err = s.spawn("kube-apiserver", bin,
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--secure-port="+p,
+		// Explicit: the lab VM has no default route to derive it from.
+		"--advertise-address=127.0.0.1",
+		// No kubernetes.default endpoints: nothing in-cluster dials it.
+		"--endpoint-reconciler-type=none",
+		"--cert-dir="+certDir,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+s.ServiceAccountKeyFile, "--service-account-signing-key-file="+s.ServiceAccountKeyFile,
+		"--authorization-mode=RBAC", "--token-auth-file="+tokenFile,
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--v=0")
+	if err != nil {
+		return "", err
+	}
+	return "https://127.0.0.1:" + p, nil
+}
+
+// writeKubeconfig writes Config as the file Kubeconfig, for child processes.
+func (s *Server) writeKubeconfig() error {
+	s.Kubeconfig = filepath.Join(s.Dir, "kubeconfig")
 	kc := clientcmdapi.NewConfig()
-	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: host, CertificateAuthority: s.Config.CAFile}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: token}
+	kc.Clusters["test"] = &clientcmdapi.Cluster{Server: s.Config.Host, CertificateAuthority: s.Config.CAFile}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: s.Config.BearerToken}
 	kc.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "admin"}
 	kc.CurrentContext = "test"
 	if err := clientcmd.WriteToFile(*kc, s.Kubeconfig); err != nil {
-		return nil, fmt.Errorf("write kubeconfig: %w", err)
+		return fmt.Errorf("write kubeconfig: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // Stop ends both processes and removes the directory.
