@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,108 +36,37 @@ type gatewayBench struct {
 // Gateways.
 const gatewayReference = 15 * time.Second
 
+// run creates the Gateway API objects at once against a running
+// gateway controller and returns the BENCH line of the time until all
+// converged.
 func (b gatewayBench) run(ctx context.Context, srv *apiserver.Server, cfg *rest.Config, kc kubernetes.Interface, dc dynamic.Interface) (string, error) {
 	gc, err := gwclient.NewForConfig(cfg)
 	if err != nil {
 		return "", err
 	}
 	ns := "bench-gw"
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if err := createGatewayPrerequisites(ctx, kc, dc, gc, ns); err != nil {
 		return "", err
 	}
-	gccGVR := schema.GroupVersionResource{Group: "tlb.io", Version: "v1alpha1", Resource: "gatewayclassconfigs"}
-	if _, err := dc.Resource(gccGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "tlb.io/v1alpha1", "kind": "GatewayClassConfig",
-		"metadata": map[string]any{"name": "bench"}, "spec": map[string]any{"environment": "bench"},
-	}}, metav1.CreateOptions{}); err != nil {
-		return "", fmt.Errorf("create GatewayClassConfig: %w", err)
-	}
-	if _, err := gc.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
-		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewayapi.ControllerName,
-			ParametersRef: &gatewayv1.ParametersReference{Group: "tlb.io", Kind: "GatewayClassConfig", Name: "bench"}},
-	}, metav1.CreateOptions{}); err != nil {
-		return "", err
-	}
-	// One backend Service every route names (no endpoints: the routes are
-	// Accepted all the same; traffic is not what is measured).
-	if _, err := kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "backend"},
-		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "backend"}, Ports: []corev1.ServicePort{{Port: 8080}}},
-	}, metav1.CreateOptions{}); err != nil {
-		return "", err
-	}
-
 	metricsAddr, err := freeAddr()
 	if err != nil {
 		return "", err
 	}
-	ctrl := exec.Command(b.l7Bin, "gateway-controller", "--kubeconfig="+srv.Kubeconfig, "--leader-elect=false", "--metrics-addr="+metricsAddr)
-	logf, err := os.Create(filepath.Join(srv.Dir, "gateway-controller.log"))
+	ctrl, err := startChild("gateway controller", b.l7Bin,
+		[]string{"gateway-controller", "--kubeconfig=" + srv.Kubeconfig, "--leader-elect=false", "--metrics-addr=" + metricsAddr},
+		filepath.Join(srv.Dir, "gateway-controller.log"), "http://"+metricsAddr+"/readyz")
 	if err != nil {
 		return "", err
 	}
-	defer func() { _ = logf.Close() }()
-	ctrl.Stdout, ctrl.Stderr = logf, logf
-	ctrl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := ctrl.Start(); err != nil {
-		return "", fmt.Errorf("start gateway controller: %w", err)
-	}
-	defer func() { _ = ctrl.Process.Kill(); _, _ = ctrl.Process.Wait() }()
-	if err := waitHTTP("http://"+metricsAddr+"/readyz", 30*time.Second); err != nil {
-		return "", fmt.Errorf("gateway controller not ready: %w", err)
-	}
+	defer ctrl.stop()
 
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, b.gateways+b.routes)
-	sem := make(chan struct{}, 50)
-	for i := range b.gateways {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := gc.GatewayV1().Gateways(ns).Create(ctx, benchGateway(i), metav1.CreateOptions{})
-			errs <- err
-		})
+	if err := createAtOnce(b.creates(ctx, gc, ns)); err != nil {
+		return "", fmt.Errorf("create Gateway API object: %w", err)
 	}
-	for i := range b.routes {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := gc.GatewayV1().HTTPRoutes(ns).Create(ctx, benchRoute(i, i%b.gateways), metav1.CreateOptions{})
-			errs <- err
-		})
-	}
-	wg.Wait()
-	created := time.Since(start)
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return "", fmt.Errorf("create Gateway API object: %w", err)
-		}
-	}
-	fmt.Printf("%d Gateways and %d HTTPRoutes created in %s\n", b.gateways, b.routes, created.Round(time.Millisecond))
-
-	deadline := time.Now().Add(10 * time.Minute)
-	lastProgress := time.Now()
-	for {
-		programmed, accepted, err := b.converged(ctx, gc, ns)
-		if err != nil {
-			return "", err
-		}
-		if time.Since(lastProgress) >= 2*time.Second {
-			lastProgress = time.Now()
-			fmt.Printf("  after %s: %d of %d Gateways Programmed, %d of %d HTTPRoutes Accepted\n",
-				time.Since(start).Round(100*time.Millisecond), programmed, b.gateways, accepted, b.routes)
-		}
-		if programmed == b.gateways && accepted == b.routes {
-			break
-		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("after 10 minutes: %d of %d Gateways Programmed, %d of %d HTTPRoutes Accepted (log: %s)",
-				programmed, b.gateways, accepted, b.routes, logf.Name())
-		}
-		time.Sleep(100 * time.Millisecond)
+	fmt.Printf("%d Gateways and %d HTTPRoutes created in %s\n", b.gateways, b.routes, time.Since(start).Round(time.Millisecond))
+	if err := b.waitConverged(ctx, gc, ns, start, ctrl.log.Name()); err != nil {
+		return "", err
 	}
 	done := time.Since(start)
 	fmt.Printf("every HTTPRoute Accepted and every Gateway Programmed after %s (goal < %s)\n", done.Round(time.Millisecond), gatewayReference)
@@ -149,6 +74,81 @@ func (b gatewayBench) run(ctx context.Context, srv *apiserver.Server, cfg *rest.
 		return "", err
 	}
 	return fmt.Sprintf("BENCH gateway_api_%d_routes_programmed_s %.2f s", b.routes, done.Seconds()), nil
+}
+
+// createGatewayPrerequisites creates what the Gateways and routes refer
+// to: namespace ns, the GatewayClass "bench" with its GatewayClassConfig,
+// and one backend Service every route names (no endpoints: the routes
+// are Accepted all the same; traffic is not what is measured).
+func createGatewayPrerequisites(ctx context.Context, kc kubernetes.Interface, dc dynamic.Interface, gc gwclient.Interface, ns string) error {
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	gccGVR := schema.GroupVersionResource{Group: "tlb.io", Version: "v1alpha1", Resource: "gatewayclassconfigs"}
+	if _, err := dc.Resource(gccGVR).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "tlb.io/v1alpha1", "kind": "GatewayClassConfig",
+		"metadata": map[string]any{"name": "bench"}, "spec": map[string]any{"environment": "bench"},
+	}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create GatewayClassConfig: %w", err)
+	}
+	if _, err := gc.GatewayV1().GatewayClasses().Create(ctx, &gatewayv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench"},
+		Spec: gatewayv1.GatewayClassSpec{ControllerName: gatewayapi.ControllerName,
+			ParametersRef: &gatewayv1.ParametersReference{Group: "tlb.io", Kind: "GatewayClassConfig", Name: "bench"}},
+	}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	_, err := kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "backend"},
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "backend"}, Ports: []corev1.ServicePort{{Port: 8080}}},
+	}, metav1.CreateOptions{})
+	return err
+}
+
+// creates is one create call per Gateway and per HTTPRoute, routes spread
+// over the Gateways in turn.
+func (b gatewayBench) creates(ctx context.Context, gc gwclient.Interface, ns string) []func() error {
+	var creates []func() error
+	for i := range b.gateways {
+		creates = append(creates, func() error {
+			_, err := gc.GatewayV1().Gateways(ns).Create(ctx, benchGateway(i), metav1.CreateOptions{})
+			return err
+		})
+	}
+	for i := range b.routes {
+		creates = append(creates, func() error {
+			_, err := gc.GatewayV1().HTTPRoutes(ns).Create(ctx, benchRoute(i, i%b.gateways), metav1.CreateOptions{})
+			return err
+		})
+	}
+	return creates
+}
+
+// waitConverged polls until every Gateway is Programmed and every
+// HTTPRoute Accepted, printing progress every 2 s, and fails after 10
+// minutes naming the controller's log.
+func (b gatewayBench) waitConverged(ctx context.Context, gc gwclient.Interface, ns string, start time.Time, logName string) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	lastProgress := time.Now()
+	for {
+		programmed, accepted, err := b.converged(ctx, gc, ns)
+		if err != nil {
+			return err
+		}
+		if time.Since(lastProgress) >= 2*time.Second {
+			lastProgress = time.Now()
+			fmt.Printf("  after %s: %d of %d Gateways Programmed, %d of %d HTTPRoutes Accepted\n",
+				time.Since(start).Round(100*time.Millisecond), programmed, b.gateways, accepted, b.routes)
+		}
+		if programmed == b.gateways && accepted == b.routes {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after 10 minutes: %d of %d Gateways Programmed, %d of %d HTTPRoutes Accepted (log: %s)",
+				programmed, b.gateways, accepted, b.routes, logName)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // converged counts the Gateways that are Programmed and the HTTPRoutes

@@ -15,14 +15,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +30,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
-	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
@@ -45,33 +40,76 @@ func main() {
 	}
 }
 
-func run() error {
-	n := flag.Int("services", 1000, "Services to create at once")
-	repo := flag.String("repo", ".", "repository root (for deploy/crds)")
-	ipamBin := flag.String("ipam", os.Getenv("TLB_IPAM_BIN"), "ipam controller binary")
-	extra := flag.String("ipam-args", "", "extra flags for the controller, space-separated")
-	allocs := flag.Int("allocations", 20000, "allocations timed in one /16 of one allocator (0: skip)")
-	l7Bin := flag.String("l7", os.Getenv("TLB_L7_BIN"), "l7 binary for the Gateway API part (empty: skip it)")
-	gateways := flag.Int("gateways", 50, "Gateways of the Gateway API part")
-	routes := flag.Int("routes", 500, "HTTPRoutes of the Gateway API part, spread over the Gateways")
+// options are the benchmark's flags.
+type options struct {
+	services    int
+	repo        string
+	ipamBin     string
+	ipamArgs    string
+	allocations int
+	l7Bin       string
+	gateways    int
+	routes      int
+}
+
+// parseFlags reads the options from the command line.
+func parseFlags() options {
+	var o options
+	flag.IntVar(&o.services, "services", 1000, "Services to create at once")
+	flag.StringVar(&o.repo, "repo", ".", "repository root (for deploy/crds)")
+	flag.StringVar(&o.ipamBin, "ipam", os.Getenv("TLB_IPAM_BIN"), "ipam controller binary")
+	flag.StringVar(&o.ipamArgs, "ipam-args", "", "extra flags for the controller, space-separated")
+	flag.IntVar(&o.allocations, "allocations", 20000, "allocations timed in one /16 of one allocator (0: skip)")
+	flag.StringVar(&o.l7Bin, "l7", os.Getenv("TLB_L7_BIN"), "l7 binary for the Gateway API part (empty: skip it)")
+	flag.IntVar(&o.gateways, "gateways", 50, "Gateways of the Gateway API part")
+	flag.IntVar(&o.routes, "routes", 500, "HTTPRoutes of the Gateway API part, spread over the Gateways")
 	flag.Parse()
-	if *ipamBin == "" {
+	return o
+}
+
+// run runs each part the options ask for and prints their BENCH lines.
+func run() error {
+	o := parseFlags()
+	if o.ipamBin == "" {
 		return fmt.Errorf("no controller binary: set -ipam or TLB_IPAM_BIN")
 	}
 	var bench []string
-	if *allocs > 0 {
-		took, err := benchAllocator(*allocs)
+	if o.allocations > 0 {
+		line, err := allocatorPart(o.allocations)
 		if err != nil {
-			return fmt.Errorf("allocator benchmark: %w", err)
+			return err
 		}
-		fmt.Printf("allocator: %d allocations in one /16 in %s (reference before the bitmap: %s)\n", *allocs, took.Round(time.Microsecond), allocReference)
-		bench = append(bench, fmt.Sprintf("BENCH ipam_%d_allocations_s %.3f s", *allocs, took.Seconds()))
+		bench = append(bench, line)
 	}
-
-	t0 := time.Now()
-	srv, err := apiserver.StartWithCRDs(3*time.Minute, filepath.Join(*repo, "deploy", "crds"))
+	lines, err := apiServerParts(o)
 	if err != nil {
 		return err
+	}
+	for _, b := range append(bench, lines...) {
+		fmt.Println(b)
+	}
+	return nil
+}
+
+// allocatorPart times n allocations in one allocator and returns its
+// BENCH line.
+func allocatorPart(n int) (string, error) {
+	took, err := benchAllocator(n)
+	if err != nil {
+		return "", fmt.Errorf("allocator benchmark: %w", err)
+	}
+	fmt.Printf("allocator: %d allocations in one /16 in %s (reference before the bitmap: %s)\n", n, took.Round(time.Microsecond), allocReference)
+	return fmt.Sprintf("BENCH ipam_%d_allocations_s %.3f s", n, took.Seconds()), nil
+}
+
+// apiServerParts runs the parts against a real API server: the ipam
+// controller's Services, then, with an l7 binary, the Gateway API part
+// (whose Gateways get their VIPs from the same ipam controller).
+func apiServerParts(o options) ([]string, error) {
+	t0 := time.Now()
+	srv, err := apiserver.StartWithCRDs(3*time.Minute, filepath.Join(o.repo, "deploy", "crds"))
+	if err != nil {
+		return nil, err
 	}
 	defer srv.Stop()
 	fmt.Printf("kube-apiserver + etcd ready (CRDs installed) in %s\n", time.Since(t0).Round(time.Millisecond))
@@ -80,14 +118,41 @@ func run() error {
 	cfg.QPS, cfg.Burst = 1000, 2000
 	kc, err := kubernetes.NewForConfig(&cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	dc, err := dynamic.NewForConfig(&cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// Two L4 clusters of the default capacity with a /22 each: room for
-	// 2,000 VIPs, so the scheduler spreads 1,000 over both.
+	ns := "bench"
+	if err := createPools(ctx, dc); err != nil {
+		return nil, err
+	}
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	ctrl, err := startIPAM(srv, o)
+	if err != nil {
+		return nil, err
+	}
+	defer ctrl.stop()
+	bench, err := servicesPart(ctx, kc, ns, o.services, ctrl.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	if o.l7Bin != "" {
+		line, err := gatewayBench{l7Bin: o.l7Bin, gateways: o.gateways, routes: o.routes}.run(ctx, srv, &cfg, kc, dc)
+		if err != nil {
+			return nil, fmt.Errorf("the Gateway API part: %w", err)
+		}
+		bench = append(bench, line)
+	}
+	return bench, nil
+}
+
+// createPools creates two L4 clusters of the default capacity with a /22
+// each: room for 2,000 VIPs, so the scheduler spreads 1,000 over both.
+func createPools(ctx context.Context, dc dynamic.Interface) error {
 	for i, cidr := range []string{"198.18.4.0/22", "198.18.8.0/22"} {
 		name := fmt.Sprintf("bench-%d", i)
 		if err := create(ctx, dc, v1alpha1.L4ClusterResource, &v1alpha1.L4Cluster{
@@ -103,122 +168,24 @@ func run() error {
 			return err
 		}
 	}
-	ns := "bench"
-	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-
-	metricsAddr, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	args := []string{"--kubeconfig=" + srv.Kubeconfig, "--leader-elect=false", "--default-environment=bench", "--metrics-addr=" + metricsAddr}
-	args = append(args, strings.Fields(*extra)...)
-	ctrl := exec.Command(*ipamBin, args...)
-	logf, err := os.Create(filepath.Join(srv.Dir, "ipam.log"))
-	if err != nil {
-		return err
-	}
-	ctrl.Stdout, ctrl.Stderr = logf, logf
-	ctrl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := ctrl.Start(); err != nil {
-		return fmt.Errorf("start controller: %w", err)
-	}
-	defer func() { _ = ctrl.Process.Kill(); _, _ = ctrl.Process.Wait() }()
-	if err := waitHTTP("http://"+metricsAddr+"/readyz", 30*time.Second); err != nil {
-		return fmt.Errorf("controller not ready: %w", err)
-	}
-	fmt.Printf("controller: %s %s\n", *ipamBin, strings.Join(args[1:], " "))
-
-	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make(chan error, *n)
-	sem := make(chan struct{}, 50)
-	for i := range *n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			_, err := kc.CoreV1().Services(ns).Create(ctx, service(ns, fmt.Sprintf("svc-%04d", i)), metav1.CreateOptions{})
-			errs <- err
-		})
-	}
-	wg.Wait()
-	created := time.Since(start)
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return fmt.Errorf("create Service: %w", err)
-		}
-	}
-	fmt.Printf("%d Services created in %s\n", *n, created.Round(time.Millisecond))
-
-	var done time.Duration
-	var vips map[netip.Addr]string
-	deadline := time.Now().Add(10 * time.Minute)
-	for {
-		list, err := kc.CoreV1().Services(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return err
-		}
-		vips = map[netip.Addr]string{}
-		for _, s := range list.Items {
-			for _, in := range s.Status.LoadBalancer.Ingress {
-				if a, err := netip.ParseAddr(in.IP); err == nil {
-					if prev, dup := vips[a]; dup {
-						return fmt.Errorf("VIP %s given to both %s and %s", a, prev, s.Name)
-					}
-					vips[a] = s.Name
-				}
-			}
-		}
-		if len(vips) == *n {
-			done = time.Since(start)
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d Services allocated after 10 minutes", len(vips), *n)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	rss, err := peakRSS(ctrl.Process.Pid)
-	if err != nil {
-		return err
-	}
-	cpu, err := cpuSeconds(ctrl.Process.Pid)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("all %d Services have distinct VIPs in status after %s, %s after the last was created\n",
-		*n, done.Round(time.Millisecond), (done - created).Round(time.Millisecond))
-	fmt.Printf("reference before one write per Service and 200 QPS: 48.6 s (creation 10.5 s)\n")
-	bench = append(bench,
-		fmt.Sprintf("BENCH k8s_%d_services_allocated_s %.2f s", *n, done.Seconds()),
-		fmt.Sprintf("BENCH k8s_%d_services_allocated_after_created_s %.2f s", *n, (done-created).Seconds()),
-		fmt.Sprintf("BENCH k8s_controller_rss_mib %.1f MiB", rss),
-		fmt.Sprintf("BENCH k8s_controller_cpu_s %.2f s", cpu))
-	if *l7Bin != "" {
-		line, err := gatewayBench{l7Bin: *l7Bin, gateways: *gateways, routes: *routes}.run(ctx, srv, &cfg, kc, dc)
-		if err != nil {
-			return fmt.Errorf("the Gateway API part: %w", err)
-		}
-		bench = append(bench, line)
-	}
-	for _, b := range bench {
-		fmt.Println(b)
-	}
 	return nil
 }
 
-func service(ns, name string) *corev1.Service {
-	class := ipam.LoadBalancerClass
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
-			Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Port: 80}},
-			AllocateLoadBalancerNodePorts: new(false),
-		},
+// startIPAM starts the ipam controller on srv, with the options' extra
+// flags, and waits until it is ready.
+func startIPAM(srv *apiserver.Server, o options) (*child, error) {
+	metricsAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
 	}
+	args := []string{"--kubeconfig=" + srv.Kubeconfig, "--leader-elect=false", "--default-environment=bench", "--metrics-addr=" + metricsAddr}
+	args = append(args, strings.Fields(o.ipamArgs)...)
+	ctrl, err := startChild("controller", o.ipamBin, args, filepath.Join(srv.Dir, "ipam.log"), "http://"+metricsAddr+"/readyz")
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("controller: %s %s\n", o.ipamBin, strings.Join(args[1:], " "))
+	return ctrl, nil
 }
 
 func create(ctx context.Context, dc dynamic.Interface, gvr schema.GroupVersionResource, obj any) error {
