@@ -18,6 +18,28 @@ func checkService(s Service) []Problem {
 	warn := func(field, format string, a ...any) {
 		ps = append(ps, Problem{Kind: "service", Name: s.Name, Origin: s.Origin, Field: field, Msg: fmt.Sprintf(format, a...)})
 	}
+	checkServiceNames(s, bad)
+	ups := checkUpstreams(s, bad)
+	if len(s.Routes) == 0 {
+		bad("routes", "a service needs at least one route")
+	}
+	checkListenerRefs(s.Listeners, bad)
+	checkDelegations(s.Delegations, bad)
+	checkRoutes(s.Routes, ups, bad)
+	checkJWT(s, bad)
+	checkCORS(s.CORS, "cors", bad)
+	for i, r := range s.Routes {
+		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
+	}
+	checkRateLimits(s, bad, warn)
+	checkResponses(s, bad)
+	checkCanaries(s, ups, bad)
+	return ps
+}
+
+// checkServiceNames adds the field errors of a service's name, group and
+// host names.
+func checkServiceNames(s Service, bad func(field, format string, a ...any)) {
 	if err := checkName(s.Name); err != nil {
 		bad("name", "%v", err)
 	}
@@ -29,7 +51,12 @@ func checkService(s Service) []Problem {
 			bad(fmt.Sprintf("hosts[%d]", i), "%v", err)
 		}
 	}
-	ups := map[string]bool{}
+}
+
+// checkUpstreams adds the field errors of a service's upstreams: names
+// declared once, endpoints, DNS, health and TLS. It returns the names
+// declared, which routes, mirrors and canaries may target.
+func checkUpstreams(s Service, bad func(field, format string, a ...any)) map[string]bool {
 	sticky := map[string]bool{}
 	for _, r := range s.Routes {
 		for _, t := range r.Targets {
@@ -38,6 +65,7 @@ func checkService(s Service) []Problem {
 			}
 		}
 	}
+	ups := map[string]bool{}
 	for i, u := range s.Upstreams {
 		f := fmt.Sprintf("upstreams[%d]", i)
 		if err := checkName(u.Name); err != nil {
@@ -47,25 +75,34 @@ func checkService(s Service) []Problem {
 			bad(f+".name", "upstream %q declared twice", u.Name)
 		}
 		ups[u.Name] = true
-		seen := map[string]bool{}
-		for j, e := range u.Endpoints {
-			if !e.Addr.IsValid() || e.Addr.Port() == 0 {
-				bad(fmt.Sprintf("%s.endpoints[%d]", f, j), "want ip:port with a non-zero port")
-			}
-			if seen[e.Addr.String()] {
-				bad(fmt.Sprintf("%s.endpoints[%d]", f, j), "endpoint %s listed twice", e.Addr)
-			}
-			seen[e.Addr.String()] = true
-		}
+		checkEndpoints(u.Endpoints, f, bad)
 		checkUpstreamDNS(u, f, bad)
 		checkUpstreamHealth(u, f, sticky[u.Name], bad)
 		checkUpstreamTLS(u.TLS, f+".tls", bad)
 	}
-	if len(s.Routes) == 0 {
-		bad("routes", "a service needs at least one route")
+	return ups
+}
+
+// checkEndpoints adds the field errors of an upstream's endpoints at
+// field f: each an ip:port with a port, listed once.
+func checkEndpoints(es []Endpoint, f string, bad func(field, format string, a ...any)) {
+	seen := map[string]bool{}
+	for j, e := range es {
+		if !e.Addr.IsValid() || e.Addr.Port() == 0 {
+			bad(fmt.Sprintf("%s.endpoints[%d]", f, j), "want ip:port with a non-zero port")
+		}
+		if seen[e.Addr.String()] {
+			bad(fmt.Sprintf("%s.endpoints[%d]", f, j), "endpoint %s listed twice", e.Addr)
+		}
+		seen[e.Addr.String()] = true
 	}
+}
+
+// checkListenerRefs adds the field errors of the gateway listeners a
+// service names: each gateway/listener, named once.
+func checkListenerRefs(listeners []ListenerRef, bad func(field, format string, a ...any)) {
 	refs := map[ListenerRef]bool{}
-	for i, ref := range s.Listeners {
+	for i, ref := range listeners {
 		if checkName(ref.Gateway) != nil || checkName(ref.Listener) != nil {
 			bad(fmt.Sprintf("listeners[%d]", i), "want gateway/listener, got %q", ref)
 		}
@@ -74,7 +111,12 @@ func checkService(s Service) []Problem {
 		}
 		refs[ref] = true
 	}
-	for i, d := range s.Delegations {
+}
+
+// checkDelegations adds the field errors of the paths a service opens to
+// other namespaces: a path prefix and at least one namespace (or "*").
+func checkDelegations(ds []Delegation, bad func(field, format string, a ...any)) {
+	for i, d := range ds {
 		f := fmt.Sprintf("delegations[%d]", i)
 		if !strings.HasPrefix(d.Prefix, "/") {
 			bad(f+".prefix", "must start with /, got %q", d.Prefix)
@@ -88,8 +130,13 @@ func checkService(s Service) []Problem {
 			}
 		}
 	}
+}
+
+// checkRoutes adds the field errors of a service's routes, each taken
+// alone, and of a route name used twice; ups are the service's upstreams.
+func checkRoutes(routes []Route, ups map[string]bool, bad func(field, format string, a ...any)) {
 	names := map[string]bool{}
-	for i, r := range s.Routes {
+	for i, r := range routes {
 		f := fmt.Sprintf("routes[%d]", i)
 		if r.Name != "" {
 			if names[r.Name] {
@@ -100,129 +147,36 @@ func checkService(s Service) []Problem {
 		checkRouteMatch(r, f, bad)
 		checkRouteTargets(r, f, ups, bad)
 		checkRouteRewrites(r, f, ups, bad)
-		if r.Rewrite != nil {
-			if r.Rewrite.Regex == "" {
-				bad(f+".rewrite.old", "required")
-			} else if err := CheckRegex(r.Rewrite.Regex); err != nil {
-				bad(f+".rewrite.old", "%v", err)
-			}
-		}
-		if r.BackendTimeout < 0 || (r.BackendTimeout > 0 && r.Timeout > 0 && r.BackendTimeout > r.Timeout) {
-			bad(f+".backendTimeout", "want a positive duration no longer than the route's timeout %s, got %s", r.Timeout, r.BackendTimeout)
-		}
-		if r.Retries != nil && r.Retries.Attempts == 0 {
-			bad(f+".retries.attempts", "must be positive")
-		}
-		if r.Sticky != nil && checkHeaderName(r.Sticky.Cookie) != nil {
-			bad(f+".sticky.cookie", "not a valid cookie name %q", r.Sticky.Cookie)
-		}
-		if len(r.Interceptors) > 0 {
-			if _, err := chain.Encode(r.Interceptors); err != nil {
-				field, msg := splitField(err.Error())
-				bad(f+"."+field, "%s", msg)
-			}
-		}
+		checkRouteForwarding(r, f, bad)
 	}
-	checkJWT(s, bad)
-	checkCORS(s.CORS, "cors", bad)
-	for i, r := range s.Routes {
-		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
-	}
-	checkRateLimits(s, bad, warn)
-	checkResponses(s, bad)
-	checkCanaries(s, ups, bad)
-	return ps
 }
 
-// checkGateway returns the field errors of one gateway taken alone.
-func checkGateway(g Gateway, certs map[string]bool) []Problem {
-	var ps []Problem
-	bad := func(field, format string, a ...any) {
-		ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: field, Msg: fmt.Sprintf(format, a...), Rejected: true})
-	}
-	if err := checkName(g.Name); err != nil {
-		bad("name", "%v", err)
-	}
-	if err := checkName(g.Group); err != nil {
-		bad("group", "%v", err)
-	}
-	if len(g.Listeners) == 0 {
-		bad("listeners", "a gateway needs at least one listener")
-	}
-	checkTracing(g.Tracing, bad)
-	names := map[string]bool{}
-	for i, l := range g.Listeners {
-		f := fmt.Sprintf("listeners[%d]", i)
-		if err := checkName(l.Name); err != nil {
-			bad(f+".name", "%v", err)
-		}
-		if names[l.Name] {
-			bad(f+".name", "listener name %q used twice", l.Name)
-		}
-		names[l.Name] = true
-		if !l.VIP.IsValid() {
-			bad(f+".vip", "want an IP address")
-		}
-		if l.Port == 0 || l.Port > 65535 {
-			bad(f+".port", "want 1..65535, got %d", l.Port)
-		}
-		switch l.Protocol {
-		case TLS:
-			checkPassthrough(l, f, bad)
-		case HTTP:
-			if len(l.TLS) > 0 {
-				bad(f+".certificates", "only HTTPS listeners carry certificates")
-			}
-		case HTTPS:
-			if len(l.TLS) == 0 {
-				bad(f+".certificates", "an HTTPS listener needs at least one certificate")
-			}
-		case TCP:
-			if l.Target == "" {
-				bad(f+".target", "a TCP listener needs a target service/upstream")
-			}
-			if len(l.TLS) > 0 {
-				bad(f+".certificates", "TCP listeners pass TLS through; they carry no certificates")
-			}
-		default:
-			bad(f+".protocol", "want HTTP, HTTPS, TCP or TLS, got %q", l.Protocol)
-		}
-		if l.RedirectHTTPS && l.Protocol != HTTP {
-			bad(f+".redirectHTTPS", "only an HTTP listener can redirect to HTTPS")
-		}
-		if l.Default && (l.RedirectHTTPS || (l.Protocol != HTTP && l.Protocol != HTTPS)) {
-			bad(f+".default", "only an HTTP or HTTPS listener that serves routes (no redirectHTTPS) can serve the services that name no listener")
-		}
-		if l.Protocol != TLS && len(l.Passthrough) > 0 {
-			bad(f+".passthrough", "only TLS listeners pass connections through by server name")
-		}
-		checkListenerTLS(l, f, bad)
-		if l.XFFTrustedHops > 0 && l.Protocol != HTTP && l.Protocol != HTTPS {
-			bad(f+".xffTrustedHops", "only HTTP and HTTPS listeners read X-Forwarded-For")
-		}
-		if l.XFFTrustedHops > MaxXFFTrustedHops {
-			bad(f+".xffTrustedHops", "at most %d proxies in front of the gateway, got %d", MaxXFFTrustedHops, l.XFFTrustedHops)
-		}
-		defaultChain := false
-		for j, c := range l.TLS {
-			if !certs[c.Certificate] {
-				bad(fmt.Sprintf("%s.certificates[%d].certificate", f, j), "no certificate %q", c.Certificate)
-			}
-			if len(c.ServerNames) == 0 {
-				// No names: the default chain, served for every other name.
-				if defaultChain {
-					bad(fmt.Sprintf("%s.certificates[%d].sni", f, j), "only one certificate may be served for every server name (no names)")
-				}
-				defaultChain = true
-			}
-			for k, n := range c.ServerNames {
-				if err := checkHost(n); err != nil || n == "*" {
-					bad(fmt.Sprintf("%s.certificates[%d].sni[%d]", f, j, k), "not a server name: %q", n)
-				}
-			}
+// checkRouteForwarding adds the field errors of how a route forwards at
+// field f: its regex path rewrite, backend timeout, retries, sticky
+// cookie and interceptor chain.
+func checkRouteForwarding(r Route, f string, bad func(field, format string, a ...any)) {
+	if r.Rewrite != nil {
+		if r.Rewrite.Regex == "" {
+			bad(f+".rewrite.old", "required")
+		} else if err := CheckRegex(r.Rewrite.Regex); err != nil {
+			bad(f+".rewrite.old", "%v", err)
 		}
 	}
-	return ps
+	if r.BackendTimeout < 0 || (r.BackendTimeout > 0 && r.Timeout > 0 && r.BackendTimeout > r.Timeout) {
+		bad(f+".backendTimeout", "want a positive duration no longer than the route's timeout %s, got %s", r.Timeout, r.BackendTimeout)
+	}
+	if r.Retries != nil && r.Retries.Attempts == 0 {
+		bad(f+".retries.attempts", "must be positive")
+	}
+	if r.Sticky != nil && checkHeaderName(r.Sticky.Cookie) != nil {
+		bad(f+".sticky.cookie", "not a valid cookie name %q", r.Sticky.Cookie)
+	}
+	if len(r.Interceptors) > 0 {
+		if _, err := chain.Encode(r.Interceptors); err != nil {
+			field, msg := splitField(err.Error())
+			bad(f+"."+field, "%s", msg)
+		}
+	}
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,61}[a-z0-9])?$`)
