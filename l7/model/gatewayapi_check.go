@@ -16,6 +16,18 @@ import (
 // header and query matches by exact value, RE2 regex or presence; a
 // segment prefix only on a prefix route.
 func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)) {
+	checkRoutePath(r, f, bad)
+	if r.Method != "" && !tokenRE.MatchString(r.Method) {
+		bad(f+".method", "%q is not an HTTP method (a token such as GET)", r.Method)
+	}
+	checkHeaderMatches(r.Headers, f, bad)
+	checkQueryMatches(r.Queries, f, bad)
+}
+
+// checkRoutePath adds the field errors of a route's path match: exactly
+// one of prefix, exact path and pattern, a path or a valid RE2 pattern,
+// and a segment prefix only on a prefix route.
+func checkRoutePath(r Route, f string, bad func(field, format string, a ...any)) {
 	set := 0
 	for _, v := range []string{r.Prefix, r.Exact, r.Regex} {
 		if v != "" {
@@ -40,10 +52,12 @@ func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)
 	case r.SegmentPrefix && strings.ContainsAny(r.Prefix, "?#"):
 		bad(f+".prefix", "a path segment prefix cannot hold ? or #, got %q", r.Prefix)
 	}
-	if r.Method != "" && !tokenRE.MatchString(r.Method) {
-		bad(f+".method", "%q is not an HTTP method (a token such as GET)", r.Method)
-	}
-	for j, h := range r.Headers {
+}
+
+// checkHeaderMatches adds the field errors of a route's header matches:
+// a header name, and an exact value, an RE2 regex or presence.
+func checkHeaderMatches(hs []HeaderMatch, f string, bad func(field, format string, a ...any)) {
+	for j, h := range hs {
 		hf := fmt.Sprintf("%s.headers[%d]", f, j)
 		if err := checkHeaderName(h.Name); err != nil {
 			bad(hf+".name", "%v", err)
@@ -59,8 +73,14 @@ func checkRouteMatch(r Route, f string, bad func(field, format string, a ...any)
 			}
 		}
 	}
+}
+
+// checkQueryMatches adds the field errors of a route's query parameter
+// matches: a parameter name, matched once, by an exact value or an RE2
+// regex.
+func checkQueryMatches(qs []QueryMatch, f string, bad func(field, format string, a ...any)) {
 	names := map[string]bool{}
-	for j, q := range r.Queries {
+	for j, q := range qs {
 		qf := fmt.Sprintf("%s.queries[%d]", f, j)
 		if q.Name == "" || strings.ContainsAny(q.Name, "&=#? ") {
 			bad(qf+".name", "%q is not a query parameter name", q.Name)
@@ -109,39 +129,61 @@ func checkRouteTargets(r Route, f string, ups map[string]bool, bad func(field, f
 // checkRouteRewrites adds the field errors of a route's redirect, URL
 // rewrite and mirrors.
 func checkRouteRewrites(r Route, f string, ups map[string]bool, bad func(field, format string, a ...any)) {
-	if rd := r.Redirect; rd != nil {
-		if rd.Scheme != "" && rd.Scheme != "http" && rd.Scheme != "https" {
-			bad(f+".redirect.scheme", "want http or https, got %q", rd.Scheme)
-		}
-		if rd.Hostname != "" && (checkHost(rd.Hostname) != nil || strings.Contains(rd.Hostname, "*")) {
-			bad(f+".redirect.hostname", "%q is not a host name", rd.Hostname)
-		}
-		if rd.Port > 65535 {
-			bad(f+".redirect.port", "want 1..65535, got %d", rd.Port)
-		}
-		if rd.StatusCode != 0 && !RedirectCode(rd.StatusCode) {
-			bad(f+".redirect.statusCode", "want 301, 302, 303, 307 or 308, got %d", rd.StatusCode)
-		}
-		checkPathModifier(r, rd.Path, f+".redirect.path", bad)
-		if r.Rewrite != nil || r.URLRewrite != nil || len(r.Mirrors) > 0 || r.Canary != nil {
-			bad(f+".redirect", "a redirect route forwards nothing: no rewrite, mirror or canary")
-		}
+	checkRedirect(r, f, bad)
+	checkURLRewrite(r, f, bad)
+	checkMirrors(r.Mirrors, f, ups, bad)
+}
+
+// checkRedirect adds the field errors of a route's redirect, if any: its
+// scheme, host name, port, status and path, and nothing forwarded.
+func checkRedirect(r Route, f string, bad func(field, format string, a ...any)) {
+	rd := r.Redirect
+	if rd == nil {
+		return
 	}
-	if u := r.URLRewrite; u != nil {
-		if u.Hostname != "" && (checkHost(u.Hostname) != nil || strings.Contains(u.Hostname, "*")) {
-			bad(f+".urlRewrite.hostname", "%q is not a host name", u.Hostname)
-		}
-		if u.Hostname == "" && u.Path == nil {
-			bad(f+".urlRewrite", "set a hostname or a path")
-		}
-		checkPathModifier(r, u.Path, f+".urlRewrite.path", bad)
-		if u.Path != nil && r.Rewrite != nil {
-			bad(f+".urlRewrite.path", "the route already rewrites its path (rewrite)")
-		}
+	if rd.Scheme != "" && rd.Scheme != "http" && rd.Scheme != "https" {
+		bad(f+".redirect.scheme", "want http or https, got %q", rd.Scheme)
 	}
-	// An upstream may be mirrored more than once: Gateway API allows
-	// several RequestMirror filters to one backend, each a copy.
-	for j, m := range r.Mirrors {
+	if rd.Hostname != "" && (checkHost(rd.Hostname) != nil || strings.Contains(rd.Hostname, "*")) {
+		bad(f+".redirect.hostname", "%q is not a host name", rd.Hostname)
+	}
+	if rd.Port > 65535 {
+		bad(f+".redirect.port", "want 1..65535, got %d", rd.Port)
+	}
+	if rd.StatusCode != 0 && !RedirectCode(rd.StatusCode) {
+		bad(f+".redirect.statusCode", "want 301, 302, 303, 307 or 308, got %d", rd.StatusCode)
+	}
+	checkPathModifier(r, rd.Path, f+".redirect.path", bad)
+	if r.Rewrite != nil || r.URLRewrite != nil || len(r.Mirrors) > 0 || r.Canary != nil {
+		bad(f+".redirect", "a redirect route forwards nothing: no rewrite, mirror or canary")
+	}
+}
+
+// checkURLRewrite adds the field errors of a route's URL rewrite, if
+// any: a host name or a path, and no second path rewrite.
+func checkURLRewrite(r Route, f string, bad func(field, format string, a ...any)) {
+	u := r.URLRewrite
+	if u == nil {
+		return
+	}
+	if u.Hostname != "" && (checkHost(u.Hostname) != nil || strings.Contains(u.Hostname, "*")) {
+		bad(f+".urlRewrite.hostname", "%q is not a host name", u.Hostname)
+	}
+	if u.Hostname == "" && u.Path == nil {
+		bad(f+".urlRewrite", "set a hostname or a path")
+	}
+	checkPathModifier(r, u.Path, f+".urlRewrite.path", bad)
+	if u.Path != nil && r.Rewrite != nil {
+		bad(f+".urlRewrite.path", "the route already rewrites its path (rewrite)")
+	}
+}
+
+// checkMirrors adds the field errors of a route's mirrors: upstreams of
+// the service (ups) and a percentage. An upstream may be mirrored more
+// than once: Gateway API allows several RequestMirror filters to one
+// backend, each a copy.
+func checkMirrors(ms []Mirror, f string, ups map[string]bool, bad func(field, format string, a ...any)) {
+	for j, m := range ms {
 		mf := fmt.Sprintf("%s.mirrors[%d]", f, j)
 		if !ups[m.Upstream] {
 			bad(mf+".upstream", "no upstream %q in this service", m.Upstream)
