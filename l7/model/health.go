@@ -85,43 +85,7 @@ type CircuitBreakers struct {
 // says whether a sticky route targets it (ring hash has no slow start).
 func checkUpstreamHealth(u Upstream, f string, sticky bool, bad func(field, format string, a ...any)) {
 	if hc := u.HealthCheck; hc != nil {
-		hf := f + ".healthCheck"
-		switch hc.Protocol {
-		case HealthHTTP:
-			if !strings.HasPrefix(hc.Path, "/") {
-				bad(hf+".http.path", "want a path starting with /, got %q", hc.Path)
-			} else if strings.ContainsAny(hc.Path, " \t\r\n?#") {
-				bad(hf+".http.path", "%q: a path has no spaces, query or fragment", hc.Path)
-			}
-			for i, r := range hc.ExpectedStatuses {
-				if r.Min < 100 || r.Max > 599 || r.Min > r.Max {
-					bad(fmt.Sprintf("%s.http.expectedStatuses[%d]", hf, i), "want a status or range within 100-599, low to high, got %s", r)
-				}
-			}
-		case HealthTCP, HealthGRPC:
-			if hc.Path != "" || len(hc.ExpectedStatuses) > 0 {
-				bad(hf, "path and expected statuses are for HTTP checks only")
-			}
-			if hc.Protocol == HealthTCP && hc.Host != "" {
-				bad(hf, "a TCP check sends no host")
-			}
-		default:
-			bad(hf, "want one of http, tcp and grpc, got %q", hc.Protocol)
-		}
-		if hc.GRPCService != "" && hc.Protocol != HealthGRPC {
-			bad(hf, "a service name is for gRPC checks only")
-		}
-		if hc.Host != "" {
-			if err := checkHost(hc.Host); err != nil || strings.Contains(hc.Host, "*") {
-				bad(hf+"."+string(hc.Protocol)+".host", "%q is not a host name", hc.Host)
-			}
-		}
-		if hc.Interval < 0 {
-			bad(hf+".interval", "must be positive")
-		}
-		if hc.Timeout < 0 {
-			bad(hf+".timeout", "must be positive")
-		}
+		checkHealthCheck(hc, f+".healthCheck", bad)
 	}
 	od := u.OutlierDetection
 	if od.Interval < 0 {
@@ -135,5 +99,53 @@ func checkUpstreamHealth(u Upstream, f string, sticky bool, bad func(field, form
 	}
 	if u.SlowStart > 0 && sticky {
 		bad(f+".slowStart", "a sticky route targets this upstream: ring hash has no slow start; remove slowStart or the stickiness")
+	}
+}
+
+// checkHealthCheck adds the problems of an active health check at field
+// hf: the settings of its protocol, a host name, and timers.
+func checkHealthCheck(hc *HealthCheck, hf string, bad func(field, format string, a ...any)) {
+	checkHealthProtocol(hc, hf, bad)
+	if hc.GRPCService != "" && hc.Protocol != HealthGRPC {
+		bad(hf, "a service name is for gRPC checks only")
+	}
+	if hc.Host != "" {
+		if err := checkHost(hc.Host); err != nil || strings.Contains(hc.Host, "*") {
+			bad(hf+"."+string(hc.Protocol)+".host", "%q is not a host name", hc.Host)
+		}
+	}
+	if hc.Interval < 0 {
+		bad(hf+".interval", "must be positive")
+	}
+	if hc.Timeout < 0 {
+		bad(hf+".timeout", "must be positive")
+	}
+}
+
+// checkHealthProtocol adds the problems of a health check's protocol and
+// of what only HTTP checks read (path, expected statuses) or TCP checks
+// lack (a host).
+func checkHealthProtocol(hc *HealthCheck, hf string, bad func(field, format string, a ...any)) {
+	switch hc.Protocol {
+	case HealthHTTP:
+		if !strings.HasPrefix(hc.Path, "/") {
+			bad(hf+".http.path", "want a path starting with /, got %q", hc.Path)
+		} else if strings.ContainsAny(hc.Path, " \t\r\n?#") {
+			bad(hf+".http.path", "%q: a path has no spaces, query or fragment", hc.Path)
+		}
+		for i, r := range hc.ExpectedStatuses {
+			if r.Min < 100 || r.Max > 599 || r.Min > r.Max {
+				bad(fmt.Sprintf("%s.http.expectedStatuses[%d]", hf, i), "want a status or range within 100-599, low to high, got %s", r)
+			}
+		}
+	case HealthTCP, HealthGRPC:
+		if hc.Path != "" || len(hc.ExpectedStatuses) > 0 {
+			bad(hf, "path and expected statuses are for HTTP checks only")
+		}
+		if hc.Protocol == HealthTCP && hc.Host != "" {
+			bad(hf, "a TCP check sends no host")
+		}
+	default:
+		bad(hf, "want one of http, tcp and grpc, got %q", hc.Protocol)
 	}
 }
