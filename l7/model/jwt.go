@@ -70,57 +70,8 @@ func JWTRequired(s Service, r Route) bool {
 // routes' auth.
 func checkJWT(s Service, bad func(field, format string, a ...any)) {
 	if j := s.JWT; j != nil {
-		sources := 0
-		if !j.HMAC.Empty() {
-			sources++
-			if err := jwks.CheckHMAC(j.HMAC.Reveal(), j.HMACAlg); err != nil {
-				bad("jwt.hmacSecretFile", "%v", err)
-			}
-		}
-		if j.JWKS != "" {
-			sources++
-			if err := jwks.Check([]byte(j.JWKS)); err != nil {
-				bad("jwt.jwks", "%v", err)
-			}
-		}
-		if j.Remote != nil {
-			sources++
-			u, err := url.Parse(j.Remote.URL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				bad("jwt.remoteJwks.url", "%q is not an http(s) URL", j.Remote.URL)
-			}
-			found := false
-			for _, up := range s.Upstreams {
-				found = found || up.Name == j.Remote.Upstream
-			}
-			if !found {
-				bad("jwt.remoteJwks.upstream", "no upstream %q in this service", j.Remote.Upstream)
-			}
-			if j.Remote.CacheDuration < 0 {
-				bad("jwt.remoteJwks.cacheDuration", "must not be negative")
-			}
-		}
-		if sources != 1 {
-			bad("jwt", "set exactly one of hmacSecretFile, publicKeyFile, jwksFile and remoteJwks")
-		}
-		if j.Cookie != "" && checkHeaderName(j.Cookie) != nil {
-			bad("jwt.cookie", "%q is not a cookie name", j.Cookie)
-		}
-		for claim, h := range j.ClaimHeaders {
-			if claim == "" {
-				bad("jwt.claimMappings", "empty claim name")
-			}
-			if err := checkHeaderName(h); err != nil || h[0] == ':' {
-				bad("jwt.claimMappings."+claim, "%q is not a header name the gateway may set", h)
-			} else if why := chain.IdentityHeaderProblem(strings.ToLower(h)); why != "" {
-				bad("jwt.claimMappings."+claim, "%q %s", h, why)
-			}
-		}
-		for i, a := range j.Audiences {
-			if a == "" {
-				bad(fmt.Sprintf("jwt.audiences[%d]", i), "empty audience")
-			}
-		}
+		checkJWTKeySource(j, s.Upstreams, bad)
+		checkJWTClaims(j, bad)
 	}
 	for i, r := range s.Routes {
 		if r.Auth == nil {
@@ -134,6 +85,75 @@ func checkJWT(s Service, bad func(field, format string, a ...any)) {
 			if role == "" {
 				bad(f, "role %d is empty", j)
 			}
+		}
+	}
+}
+
+// checkJWTKeySource adds the field errors of where a service's JWT keys
+// come from: exactly one of an HMAC secret, a JWKS and a remote JWKS
+// fetched through one of ups, each valid.
+func checkJWTKeySource(j *JWT, ups []Upstream, bad func(field, format string, a ...any)) {
+	sources := 0
+	if !j.HMAC.Empty() {
+		sources++
+		if err := jwks.CheckHMAC(j.HMAC.Reveal(), j.HMACAlg); err != nil {
+			bad("jwt.hmacSecretFile", "%v", err)
+		}
+	}
+	if j.JWKS != "" {
+		sources++
+		if err := jwks.Check([]byte(j.JWKS)); err != nil {
+			bad("jwt.jwks", "%v", err)
+		}
+	}
+	if j.Remote != nil {
+		sources++
+		checkRemoteJWKS(j.Remote, ups, bad)
+	}
+	if sources != 1 {
+		bad("jwt", "set exactly one of hmacSecretFile, publicKeyFile, jwksFile and remoteJwks")
+	}
+}
+
+// checkRemoteJWKS adds the field errors of a remote JWKS: an http(s) URL,
+// fetched through one of ups, cached for a duration that is not negative.
+func checkRemoteJWKS(r *RemoteJWKS, ups []Upstream, bad func(field, format string, a ...any)) {
+	u, err := url.Parse(r.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("jwt.remoteJwks.url", "%q is not an http(s) URL", r.URL)
+	}
+	found := false
+	for _, up := range ups {
+		found = found || up.Name == r.Upstream
+	}
+	if !found {
+		bad("jwt.remoteJwks.upstream", "no upstream %q in this service", r.Upstream)
+	}
+	if r.CacheDuration < 0 {
+		bad("jwt.remoteJwks.cacheDuration", "must not be negative")
+	}
+}
+
+// checkJWTClaims adds the field errors of what a service reads from a
+// token: the cookie it may come in, the claims copied to headers, and
+// the audiences.
+func checkJWTClaims(j *JWT, bad func(field, format string, a ...any)) {
+	if j.Cookie != "" && checkHeaderName(j.Cookie) != nil {
+		bad("jwt.cookie", "%q is not a cookie name", j.Cookie)
+	}
+	for claim, h := range j.ClaimHeaders {
+		if claim == "" {
+			bad("jwt.claimMappings", "empty claim name")
+		}
+		if err := checkHeaderName(h); err != nil || h[0] == ':' {
+			bad("jwt.claimMappings."+claim, "%q is not a header name the gateway may set", h)
+		} else if why := chain.IdentityHeaderProblem(strings.ToLower(h)); why != "" {
+			bad("jwt.claimMappings."+claim, "%q %s", h, why)
+		}
+	}
+	for i, a := range j.Audiences {
+		if a == "" {
+			bad(fmt.Sprintf("jwt.audiences[%d]", i), "empty audience")
 		}
 	}
 }
