@@ -31,20 +31,36 @@ func (s *Service) Equal(o *Service) bool {
 // Equal reports whether two routes hold the same values (see
 // Service.Equal).
 func (r *Route) Equal(o *Route) bool {
+	return r.sameMatch(o) && r.sameForwarding(o) && r.samePolicies(o)
+}
+
+// sameMatch compares what two routes match.
+func (r *Route) sameMatch(o *Route) bool {
 	return r.Name == o.Name && r.Prefix == o.Prefix && r.Exact == o.Exact && r.Regex == o.Regex &&
-		r.SegmentPrefix == o.SegmentPrefix && r.Method == o.Method && r.Timeout == o.Timeout &&
-		r.IdleTimeout == o.IdleTimeout && r.BackendTimeout == o.BackendTimeout && r.FailedWeight == o.FailedWeight &&
-		r.WebSocket == o.WebSocket &&
-		sameSlice(r.Headers, o.Headers) && sameSlice(r.Queries, o.Queries) && sameSlice(r.Targets, o.Targets) &&
-		sameSlice(r.Mirrors, o.Mirrors) &&
+		r.SegmentPrefix == o.SegmentPrefix && r.Method == o.Method &&
+		sameSlice(r.Headers, o.Headers) && sameSlice(r.Queries, o.Queries)
+}
+
+// sameForwarding compares where and how two routes send requests:
+// targets, mirrors, rewrites, redirect, timeouts, retries, stickiness,
+// WebSocket and canary.
+func (r *Route) sameForwarding(o *Route) bool {
+	return r.Timeout == o.Timeout && r.IdleTimeout == o.IdleTimeout && r.BackendTimeout == o.BackendTimeout &&
+		r.FailedWeight == o.FailedWeight && r.WebSocket == o.WebSocket &&
+		sameSlice(r.Targets, o.Targets) && sameSlice(r.Mirrors, o.Mirrors) &&
 		samePtr(r.Rewrite, o.Rewrite) && samePtr(r.Retries, o.Retries) && samePtr(r.Sticky, o.Sticky) &&
 		samePtrFunc(r.Redirect, o.Redirect, (*Redirect).equal) &&
 		samePtrFunc(r.URLRewrite, o.URLRewrite, (*URLRewrite).equal) &&
-		sameSliceFunc(r.Interceptors, o.Interceptors, sameInterceptor) &&
+		samePtrFunc(r.Canary, o.Canary, (*Canary).equal)
+}
+
+// samePolicies compares the gateway functions two routes apply:
+// interceptors, auth, CORS, rate limits and responses.
+func (r *Route) samePolicies(o *Route) bool {
+	return sameSliceFunc(r.Interceptors, o.Interceptors, sameInterceptor) &&
 		samePtrFunc(r.Auth, o.Auth, (*RouteAuth).equal) && samePtrFunc(r.CORS, o.CORS, (*CORSPolicy).equal) &&
 		samePtrFunc(r.RateLimit, o.RateLimit, sameRouteLimits) &&
-		samePtrFunc(r.Responses, o.Responses, (*RouteResponses).equal) &&
-		samePtrFunc(r.Canary, o.Canary, (*Canary).equal)
+		samePtrFunc(r.Responses, o.Responses, (*RouteResponses).equal)
 }
 
 // EqualResponses reports whether two services' responses settings hold
