@@ -85,73 +85,112 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
-	var errs []error
+	var p memoPass
 	sums := make(map[resource.Type][]Sum, len(set))
-	var fresh []*memoEntry // new or changed content: their references are checked
-	kept, dup := 0, false
 	for _, typ := range slices.Sorted(mapsKeys(set)) {
-		ss := make([]Sum, 0, len(set[typ]))
-		prev, j := m.order[typ], 0
-		order := make([]*memoEntry, 0, len(set[typ]))
-		for _, res := range set[typ] {
-			var e *memoEntry
-			twice := false
-			if j < len(prev) && prev[j].res == res && prev[j].seen == m.gen-1 {
-				e = prev[j] // the same message at its place in the last set
-				j++
-				kept++
-			} else {
-				key := memoKey{typ, cachev3.GetResourceName(res)}
-				e = m.entries[key]
-				switch {
-				case e == nil:
-					e = &memoEntry{key: key}
-					m.entries[key] = e
-				case e.seen == m.gen:
-					// The name is there twice: the set is refused; the
-					// second is still checked, on its own.
-					dup = true
-					errs = append(errs, fmt.Errorf("%s: duplicate name", resourceID(typ, key.name)))
-					e, twice = &memoEntry{key: key}, true
-				case e.seen == m.gen-1:
-					kept++
-					if e.pos >= j { // back in step after an insertion or removal
-						j = e.pos + 1
-					}
-				}
-			}
-			if e.res != res {
-				changed, err := m.check(e, typ, e.key.name, res)
-				if err != nil {
-					return nil, err
-				}
-				if changed {
-					fresh = append(fresh, e)
-				}
-			}
-			ss = append(ss, e.sum)
-			if !twice {
-				e.seen, e.pos = m.gen, len(order)
-				order = append(order, e)
-			}
-			if e.key.name == "" {
-				errs = append(errs, fmt.Errorf("%s: empty name", resourceID(typ, e.key.name)))
-			}
-			if e.err != nil {
-				errs = append(errs, e.err)
-			}
+		ss, err := m.setType(&p, typ, set[typ])
+		if err != nil {
+			return nil, err
 		}
 		sums[typ] = ss
-		m.order[typ] = order
 	}
 	for typ := range m.order {
 		if _, ok := set[typ]; !ok {
 			delete(m.order, typ)
 		}
 	}
-	errs = append(errs, listenerPorts(set[resource.ListenerType])...)
+	p.errs = append(p.errs, listenerPorts(set[resource.ListenerType])...)
 
-	removed := kept < m.last
+	removed := p.kept < m.last
+	current := m.forgetGone(removed)
+	missing := m.missing(m.toResolve(p.fresh, removed))
+	p.errs = append(p.errs, missing...)
+	m.last, m.resolved = current, len(missing) == 0 && !p.dup
+	return sums, errors.Join(p.errs...)
+}
+
+// memoPass is what one call of Set finds as it walks the set.
+type memoPass struct {
+	errs  []error
+	fresh []*memoEntry // new or changed content: their references are checked
+	kept  int          // resources the last set held too
+	dup   bool         // a name is there twice
+}
+
+// setType walks the resources of one type, checking those whose content
+// changed, and returns their Sums in order.
+func (m *Memo) setType(p *memoPass, typ resource.Type, resources []types.Resource) ([]Sum, error) {
+	ss := make([]Sum, 0, len(resources))
+	c := memoCursor{prev: m.order[typ]}
+	order := make([]*memoEntry, 0, len(resources))
+	for _, res := range resources {
+		e, twice := m.entryFor(p, &c, typ, res)
+		if e.res != res {
+			changed, err := m.check(e, typ, e.key.name, res)
+			if err != nil {
+				return nil, err
+			}
+			if changed {
+				p.fresh = append(p.fresh, e)
+			}
+		}
+		ss = append(ss, e.sum)
+		if !twice {
+			e.seen, e.pos = m.gen, len(order)
+			order = append(order, e)
+		}
+		if e.key.name == "" {
+			p.errs = append(p.errs, fmt.Errorf("%s: empty name", resourceID(typ, e.key.name)))
+		}
+		if e.err != nil {
+			p.errs = append(p.errs, e.err)
+		}
+	}
+	m.order[typ] = order
+	return ss, nil
+}
+
+// memoCursor walks a type's entries in the last set's order beside the
+// new set: j is where the next resource is expected.
+type memoCursor struct {
+	prev []*memoEntry
+	j    int
+}
+
+// entryFor returns the entry of res: the one at the cursor when it is
+// the same message, else the one of its name, new when there is none.
+// A name already seen in this set is refused (a duplicate); the second
+// resource is still checked, on its own, in an entry that is not kept
+// (twice).
+func (m *Memo) entryFor(p *memoPass, c *memoCursor, typ resource.Type, res types.Resource) (e *memoEntry, twice bool) {
+	if c.j < len(c.prev) && c.prev[c.j].res == res && c.prev[c.j].seen == m.gen-1 {
+		e = c.prev[c.j] // the same message at its place in the last set
+		c.j++
+		p.kept++
+		return e, false
+	}
+	key := memoKey{typ, cachev3.GetResourceName(res)}
+	e = m.entries[key]
+	switch {
+	case e == nil:
+		e = &memoEntry{key: key}
+		m.entries[key] = e
+	case e.seen == m.gen:
+		p.dup = true
+		p.errs = append(p.errs, fmt.Errorf("%s: duplicate name", resourceID(typ, key.name)))
+		return &memoEntry{key: key}, true
+	case e.seen == m.gen-1:
+		p.kept++
+		if e.pos >= c.j { // back in step after an insertion or removal
+			c.j = e.pos + 1
+		}
+	}
+	return e, false
+}
+
+// forgetGone drops the entries the current set does not hold, when some
+// of the last set's are gone (removed), and returns how many it holds.
+func (m *Memo) forgetGone(removed bool) int {
 	current := 0
 	for _, e := range m.entries {
 		if e.seen == m.gen {
@@ -162,22 +201,24 @@ func (m *Memo) Set(set map[resource.Type][]types.Resource) (map[resource.Type][]
 			delete(m.entries, e.key)
 		}
 	}
-	// References: the unchanged resources' still resolve when the last
-	// set's all did and none of its names is gone (their targets are
-	// still there); otherwise every resource's are checked again.
-	check := fresh
-	if !m.resolved || removed {
-		check = check[:0:0]
-		for _, e := range m.entries {
-			if e.seen == m.gen {
-				check = append(check, e)
-			}
+	return current
+}
+
+// toResolve returns the entries whose references are checked: the new
+// and changed ones (fresh) when the last set's all resolved and none of
+// its names is gone (the unchanged ones' targets are still there);
+// otherwise every entry of the current set.
+func (m *Memo) toResolve(fresh []*memoEntry, removed bool) []*memoEntry {
+	if m.resolved && !removed {
+		return fresh
+	}
+	var all []*memoEntry
+	for _, e := range m.entries {
+		if e.seen == m.gen {
+			all = append(all, e)
 		}
 	}
-	missing := m.missing(check)
-	errs = append(errs, missing...)
-	m.last, m.resolved = current, len(missing) == 0 && !dup
-	return sums, errors.Join(errs...)
+	return all
 }
 
 // check encodes res into e and, when its content differs from what e
