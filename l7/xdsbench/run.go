@@ -58,8 +58,7 @@ func Measure(ctx context.Context, self string, childArgs []string, services, str
 		return f, err
 	}
 	defer func() { _ = c.Stop() }()
-	stdin, readLine := c.Stdin(), c.ReadLine
-	ready, err := readLine("ready")
+	ready, err := c.ReadLine("ready")
 	if err != nil {
 		return f, err
 	}
@@ -67,85 +66,125 @@ func Measure(ctx context.Context, self string, childArgs []string, services, str
 	f.BuildMs, _ = strconv.ParseFloat(ready[2], 64)
 
 	start := time.Now()
-	gws := make([]*gateway, streams)
-	for i := range gws {
-		if gws[i], err = dialGateway(ctx, addr, i, services); err != nil {
-			return f, err
+	gws, err := connectGateways(ctx, addr, streams, services)
+	defer func() {
+		for _, g := range gws {
+			_ = g.cc.Close()
 		}
-		defer func(g *gateway) { _ = g.cc.Close() }(gws[i])
-	}
-	for _, g := range gws {
-		select {
-		case <-g.synced:
-		case err := <-g.err:
-			return f, fmt.Errorf("initial sync: %w", err)
-		case <-time.After(5 * time.Minute):
-			return f, fmt.Errorf("initial sync of %d services timed out", services)
-		}
+	}()
+	if err != nil {
+		return f, err
 	}
 	f.InitialMs = ms(time.Since(start))
 
 	var conv, pub []float64
 	for k := 1; k <= rounds; k++ {
-		for _, g := range gws {
-			g.startRound(k)
-		}
-		t0 := time.Now()
-		if _, err := fmt.Fprintf(stdin, "round %d\n", k); err != nil {
-			return f, err
-		}
-		var last time.Time
-		for _, g := range gws {
-			select {
-			case t := <-g.done:
-				if t.After(last) {
-					last = t
-				}
-			case err := <-g.err:
-				return f, fmt.Errorf("round %d: %w", k, err)
-			case <-time.After(2 * time.Minute):
-				return f, fmt.Errorf("round %d timed out", k)
-			}
-		}
-		conv = append(conv, ms(last.Sub(t0)))
-		p, err := readLine("published")
+		cv, p, err := runRound(c, gws, k)
 		if err != nil {
 			return f, err
 		}
-		v, _ := strconv.ParseFloat(p[2], 64)
-		pub = append(pub, v)
+		conv, pub = append(conv, cv), append(pub, p)
 	}
 	f.P50Ms, f.P99Ms, f.PublishP50Ms = percentile(conv, 50), percentile(conv, 99), percentile(pub, 50)
-	if _, err := io.WriteString(stdin, "stats\n"); err != nil {
+	if f.PeakRSSMiB, err = peakRSS(c); err != nil {
 		return f, err
 	}
-	h, err := readLine("hwm")
+	f.Identical, err = sameAsReplica(ctx, self, childArgs, addr, services, rounds)
+	return f, err
+}
+
+// connectGateways dials streams gateways to addr and waits until each
+// holds the full set of services. It returns the gateways dialled, for
+// the caller to close, also on error.
+func connectGateways(ctx context.Context, addr string, streams, services int) ([]*gateway, error) {
+	gws := make([]*gateway, 0, streams)
+	for i := range streams {
+		g, err := dialGateway(ctx, addr, i, services)
+		if err != nil {
+			return gws, err
+		}
+		gws = append(gws, g)
+	}
+	for _, g := range gws {
+		select {
+		case <-g.synced:
+		case err := <-g.err:
+			return gws, fmt.Errorf("initial sync: %w", err)
+		case <-time.After(5 * time.Minute):
+			return gws, fmt.Errorf("initial sync of %d services timed out", services)
+		}
+	}
+	return gws, nil
+}
+
+// runRound asks the server child c for change k and returns the time
+// until the last gateway received and ACKed it, and the server's
+// rebuild and publish time, in milliseconds.
+func runRound(c *benchchild.Child, gws []*gateway, k int) (converged, published float64, err error) {
+	for _, g := range gws {
+		g.startRound(k)
+	}
+	t0 := time.Now()
+	if _, err := fmt.Fprintf(c.Stdin(), "round %d\n", k); err != nil {
+		return 0, 0, err
+	}
+	var last time.Time
+	for _, g := range gws {
+		select {
+		case t := <-g.done:
+			if t.After(last) {
+				last = t
+			}
+		case err := <-g.err:
+			return 0, 0, fmt.Errorf("round %d: %w", k, err)
+		case <-time.After(2 * time.Minute):
+			return 0, 0, fmt.Errorf("round %d timed out", k)
+		}
+	}
+	converged = ms(last.Sub(t0))
+	p, err := c.ReadLine("published")
 	if err != nil {
-		return f, err
+		return 0, 0, err
+	}
+	published, _ = strconv.ParseFloat(p[2], 64)
+	return converged, published, nil
+}
+
+// peakRSS asks the server child c for its peak resident set, in MiB.
+func peakRSS(c *benchchild.Child) (float64, error) {
+	if _, err := io.WriteString(c.Stdin(), "stats\n"); err != nil {
+		return 0, err
+	}
+	h, err := c.ReadLine("hwm")
+	if err != nil {
+		return 0, err
 	}
 	kib, _ := strconv.Atoi(h[1])
-	f.PeakRSSMiB = float64(kib) / 1024
+	return float64(kib) / 1024, nil
+}
 
-	// A replica started now over the same inputs serves the same bytes.
+// sameAsReplica reports whether a replica started now over the inputs
+// the rounds led to serves the same resources, versions and bytes as the
+// server at addr.
+func sameAsReplica(ctx context.Context, self string, childArgs []string, addr string, services, rounds int) (bool, error) {
 	d1, n1, err := heldDigest(ctx, addr, services)
 	if err != nil {
-		return f, fmt.Errorf("digest of the running server: %w", err)
+		return false, fmt.Errorf("digest of the running server: %w", err)
 	}
 	c2, err := benchchild.Start(ctx, self, append(slices.Clone(childArgs), "-apply-rounds", strconv.Itoa(rounds)))
 	if err != nil {
-		return f, err
+		return false, err
 	}
 	defer func() { _ = c2.Stop() }()
 	r2, err := c2.ReadLine("ready")
 	if err != nil {
-		return f, err
+		return false, err
 	}
 	d2, n2, err := heldDigest(ctx, r2[1], services)
 	if err != nil {
-		return f, fmt.Errorf("digest of the second replica: %w", err)
+		return false, fmt.Errorf("digest of the second replica: %w", err)
 	}
-	f.Identical = d1 == d2 && n1 == n2 && n1 > 0
-	return f, nil
+	return d1 == d2 && n1 == n2 && n1 > 0, nil
 }
 
 // percentile is nearest-rank.
