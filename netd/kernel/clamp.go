@@ -76,9 +76,40 @@ func (c *Clamp) State() (netd.ClampState, error) {
 	if err != nil {
 		return netd.ClampState{}, err
 	}
+	t, err := findTable(conn)
+	if err != nil || t == nil {
+		return netd.ClampState{}, err
+	}
+	clampCh, portCh, ok, err := readChains(conn)
+	if err != nil || !ok {
+		return netd.ClampState{}, err
+	}
+	var ports []model.PortMap
+	if portCh != nil {
+		if ports, ok, err = readPorts(conn, t, portCh); err != nil || !ok {
+			return netd.ClampState{}, err
+		}
+	}
+	set, ok, err := readClampSet(conn, t)
+	if err != nil || !ok {
+		return netd.ClampState{}, err
+	}
+	mss, ok, err := readClampRule(conn, t, clampCh, set)
+	if err != nil || !ok {
+		return netd.ClampState{}, err
+	}
+	vips, ok, err := readVIPs(conn, set)
+	if err != nil || !ok {
+		return netd.ClampState{}, err
+	}
+	return netd.ClampState{Intact: true, MSS: mss, VIPs: vips, Ports: ports}, nil
+}
+
+// findTable returns netd's table, nil when there is none.
+func findTable(conn *nftables.Conn) (*nftables.Table, error) {
 	tables, err := conn.ListTablesOfFamily(nftables.TableFamilyINet)
 	if err != nil {
-		return netd.ClampState{}, fmt.Errorf("list inet tables: %w", err)
+		return nil, fmt.Errorf("list inet tables: %w", err)
 	}
 	var t *nftables.Table
 	for _, x := range tables {
@@ -86,15 +117,17 @@ func (c *Clamp) State() (netd.ClampState, error) {
 			t = x
 		}
 	}
-	if t == nil {
-		return netd.ClampState{}, nil
-	}
+	return t, nil
+}
 
+// readChains returns the MSS clamp chain and the port map's chain (nil
+// when there is none) of netd's table. ok is false when the clamp chain
+// is missing or a chain is foreign or misshapen.
+func readChains(conn *nftables.Conn) (clampCh, portCh *nftables.Chain, ok bool, err error) {
 	chains, err := conn.ListChainsOfTableFamily(nftables.TableFamilyINet)
 	if err != nil {
-		return netd.ClampState{}, fmt.Errorf("list chains of table %s: %w", ClampTable, err)
+		return nil, nil, false, fmt.Errorf("list chains of table %s: %w", ClampTable, err)
 	}
-	var clampCh, portCh *nftables.Chain
 	for _, ch := range chains {
 		if ch.Table == nil || ch.Table.Name != ClampTable {
 			continue
@@ -105,54 +138,60 @@ func (c *Clamp) State() (netd.ClampState, error) {
 		case portCh == nil && portChainIntact(ch):
 			portCh = ch
 		default:
-			return netd.ClampState{}, nil // a foreign or misshapen chain in netd's table
+			return nil, nil, false, nil // a foreign or misshapen chain in netd's table
 		}
 	}
-	if clampCh == nil {
-		return netd.ClampState{}, nil
-	}
-	var ports []model.PortMap
-	if portCh != nil {
-		var ok bool
-		if ports, ok, err = readPorts(conn, t, portCh); err != nil || !ok {
-			return netd.ClampState{}, err
-		}
-	}
+	return clampCh, portCh, clampCh != nil, nil
+}
 
+// readClampSet returns the VIP set of table t; ok is false unless it is
+// the table's only set, of IPv4 addresses, neither interval nor map.
+func readClampSet(conn *nftables.Conn, t *nftables.Table) (set *nftables.Set, ok bool, err error) {
 	sets, err := conn.GetSets(t)
 	if err != nil {
-		return netd.ClampState{}, fmt.Errorf("list sets of table %s: %w", ClampTable, err)
+		return nil, false, fmt.Errorf("list sets of table %s: %w", ClampTable, err)
 	}
 	if len(sets) != 1 || sets[0].Name != clampSet || sets[0].KeyType.Name != nftables.TypeIPAddr.Name ||
 		sets[0].Interval || sets[0].IsMap {
-		return netd.ClampState{}, nil
+		return nil, false, nil
 	}
+	return sets[0], true, nil
+}
 
-	rules, err := conn.GetRules(t, clampCh)
+// readClampRule returns the MSS the clamp chain's rule sets; ok is false
+// unless the chain holds that one rule, tagged, of the shape clampExprs
+// builds.
+func readClampRule(conn *nftables.Conn, t *nftables.Table, ch *nftables.Chain, set *nftables.Set) (mss uint16, ok bool, err error) {
+	rules, err := conn.GetRules(t, ch)
 	if err != nil {
-		return netd.ClampState{}, fmt.Errorf("list rules of chain %s %s: %w", ClampTable, clampChain, err)
+		return 0, false, fmt.Errorf("list rules of chain %s %s: %w", ClampTable, clampChain, err)
 	}
 	if len(rules) != 1 {
-		return netd.ClampState{}, nil
+		return 0, false, nil
 	}
-	mss, ok := parseTag(rules[0].UserData)
-	if !ok || len(rules[0].Exprs) != len(clampExprs(sets[0], mss)) {
-		return netd.ClampState{}, nil
+	mss, ok = parseTag(rules[0].UserData)
+	if !ok || len(rules[0].Exprs) != len(clampExprs(set, mss)) {
+		return 0, false, nil
 	}
+	return mss, true, nil
+}
 
-	elems, err := conn.GetSetElements(sets[0])
+// readVIPs returns the addresses in the VIP set; ok is false when one is
+// not IPv4.
+func readVIPs(conn *nftables.Conn, set *nftables.Set) (vips []netip.Addr, ok bool, err error) {
+	elems, err := conn.GetSetElements(set)
 	if err != nil {
-		return netd.ClampState{}, fmt.Errorf("list elements of set %s %s: %w", ClampTable, clampSet, err)
+		return nil, false, fmt.Errorf("list elements of set %s %s: %w", ClampTable, clampSet, err)
 	}
-	vips := make([]netip.Addr, 0, len(elems))
+	vips = make([]netip.Addr, 0, len(elems))
 	for _, e := range elems {
 		a, ok := netip.AddrFromSlice(e.Key)
 		if !ok || !a.Is4() {
-			return netd.ClampState{}, nil
+			return nil, false, nil
 		}
 		vips = append(vips, a)
 	}
-	return netd.ClampState{Intact: true, MSS: mss, VIPs: vips, Ports: ports}, nil
+	return vips, true, nil
 }
 
 func chainIntact(ch *nftables.Chain) bool {
