@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -20,6 +18,8 @@ import (
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
+// bench measures the director against ipvsadm on vips x realServers
+// destinations and writes the figures to out, ending with BENCH lines.
 func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServers int, sched model.Scheduler, ipvsadmPath, cpuProfile string) error {
 	r := &report{w: out}
 	if vips < 1 || realServers < 2 {
@@ -46,184 +46,205 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	// IPVS table: the kernel keeps deleted real servers in a per-namespace
 	// trash list for minutes and searches it on every add, so whoever
 	// runs after a flush in the same namespace is slowed down.
-
-	// 1. ipvsadm --restore of the rules, in the VM's initial namespace.
-	root, err := ipvs.New("")
-	if err != nil {
-		return fmt.Errorf("open IPVS netlink socket: %w", err)
-	}
-	defer root.Close()
-	if err := root.Flush(); err != nil {
-		return fmt.Errorf("flush IPVS: %w", err)
-	}
-	defer func() { _ = root.Flush() }()
-	rules := filepath.Join(tmp, "rules")
-	if err := writeRestoreFile(rules, desired); err != nil {
+	var f figures
+	if f.restore, err = timeIPVSAdmRestore(r, tmp, ipvsadmPath, desired, total); err != nil {
 		return err
 	}
-	restore, err := timeRestore(ipvsadmPath, rules)
+	ns, err := newDirectorNS()
 	if err != nil {
 		return err
 	}
-	r.info("ipvsadm --restore from empty: %v", restore)
-	if err := checkKernel(root, vips, total); err != nil {
-		return fmt.Errorf("after ipvsadm restore: %w", err)
-	}
-	if err := root.Flush(); err != nil {
-		return fmt.Errorf("flush IPVS: %w", err)
-	}
-
-	// 2. The director, from empty, in a fresh namespace.
-	const ns = "tlbbench-director"
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		return fmt.Errorf("create network namespace %s: %w: %s", ns, err, out)
-	}
-	defer func() { _ = exec.Command("ip", "netns", "del", ns).Run() }()
-	// Bring lo up: the kernel refuses (EINVAL) real servers whose address
-	// type it cannot resolve, which needs the namespace's local table.
-	if out, err := exec.Command("ip", "-n", ns, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		return fmt.Errorf("bring lo up in %s: %w: %s", ns, err, out)
-	}
-	nsPath := "/var/run/netns/" + ns
-	h, err := ipvs.New(nsPath)
-	if err != nil {
-		return fmt.Errorf("open IPVS netlink socket in %s: %w", nsPath, err)
-	}
-	defer h.Close()
-	d, err := director.New(h, director.NetnsProcSys{NsPath: nsPath}, log, director.Options{RuntimeDir: tmp})
+	defer ns.close()
+	d, err := director.New(ns.h, director.NetnsProcSys{NsPath: ns.path}, log, director.Options{RuntimeDir: tmp})
 	if err != nil {
 		return err
 	}
-	res, err := d.Reconcile(ctx, desired)
-	if err != nil {
-		return fmt.Errorf("full sync: %w", err)
+	if f.full, err = fullSync(ctx, r, d, ns.h, desired, total); err != nil {
+		return err
 	}
-	full := res.Duration
-	r.info("director full sync from empty: %v, %d netlink writes", full, res.Writes)
-	if err := checkKernel(h, vips, total); err != nil {
-		return fmt.Errorf("after full sync: %w", err)
-	}
-
 	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+		stop, err := startCPUProfile(cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer func() { _ = f.Close() }()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
+	if err := noopResyncs(ctx, r, d, desired, &f); err != nil {
+		return err
+	}
+	changed, err := drainOne(ctx, r, d, ns.h, desired, realServers, &f)
+	if err != nil {
+		return err
+	}
+	added, err := addInTheMiddle(ctx, r, d, changed, realServers)
+	if err != nil {
+		return err
+	}
+	// Step 6: a real server deleted behind the director's back.
+	if err := driftRepair(ctx, r, d, ns.h, added); err != nil {
+		return err
+	}
+	if f.rss, err = peakRSS(); err != nil {
+		return err
+	}
+	r.info("director peak RSS (VmHWM) holding the model: %.1f MiB", f.rss)
+	f.report(r)
+	return nil
+}
 
-	// 3. No-op resyncs: as between full listings (real servers taken
-	// from what the director remembers), then with a full listing (every
-	// service's real servers listed, as the periodic one does).
-	res, err = d.Reconcile(ctx, desired)
+// figures are what bench reports as BENCH lines.
+type figures struct {
+	restore, full, noopFull, single          time.Duration
+	noopWrites, noopFullWrites, singleListed int
+	rss                                      float64
+}
+
+// report adds the BENCH lines of the figures to r and prints them.
+func (f figures) report(r *report) {
+	r.add("l4_full_sync_ms", ms(f.full), "ms")
+	r.add("l4_ipvsadm_restore_ms", ms(f.restore), "ms")
+	r.add("l4_full_sync_ratio_vs_ipvsadm", f.full.Seconds()/f.restore.Seconds(), "x")
+	r.add("l4_noop_resync_writes", float64(f.noopWrites), "count")
+	r.add("l4_noop_resync_full_listing_writes", float64(f.noopFullWrites), "count")
+	r.add("l4_noop_resync_full_listing_ms", ms(f.noopFull), "ms")
+	r.add("l4_single_change_ms", ms(f.single), "ms")
+	r.add("l4_single_change_listed_services", float64(f.singleListed), "count")
+	r.add("l4_director_rss_mib", f.rss, "MiB")
+	r.flush()
+}
+
+// directorNS is the fresh network namespace the director works in, and
+// its IPVS handle.
+type directorNS struct {
+	path string
+	h    *ipvs.Handle
+}
+
+// directorNSName names the director's namespace.
+const directorNSName = "tlbbench-director"
+
+// newDirectorNS creates the director's namespace with lo up and opens
+// its IPVS handle.
+func newDirectorNS() (_ *directorNS, err error) {
+	if out, err := exec.Command("ip", "netns", "add", directorNSName).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("create network namespace %s: %w: %s", directorNSName, err, out)
+	}
+	defer func() {
+		if err != nil {
+			_ = exec.Command("ip", "netns", "del", directorNSName).Run()
+		}
+	}()
+	// Bring lo up: the kernel refuses (EINVAL) real servers whose address
+	// type it cannot resolve, which needs the namespace's local table.
+	if out, err := exec.Command("ip", "-n", directorNSName, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("bring lo up in %s: %w: %s", directorNSName, err, out)
+	}
+	path := "/var/run/netns/" + directorNSName
+	h, err := ipvs.New(path)
+	if err != nil {
+		return nil, fmt.Errorf("open IPVS netlink socket in %s: %w", path, err)
+	}
+	return &directorNS{path: path, h: h}, nil
+}
+
+// close closes the IPVS handle and deletes the namespace.
+func (n *directorNS) close() {
+	n.h.Close()
+	_ = exec.Command("ip", "netns", "del", directorNSName).Run()
+}
+
+// fullSync is step 2: the director programs desired from empty; it
+// returns how long that took.
+func fullSync(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, total int) (time.Duration, error) {
+	res, err := d.Reconcile(ctx, desired)
+	if err != nil {
+		return 0, fmt.Errorf("full sync: %w", err)
+	}
+	r.info("director full sync from empty: %v, %d netlink writes", res.Duration, res.Writes)
+	if err := checkKernel(h, len(desired.Services), total); err != nil {
+		return 0, fmt.Errorf("after full sync: %w", err)
+	}
+	return res.Duration, nil
+}
+
+// startCPUProfile starts writing a CPU profile to path; stop ends it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
+}
+
+// noopResyncs is step 3: resyncs that change nothing, as between full
+// listings (real servers taken from what the director remembers), then
+// with a full listing (every service's real servers listed, as the
+// periodic one does).
+func noopResyncs(ctx context.Context, r *report, d *director.Director, desired model.Desired, f *figures) error {
+	res, err := d.Reconcile(ctx, desired)
 	if err != nil {
 		return fmt.Errorf("no-op resync: %w", err)
 	}
-	noopWrites := res.Writes
+	f.noopWrites = res.Writes
 	r.info("no-op resync: %v, %d netlink writes, plan empty: %v, full listing: %v, services listed %d, cached %d",
 		res.Duration, res.Writes, res.Plan.Empty(), res.FullListing, res.Plan.Listed, res.Plan.Cached)
 	res, err = d.ReconcileFull(ctx, desired)
 	if err != nil {
 		return fmt.Errorf("no-op resync with full listing: %w", err)
 	}
-	noopFull, noopFullWrites := res.Duration, res.Writes
+	f.noopFull, f.noopFullWrites = res.Duration, res.Writes
 	r.info("no-op resync, full listing: %v, %d netlink writes, plan empty: %v, services listed %d",
 		res.Duration, res.Writes, res.Plan.Empty(), res.Plan.Listed)
-	if res.Plan.Listed != vips {
+	if vips := len(desired.Services); res.Plan.Listed != vips {
 		return fmt.Errorf("full listing listed %d services; want %d", res.Plan.Listed, vips)
 	}
-
-	// 4. One real server drained (weight 1 -> 0) in one VIP.
-	changed := desired.Sorted()
-	changed.Services[vips/2].RealServers[realServers/2].Weight = 0
-	res, err = d.Reconcile(ctx, changed)
-	if err != nil {
-		return fmt.Errorf("single change: %w", err)
-	}
-	single, singleListed := res.Duration, res.Plan.Listed
-	r.info("single real-server change (drain one): %v, %d netlink writes, full listing: %v, services listed %d, cached %d",
-		single, res.Writes, res.FullListing, res.Plan.Listed, res.Plan.Cached)
-	if res.Writes != 1 {
-		return fmt.Errorf("single change made %d writes; want 1", res.Writes)
-	}
-	if err := checkWeight(h, changed.Services[vips/2], realServers/2); err != nil {
-		return fmt.Errorf("after single change: %w", err)
-	}
-
-	// 5. One real server added that sorts in the middle of one VIP.
-	added := changed.Sorted()
-	mid := model.RealServer{Addr: added.Services[0].RealServers[realServers/2].Addr.Prev(), Weight: 1}
-	added.Services[0].RealServers = append(added.Services[0].RealServers, mid)
-	res, err = d.Reconcile(ctx, added)
-	if err != nil {
-		return fmt.Errorf("add in the middle: %w", err)
-	}
-	r.info("one real server added to one VIP (kept in canonical order): %v, %d netlink writes", res.Duration, res.Writes)
-
-	// 6. A real server deleted behind the director's back.
-	if err := driftRepair(ctx, r, d, h, added); err != nil {
-		return err
-	}
-
-	rss, err := peakRSS()
-	if err != nil {
-		return err
-	}
-	r.info("director peak RSS (VmHWM) holding the model: %.1f MiB", rss)
-	r.add("l4_full_sync_ms", ms(full), "ms")
-	r.add("l4_ipvsadm_restore_ms", ms(restore), "ms")
-	r.add("l4_full_sync_ratio_vs_ipvsadm", full.Seconds()/restore.Seconds(), "x")
-	r.add("l4_noop_resync_writes", float64(noopWrites), "count")
-	r.add("l4_noop_resync_full_listing_writes", float64(noopFullWrites), "count")
-	r.add("l4_noop_resync_full_listing_ms", ms(noopFull), "ms")
-	r.add("l4_single_change_ms", ms(single), "ms")
-	r.add("l4_single_change_listed_services", float64(singleListed), "count")
-	r.add("l4_director_rss_mib", rss, "MiB")
-	r.flush()
 	return nil
 }
 
+// drainOne is step 4: one real server of one VIP drained (weight 1 ->
+// 0), which must take one netlink write. It returns the changed model.
+func drainOne(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, realServers int, f *figures) (model.Desired, error) {
+	vips := len(desired.Services)
+	changed := desired.Sorted()
+	changed.Services[vips/2].RealServers[realServers/2].Weight = 0
+	res, err := d.Reconcile(ctx, changed)
+	if err != nil {
+		return model.Desired{}, fmt.Errorf("single change: %w", err)
+	}
+	f.single, f.singleListed = res.Duration, res.Plan.Listed
+	r.info("single real-server change (drain one): %v, %d netlink writes, full listing: %v, services listed %d, cached %d",
+		res.Duration, res.Writes, res.FullListing, res.Plan.Listed, res.Plan.Cached)
+	if res.Writes != 1 {
+		return model.Desired{}, fmt.Errorf("single change made %d writes; want 1", res.Writes)
+	}
+	if err := checkWeight(h, changed.Services[vips/2], realServers/2); err != nil {
+		return model.Desired{}, fmt.Errorf("after single change: %w", err)
+	}
+	return changed, nil
+}
+
+// addInTheMiddle is step 5: one real server added that sorts in the
+// middle of one VIP. It returns the changed model.
+func addInTheMiddle(ctx context.Context, r *report, d *director.Director, changed model.Desired, realServers int) (model.Desired, error) {
+	added := changed.Sorted()
+	mid := model.RealServer{Addr: added.Services[0].RealServers[realServers/2].Addr.Prev(), Weight: 1}
+	added.Services[0].RealServers = append(added.Services[0].RealServers, mid)
+	res, err := d.Reconcile(ctx, added)
+	if err != nil {
+		return model.Desired{}, fmt.Errorf("add in the middle: %w", err)
+	}
+	r.info("one real server added to one VIP (kept in canonical order): %v, %d netlink writes", res.Duration, res.Writes)
+	return added, nil
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func writeRestoreFile(path string, d model.Desired) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(f)
-	if err := writeRestore(bw, d); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write restore file: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write restore file: %w", err)
-	}
-	return f.Close()
-}
-
-func timeRestore(ipvsadmPath, rules string) (time.Duration, error) {
-	in, err := os.Open(rules)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = in.Close() }()
-	cmd := exec.Command(ipvsadmPath, "--restore")
-	cmd.Stdin = in
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err = cmd.Run()
-	elapsed := time.Since(start)
-	if err != nil {
-		return 0, fmt.Errorf("ipvsadm --restore: %w: %s", err, stderr.String())
-	}
-	return elapsed, nil
-}
 
 // checkKernel verifies the kernel holds the expected numbers of services
 // and destinations, so no figure is reported for work not done.
