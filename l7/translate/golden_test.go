@@ -64,12 +64,16 @@ type featureSpec struct {
 }
 
 var featureSpecs = map[string]featureSpec{
-	"ratelimit-global": {opts: model.Options{RateLimitService: &model.RateLimitService{Host: "ratelimit.tlb-system.svc", Port: 8081}}},
+	"ratelimit-global": {opts: model.Options{RateLimitService: rateLimitService}},
+	"filter-chain":     {opts: model.Options{RateLimitService: rateLimitService}},
 	"dns-upstream": {opts: model.Options{DNSResolvers: []netip.AddrPort{
 		netip.MustParseAddrPort("127.0.23.53:53"), netip.MustParseAddrPort("10.96.0.10:53")}}},
-	"grpc-client": {outputs: []featureOutput{grpcResources}},
-	"bootstrap":   {outputs: []featureOutput{staticBootstrap}},
+	"grpc-service": {outputs: []featureOutput{gatewayResources, grpcResources}},
+	"grpc-client":  {outputs: []featureOutput{grpcResources}},
+	"bootstrap":    {outputs: []featureOutput{staticBootstrap}},
 }
+
+var rateLimitService = &model.RateLimitService{Host: "ratelimit.tlb-system.svc", Port: 8081}
 
 // typeFiles names the gateway resource types in output file names, in
 // the order ResourcesYAML writes them.
