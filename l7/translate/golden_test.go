@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
 
@@ -63,6 +66,8 @@ type featureSpec struct {
 	outputs []featureOutput
 }
 
+// featureSpecs are the features that need resolve options or show more
+// than their gateway resources, by name.
 var featureSpecs = map[string]featureSpec{
 	"ratelimit-global": {opts: model.Options{RateLimitService: rateLimitService}},
 	"filter-chain":     {opts: model.Options{RateLimitService: rateLimitService}},
@@ -73,6 +78,7 @@ var featureSpecs = map[string]featureSpec{
 	"bootstrap":    {outputs: []featureOutput{staticBootstrap}},
 }
 
+// rateLimitService is where the features with global limits send them.
 var rateLimitService = &model.RateLimitService{Host: "ratelimit.tlb-system.svc", Port: 8081}
 
 // typeFiles names the gateway resource types in output file names, in
@@ -97,12 +103,16 @@ func TestFeatureGolden(t *testing.T) {
 	features := map[string]bool{}
 	for _, in := range ins {
 		feature := featureName(in)
+		if features[feature] {
+			t.Errorf("%s: a second input of feature %q", in, feature)
+			continue
+		}
 		features[feature] = true
 		t.Run(feature, func(t *testing.T) {
 			spec := featureSpecs[feature]
 			outs := featureOutputs(t, loadFeature(t, in, spec.opts), feature, spec.outputs)
-			for name, got := range outs {
-				goldenFile(t, name, got)
+			for _, name := range slices.Sorted(maps.Keys(outs)) {
+				goldenFile(t, name, outs[name])
 			}
 			dropStale(t, feature+".*", func(name string) bool { _, ok := outs[name]; return ok })
 		})
@@ -289,7 +299,8 @@ func goldenFile(t *testing.T, name string, got []byte) {
 		t.Fatalf("read golden file (run go test ./l7/translate -run TestFeatureGolden -update to create it): %v", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs; run go test ./l7/translate -run TestFeatureGolden -update and review the diff.\ngot:\n%s", path, got)
+		t.Errorf("%s differs (-want +got); run go test ./l7/translate -run TestFeatureGolden -update and review the diff:\n%s",
+			path, cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n")))
 	}
 }
 
