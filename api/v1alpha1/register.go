@@ -12,7 +12,14 @@ const GroupName = "tlb.io"
 // SchemeGroupVersion is tlb.io/v1alpha1.
 var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
 
-// Resource names of this group.
+// VIPPoolResource and L4ClusterResource name the resources for dynamic
+// clients.
+var (
+	VIPPoolResource   = SchemeGroupVersion.WithResource("vippools")
+	L4ClusterResource = SchemeGroupVersion.WithResource("l4clusters")
+)
+
+// Resource names of the Gateway API extension types.
 const (
 	ResourceGatewayClassConfigs = "gatewayclassconfigs"
 	ResourceTrafficPolicies     = "trafficpolicies"
@@ -21,6 +28,7 @@ const (
 // AddToScheme registers the types of tlb.io/v1alpha1 with a scheme.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(SchemeGroupVersion,
+		&VIPPool{}, &VIPPoolList{}, &L4Cluster{}, &L4ClusterList{},
 		&GatewayClassConfig{}, &GatewayClassConfigList{},
 		&TrafficPolicy{}, &TrafficPolicyList{},
 	)

@@ -1,6 +1,8 @@
-// Package v1alpha1 holds TLB's own Gateway API extension types, API group
-// tlb.io/v1alpha1:
+// Package v1alpha1 holds the Go types of every tlb.io/v1alpha1 custom
+// resource, with hand-written deep copies:
 //
+//   - VIPPool and L4Cluster (cluster-scoped), the IPAM's pools of VIPs and
+//     the L4 clusters that serve them;
 //   - GatewayClassConfig (cluster-scoped), the target of a GatewayClass's
 //     spec.parametersRef: the environment and pool a Gateway's VIP comes
 //     from and the L7 gateway group that serves it;
@@ -8,6 +10,6 @@
 //     Gateway, HTTPRoute or GRPCRoute that carries the DSL's gateway
 //     functions (interceptors, JWT/RBAC, rate limits, CORS).
 //
-// The types are hand-written with hand-written deep copies; their CRDs are
-// under deploy/crds.
+// Their schemas live in deploy/crds/; the two must agree. The package owns
+// only the types; it must not talk to the API server.
 package v1alpha1
