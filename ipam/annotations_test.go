@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/tlbproject/tlb/api"
 )
 
 func TestParseAnnotations(t *testing.T) {
@@ -13,19 +15,19 @@ func TestParseAnnotations(t *testing.T) {
 		want    ServiceRequest
 		wantErr string
 	}{
-		"environment":        {ann: map[string]string{AnnotationEnvironment: "production"}, want: ServiceRequest{Request: Request{Environment: "production"}}},
+		"environment":        {ann: map[string]string{api.AnnotationEnvironment: "production"}, want: ServiceRequest{Request: Request{Environment: "production"}}},
 		"default env":        {ann: nil, def: "dev", want: ServiceRequest{Request: Request{Environment: "dev"}}},
-		"pool skips default": {ann: map[string]string{AnnotationPool: "prod-a.1"}, def: "dev", want: ServiceRequest{Request: Request{Pool: "prod-a.1"}}},
-		"vip and l7": {ann: map[string]string{AnnotationVIP: "203.0.113.10", AnnotationL7: "true"},
+		"pool skips default": {ann: map[string]string{api.AnnotationPool: "prod-a.1"}, def: "dev", want: ServiceRequest{Request: Request{Pool: "prod-a.1"}}},
+		"vip and l7": {ann: map[string]string{api.AnnotationVIP: "203.0.113.10", api.AnnotationL7: "true"},
 			want: ServiceRequest{Request: Request{Address: netip.MustParseAddr("203.0.113.10")}, L7: true}},
 		"nothing and no default": {ann: map[string]string{}, wantErr: "set tlb.io/environment"},
-		"bad environment":        {ann: map[string]string{AnnotationEnvironment: "Prod!"}, wantErr: "annotation tlb.io/environment: \"Prod!\""},
-		"bad pool":               {ann: map[string]string{AnnotationPool: "-x"}, wantErr: "annotation tlb.io/pool"},
-		"bad vip":                {ann: map[string]string{AnnotationVIP: "203.0.113.300"}, wantErr: "annotation tlb.io/vip"},
-		"vip with zone":          {ann: map[string]string{AnnotationVIP: "fe80::1%eth0"}, wantErr: "annotation tlb.io/vip"},
-		"vip loopback":           {ann: map[string]string{AnnotationVIP: "127.0.0.1"}, wantErr: "annotation tlb.io/vip"},
-		"vip mapped":             {ann: map[string]string{AnnotationVIP: "::ffff:203.0.113.1"}, wantErr: "annotation tlb.io/vip"},
-		"bad l7":                 {ann: map[string]string{AnnotationEnvironment: "e", AnnotationL7: "yes"}, wantErr: "annotation tlb.io/l7: \"yes\" is not a boolean"},
+		"bad environment":        {ann: map[string]string{api.AnnotationEnvironment: "Prod!"}, wantErr: "annotation tlb.io/environment: \"Prod!\""},
+		"bad pool":               {ann: map[string]string{api.AnnotationPool: "-x"}, wantErr: "annotation tlb.io/pool"},
+		"bad vip":                {ann: map[string]string{api.AnnotationVIP: "203.0.113.300"}, wantErr: "annotation tlb.io/vip"},
+		"vip with zone":          {ann: map[string]string{api.AnnotationVIP: "fe80::1%eth0"}, wantErr: "annotation tlb.io/vip"},
+		"vip loopback":           {ann: map[string]string{api.AnnotationVIP: "127.0.0.1"}, wantErr: "annotation tlb.io/vip"},
+		"vip mapped":             {ann: map[string]string{api.AnnotationVIP: "::ffff:203.0.113.1"}, wantErr: "annotation tlb.io/vip"},
+		"bad l7":                 {ann: map[string]string{api.AnnotationEnvironment: "e", api.AnnotationL7: "yes"}, wantErr: "annotation tlb.io/l7: \"yes\" is not a boolean"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -57,7 +59,7 @@ func FuzzParseAnnotations(f *testing.F) {
 	f.Add("", "", "::ffff:1.2.3.4", "")
 	f.Fuzz(func(t *testing.T, env, pool, vip, l7 string) {
 		ann := map[string]string{}
-		for k, v := range map[string]string{AnnotationEnvironment: env, AnnotationPool: pool, AnnotationVIP: vip, AnnotationL7: l7} {
+		for k, v := range map[string]string{api.AnnotationEnvironment: env, api.AnnotationPool: pool, api.AnnotationVIP: vip, api.AnnotationL7: l7} {
 			if v != "" {
 				ann[k] = v
 			}

@@ -19,10 +19,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
@@ -154,7 +153,7 @@ func (c *cluster) createGatewayNode(t *testing.T, name, ip string) {
 	t.Helper()
 	ctx := context.Background()
 	n, err := c.kc.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-		Name: name, Labels: map[string]string{tlbkube.LabelGateway: "true"}}}, metav1.CreateOptions{})
+		Name: name, Labels: map[string]string{api.LabelGateway: "true"}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create node %s: %v", name, err)
 	}
@@ -207,9 +206,9 @@ func (c *cluster) mustCreateNamespace(t *testing.T, ns string) {
 // one TCP port 80 in the environment of the test's pool.
 func (c *cluster) createService(t *testing.T, ns, name string, annotations map[string]string) {
 	t.Helper()
-	ann := map[string]string{ipam.AnnotationEnvironment: env}
+	ann := map[string]string{api.AnnotationEnvironment: env}
 	maps.Copy(ann, annotations)
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	_, err := c.kc.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: ann},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,

@@ -21,11 +21,11 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/bgp/birdlab"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/integration/topo"
-	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 
@@ -192,7 +192,7 @@ bgp:
 		t.Fatal(err)
 	}
 	waitFor(t, 2*time.Minute, "the Gateway's VIP Service is deleted", func() bool {
-		svcs, err := c.kc.CoreV1().Services("shop").List(ctx, metav1.ListOptions{LabelSelector: ipam.LabelOwningGateway})
+		svcs, err := c.kc.CoreV1().Services("shop").List(ctx, metav1.ListOptions{LabelSelector: api.LabelOwningGateway})
 		return err == nil && len(svcs.Items) == 0
 	})
 	waitFor(t, time.Minute, "the director removes IPVS service "+target, func() bool {

@@ -18,11 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/bgp/birdlab"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/k8snode"
 	"github.com/tlbproject/tlb/integration/topo"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 // The image every manifest of deploy/ names, and the lab's pause image.

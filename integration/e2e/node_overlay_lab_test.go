@@ -20,10 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/integration/topo"
-	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
@@ -134,9 +134,9 @@ func createGatewaySecrets(t *testing.T, kc kubernetes.Interface) *x509.CertPool 
 // nodes, where Envoy listens on it.
 func (c *cluster) createGatewayService(t *testing.T, ns, name string) {
 	t.Helper()
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	_, err := c.kc.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{ipam.AnnotationEnvironment: env, ipam.AnnotationVIP: gatewayVIP}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{api.AnnotationEnvironment: env, api.AnnotationVIP: gatewayVIP}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
 			AllocateLoadBalancerNodePorts: new(false), Selector: map[string]string{"app": name},
 			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}, {Name: "https", Port: 443, Protocol: corev1.ProtocolTCP}}},

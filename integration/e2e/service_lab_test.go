@@ -18,10 +18,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/bgp/birdlab"
 	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
-	"github.com/tlbproject/tlb/ipam"
 )
 
 const (
@@ -138,7 +138,7 @@ bgp:
 	c.mustCreateNamespace(t, "shop")
 	created := time.Now()
 	c.createService(t, "shop", "web", nil)
-	c.createService(t, "shop", "store", map[string]string{ipam.AnnotationL7: "true"})
+	c.createService(t, "shop", "store", map[string]string{api.AnnotationL7: "true"})
 	vip := c.waitVIP(t, "shop", "web", created)
 	l7VIP := c.waitVIP(t, "shop", "store", created)
 	target, l7Target := net.JoinHostPort(vip, "80"), net.JoinHostPort(l7VIP, "80")

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/ipam/controller"
 )
 
@@ -52,10 +52,10 @@ func TestInvalidPoolNeverDuplicatesOrMovesVIPs(t *testing.T) {
 		"foreign":  netip.MustParseAddr("198.18.60.1"),
 	}
 	// As a previous leader left them: VIP in status, assignment annotations.
-	createHolding(t, kc, lbService(ns, "old-good", map[string]string{ipam.AnnotationEnvironment: "t6",
-		ipam.AnnotationAssignedPool: "t6-good", ipam.AnnotationAssignedL4Cluster: "t6-a"}), held["old-good"])
-	createHolding(t, kc, lbService(ns, "old-bad", map[string]string{ipam.AnnotationPool: "t6-bad",
-		ipam.AnnotationAssignedPool: "t6-bad", ipam.AnnotationAssignedL4Cluster: "t6-missing"}), held["old-bad"])
+	createHolding(t, kc, lbService(ns, "old-good", map[string]string{api.AnnotationEnvironment: "t6",
+		api.AnnotationAssignedPool: "t6-good", api.AnnotationAssignedL4Cluster: "t6-a"}), held["old-good"])
+	createHolding(t, kc, lbService(ns, "old-bad", map[string]string{api.AnnotationPool: "t6-bad",
+		api.AnnotationAssignedPool: "t6-bad", api.AnnotationAssignedL4Cluster: "t6-missing"}), held["old-bad"])
 	foreign := lbService(ns, "foreign", nil)
 	other := "example.com/other"
 	foreign.Spec.LoadBalancerClass = &other
@@ -66,7 +66,7 @@ func TestInvalidPoolNeverDuplicatesOrMovesVIPs(t *testing.T) {
 	svcs := kc.CoreV1().Services(ns)
 	create := func(name string) {
 		t.Helper()
-		if _, err := svcs.Create(ctx, lbService(ns, name, map[string]string{ipam.AnnotationEnvironment: "t6"}), metav1.CreateOptions{}); err != nil {
+		if _, err := svcs.Create(ctx, lbService(ns, name, map[string]string{api.AnnotationEnvironment: "t6"}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

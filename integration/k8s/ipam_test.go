@@ -15,7 +15,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/ipam/controller"
 )
 
@@ -38,7 +38,7 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	deleteServicesAtCleanup(t, kc, ns)
 	svcs := kc.CoreV1().Services(ns)
 
-	if _, err := svcs.Create(ctx, lbService(ns, "web", map[string]string{ipam.AnnotationEnvironment: "t1dev"}), metav1.CreateOptions{}); err != nil {
+	if _, err := svcs.Create(ctx, lbService(ns, "web", map[string]string{api.AnnotationEnvironment: "t1dev"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var vip netip.Addr
@@ -58,7 +58,7 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	if !netip.MustParsePrefix("198.51.100.16/28").Contains(vip) {
 		t.Fatalf("VIP %s is not from t1-dev-pool (198.51.100.16/28)", vip)
 	}
-	if web.Annotations[ipam.AnnotationAssignedPool] != "t1-dev-pool" || web.Annotations[ipam.AnnotationAssignedL4Cluster] != "t1-dev" {
+	if web.Annotations[api.AnnotationAssignedPool] != "t1-dev-pool" || web.Annotations[api.AnnotationAssignedL4Cluster] != "t1-dev" {
 		t.Fatalf("assignment annotations = %v", web.Annotations)
 	}
 	if len(web.Finalizers) != 0 {
@@ -73,7 +73,7 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	})
 
 	// An invalid annotation: an Event that says what to fix, no VIP.
-	if _, err := svcs.Create(ctx, lbService(ns, "bad", map[string]string{ipam.AnnotationVIP: "not-an-ip"}), metav1.CreateOptions{}); err != nil {
+	if _, err := svcs.Create(ctx, lbService(ns, "bad", map[string]string{api.AnnotationVIP: "not-an-ip"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "InvalidAnnotation event on bad", func() (bool, string) {
@@ -81,7 +81,7 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 		return hasEvent(evs, controller.ReasonInvalidAnnotation, `annotation tlb.io/vip: "not-an-ip"`), fmt.Sprintf("events %v", evs)
 	})
 	bad, _ := svcs.Get(ctx, "bad", metav1.GetOptions{})
-	if _, ok := vipOf(bad); ok || len(bad.Finalizers) != 0 || bad.Annotations[ipam.AnnotationAssignedPool] != "" {
+	if _, ok := vipOf(bad); ok || len(bad.Finalizers) != 0 || bad.Annotations[api.AnnotationAssignedPool] != "" {
 		t.Fatalf("invalid Service was allocated: status %+v finalizers %v annotations %v", bad.Status, bad.Finalizers, bad.Annotations)
 	}
 
@@ -97,14 +97,14 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 		st := poolStatus(t, dc, "t1-dev-pool")
 		return st.Used == 0 && st.Free == 16, fmt.Sprintf("status %+v", st)
 	})
-	if _, err := svcs.Create(ctx, lbService(ns, "reuse", map[string]string{ipam.AnnotationVIP: vip.String()}), metav1.CreateOptions{}); err != nil {
+	if _, err := svcs.Create(ctx, lbService(ns, "reuse", map[string]string{api.AnnotationVIP: vip.String()}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitVIP(t, kc, ns, "reuse", vip)
 
 	// Pool exhausted: an Event; freeing the address hands it over.
 	for _, n := range []string{"tiny1", "tiny2"} {
-		if _, err := svcs.Create(ctx, lbService(ns, n, map[string]string{ipam.AnnotationEnvironment: "t1tiny"}), metav1.CreateOptions{}); err != nil {
+		if _, err := svcs.Create(ctx, lbService(ns, n, map[string]string{api.AnnotationEnvironment: "t1tiny"}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if n == "tiny1" {
@@ -123,7 +123,7 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	// A Service of another class is never touched, but the address its
 	// status holds is not handed out: the pool counts it as used once the
 	// controller has seen it (a condition to wait on instead of a sleep).
-	other := lbService(ns, "foreign", map[string]string{ipam.AnnotationEnvironment: "t1dev"})
+	other := lbService(ns, "foreign", map[string]string{api.AnnotationEnvironment: "t1dev"})
 	cls := "example.com/other"
 	other.Spec.LoadBalancerClass = &cls
 	foreignIP := netip.MustParseAddr("198.51.100.30")
@@ -138,10 +138,10 @@ func TestServiceGetsVIPFromRightPool(t *testing.T) {
 	})
 	f, _ := svcs.Get(ctx, "foreign", metav1.GetOptions{})
 	if ip, _ := vipOf(f); ip != foreignIP || len(f.Status.LoadBalancer.Ingress) != 1 || len(f.Finalizers) != 0 ||
-		f.Annotations[ipam.AnnotationAssignedPool] != "" || len(eventsFor(t, kc, ns, "foreign")) != 0 {
+		f.Annotations[api.AnnotationAssignedPool] != "" || len(eventsFor(t, kc, ns, "foreign")) != 0 {
 		t.Fatalf("controller touched a Service of another class: %+v", f)
 	}
-	if _, err := svcs.Create(ctx, lbService(ns, "thief", map[string]string{ipam.AnnotationVIP: foreignIP.String()}), metav1.CreateOptions{}); err != nil {
+	if _, err := svcs.Create(ctx, lbService(ns, "thief", map[string]string{api.AnnotationVIP: foreignIP.String()}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "VIPInUse Event on thief", func() (bool, string) {
@@ -184,7 +184,7 @@ func TestManyServicesAndRestart(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			svc := lbService(ns, fmt.Sprintf("s%03d", i), map[string]string{ipam.AnnotationEnvironment: "t2"})
+			svc := lbService(ns, fmt.Sprintf("s%03d", i), map[string]string{api.AnnotationEnvironment: "t2"})
 			if i%2 == 0 {
 				// Half rely on the controller's default environment.
 				svc.Annotations = nil

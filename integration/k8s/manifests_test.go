@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 // TestManifestsAcceptedByAPIServer: proof 5. Every kustomization under

@@ -19,9 +19,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 // clients returns typed and dynamic clients for the shared server.
@@ -75,7 +75,7 @@ func ensureNamespace(t *testing.T, kc kubernetes.Interface, ns string) {
 
 // lbService is a LoadBalancer Service of class tlb.io/l4 with annotations.
 func lbService(ns, name string, ann map[string]string) *corev1.Service {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: ann},
 		Spec: corev1.ServiceSpec{

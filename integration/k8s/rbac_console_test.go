@@ -19,9 +19,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/console"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
@@ -47,8 +47,8 @@ func TestRBACConsole(t *testing.T) {
 		_ = dc.Resource(v1alpha1.L4ClusterResource).Delete(context.Background(), "rbac-console", metav1.DeleteOptions{})
 	})
 	const keyMaterial = "RBAC-CONSOLE-KEY-MATERIAL-NEVER-SHOWN"
-	svc := lbService(ns, "web", map[string]string{ipam.AnnotationEnvironment: "rbacconsole", ipam.AnnotationAssignedPool: "rbac-console-pool",
-		ipam.AnnotationAssignedL4Cluster: "rbac-console", ipam.AnnotationL7: "true", "tlb.io/l7-tls-secret": "web-tls"})
+	svc := lbService(ns, "web", map[string]string{api.AnnotationEnvironment: "rbacconsole", api.AnnotationAssignedPool: "rbac-console-pool",
+		api.AnnotationAssignedL4Cluster: "rbac-console", api.AnnotationL7: "true", "tlb.io/l7-tls-secret": "web-tls"})
 	created, err := kc.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

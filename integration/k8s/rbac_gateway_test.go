@@ -26,9 +26,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlbproject/tlb/api"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/internal/leader"
-	"github.com/tlbproject/tlb/ipam"
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
@@ -177,7 +177,7 @@ func TestRBACGatewayController(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return len(s.Spec.Ports) == 3 && s.Spec.Ports[2].Port == 8080 && s.Labels[ipam.LabelOwningGateway] == ns+".web",
+		return len(s.Spec.Ports) == 3 && s.Spec.Ports[2].Port == 8080 && s.Labels[api.LabelOwningGateway] == ns+".web",
 			fmt.Sprintf("ports %+v", s.Spec.Ports)
 	})
 

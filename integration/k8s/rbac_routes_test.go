@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/internal/kubeauth"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
@@ -105,8 +106,8 @@ func TestRBACRateLimitL7(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = kc.CoreV1().Secrets(ns).Delete(context.Background(), "rl-tls", metav1.DeleteOptions{}) })
-	svc := lbService(ns, "rl-web", map[string]string{l7kube.AnnotationL7: "true", l7kube.AnnotationGroup: "edge",
-		l7kube.AnnotationHosts: "rl.example.com", l7kube.AnnotationTLSSecret: "rl-tls"})
+	svc := lbService(ns, "rl-web", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Group: "edge",
+		api.AnnotationL7Hosts: "rl.example.com", api.AnnotationL7TLSSecret: "rl-tls"})
 	svc.Spec.Ports[0].Port = 443
 	out, err := kc.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
 	if err != nil {

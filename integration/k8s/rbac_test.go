@@ -30,11 +30,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/internal/leader"
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 	"github.com/tlbproject/tlb/ipam/controller"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
 	l7model "github.com/tlbproject/tlb/l7/model"
@@ -221,7 +221,7 @@ func createAgentSetup(t *testing.T, s agentSetup) {
 	t.Helper()
 	ctx := context.Background()
 	kc, dc := clients(t)
-	group := map[string]string{tlbkube.LabelGatewayGroup: s.cluster}
+	group := map[string]string{api.LabelGatewayGroup: s.cluster}
 	createObject(t, dc, v1alpha1.L4ClusterResource, &v1alpha1.L4Cluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "L4Cluster"},
 		ObjectMeta: metav1.ObjectMeta{Name: s.cluster, Labels: group},
@@ -244,7 +244,7 @@ func createAgentSetup(t *testing.T, s agentSetup) {
 		}
 	})
 
-	labels := map[string]string{tlbkube.LabelGateway: "true", tlbkube.LabelGatewayGroup: s.cluster}
+	labels := map[string]string{api.LabelGateway: "true", api.LabelGatewayGroup: s.cluster}
 	n, err := kc.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: s.node, Labels: labels}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create Node %s: %v", s.node, err)
@@ -262,7 +262,7 @@ func createAgentSetup(t *testing.T, s agentSetup) {
 	}
 
 	ensureNamespace(t, kc, s.ns)
-	svc := lbService(s.ns, s.service, map[string]string{ipam.AnnotationAssignedL4Cluster: s.cluster})
+	svc := lbService(s.ns, s.service, map[string]string{api.AnnotationAssignedL4Cluster: s.cluster})
 	out, err := kc.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create Service %s/%s: %v", s.ns, s.service, err)
@@ -368,7 +368,7 @@ func createL7ServiceWithEndpoint(t *testing.T, s agentSetup, name string, vip ne
 	t.Helper()
 	ctx := context.Background()
 	kc, _ := clients(t)
-	svc := lbService(s.ns, name, map[string]string{ipam.AnnotationAssignedL4Cluster: s.cluster, ipam.AnnotationL7: "true"})
+	svc := lbService(s.ns, name, map[string]string{api.AnnotationAssignedL4Cluster: s.cluster, api.AnnotationL7: "true"})
 	out, err := kc.CoreV1().Services(s.ns).Create(ctx, svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create Service %s/%s: %v", s.ns, name, err)
@@ -498,8 +498,8 @@ func TestRBACL7(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := lbService(ns, "web", map[string]string{
-		l7kube.AnnotationL7: "true", l7kube.AnnotationHosts: "rbac.example.com", l7kube.AnnotationGroup: "edge",
-		l7kube.AnnotationTLSSecret: "web-tls",
+		api.AnnotationL7: "true", api.AnnotationL7Hosts: "rbac.example.com", api.AnnotationL7Group: "edge",
+		api.AnnotationL7TLSSecret: "web-tls",
 	})
 	web.Spec.Ports = []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443), Protocol: corev1.ProtocolTCP}}
 	out, err := kc.CoreV1().Services(ns).Create(ctx, web, metav1.CreateOptions{})
@@ -519,7 +519,7 @@ func TestRBACL7(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	bad := lbService(ns, "bad", map[string]string{l7kube.AnnotationL7: "true", l7kube.AnnotationGroup: "edge", l7kube.AnnotationTimeout: "soon"})
+	bad := lbService(ns, "bad", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Group: "edge", api.AnnotationL7Timeout: "soon"})
 	if _, err := kc.CoreV1().Services(ns).Create(ctx, bad, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -677,8 +677,8 @@ func TestRBACIPAM(t *testing.T) {
 	})
 	svcs := kc.CoreV1().Services(ns)
 	for name, ann := range map[string]map[string]string{
-		"web": {ipam.AnnotationEnvironment: "rbacipam"},
-		"bad": {ipam.AnnotationVIP: "not-an-ip"},
+		"web": {api.AnnotationEnvironment: "rbacipam"},
+		"bad": {api.AnnotationVIP: "not-an-ip"},
 	} {
 		if _, err := svcs.Create(ctx, lbService(ns, name, ann), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -691,12 +691,12 @@ func TestRBACIPAM(t *testing.T) {
 		}
 		vip, ok := vipOf(s)
 		return ok && netip.MustParsePrefix("198.51.100.64/28").Contains(vip) &&
-				s.Annotations[ipam.AnnotationAssignedPool] == "rbac-ipam-pool" && !slices.Contains(s.Finalizers, controller.LegacyFinalizer),
+				s.Annotations[api.AnnotationAssignedPool] == "rbac-ipam-pool" && !slices.Contains(s.Finalizers, controller.LegacyFinalizer),
 			fmt.Sprintf("status %+v annotations %v finalizers %v", s.Status.LoadBalancer, s.Annotations, s.Finalizers)
 	})
 	// A Service from before the upgrade, with the finalizer of earlier
 	// versions: the controller removes it through services/status.
-	legacy := lbService(ns, "legacy", map[string]string{ipam.AnnotationEnvironment: "rbacipam"})
+	legacy := lbService(ns, "legacy", map[string]string{api.AnnotationEnvironment: "rbacipam"})
 	legacy.Finalizers = []string{controller.LegacyFinalizer}
 	if _, err := svcs.Create(ctx, legacy, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/apiproxy"
-	"github.com/tlbproject/tlb/ipam"
 )
 
 // TestIPAMWhileAPIServerUnreachable: the ipam binary started while the API
@@ -77,7 +77,7 @@ func TestIPAMWhileAPIServerUnreachable(t *testing.T) {
 		return code == http.StatusOK, fmt.Sprintf("%d %q", code, body)
 	})
 	deleteServicesAtCleanup(t, kc, ns)
-	if _, err := kc.CoreV1().Services(ns).Create(ctx, lbService(ns, "web", map[string]string{ipam.AnnotationEnvironment: "t7"}), metav1.CreateOptions{}); err != nil {
+	if _, err := kc.CoreV1().Services(ns).Create(ctx, lbService(ns, "web", map[string]string{api.AnnotationEnvironment: "t7"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitVIP(t, kc, ns, "web", netip.MustParseAddr("198.18.70.0"))

@@ -14,8 +14,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tlbproject/tlb/ipam"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -28,10 +27,10 @@ func TestL7BackendsFollowEndpointSlices(t *testing.T) {
 	kc, dc := clientsFor(t, server.Config)
 	ctx := context.Background()
 	createCluster(t, dc, "ka-l7", "ka-l7", "ka-l7", map[string][]string{"ka-l7-a": {"198.51.100.192/26"}})
-	createNode(t, kc, "ka-gw-l7", "198.18.5.2", true, map[string]string{tlbkube.LabelGateway: "true", tlbkube.LabelGatewayGroup: "ka-l7"})
+	createNode(t, kc, "ka-gw-l7", "198.18.5.2", true, map[string]string{api.LabelGateway: "true", api.LabelGatewayGroup: "ka-l7"})
 	ensureNamespace(t, kc, "ka-l7")
 	web := lbService("ka-l7", "web", "198.51.100.200", svcPort("http", 80, corev1.ProtocolTCP))
-	web.Annotations[ipam.AnnotationL7] = "true"
+	web.Annotations[api.AnnotationL7] = "true"
 	createWithStatus(t, kc, web, "ka-l7", "198.51.100.200")
 	createWithStatus(t, kc, lbService("ka-l7", "plain", "198.51.100.201", svcPort("http", 80, corev1.ProtocolTCP)), "ka-l7", "198.51.100.201")
 	slices := kc.DiscoveryV1().EndpointSlices("ka-l7")

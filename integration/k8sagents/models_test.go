@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/ipam/controller"
 	netdconfig "github.com/tlbproject/tlb/netd/config"
 	netdkube "github.com/tlbproject/tlb/netd/kube"
@@ -107,16 +107,16 @@ func TestModelsMatchFileMode(t *testing.T) {
 	ctx := context.Background()
 	createCluster(t, dc, "ka-east", "ka", "", map[string][]string{"ka-east-a": {"203.0.113.0/25"}, "ka-east-b": {"198.51.100.0/25"}})
 	createCluster(t, dc, "ka-west", "ka", "ka-west", map[string][]string{"ka-west-a": {"203.0.113.128/25"}})
-	gateway := map[string]string{tlbkube.LabelGateway: "true"}
+	gateway := map[string]string{api.LabelGateway: "true"}
 	createNode(t, kc, "ka-gw-1", "198.18.2.2", true, gateway)
 	createNode(t, kc, "ka-gw-2", "198.18.2.3", false, gateway)
-	createNode(t, kc, "ka-gw-w", "198.18.3.2", true, map[string]string{tlbkube.LabelGateway: "true", tlbkube.LabelGatewayGroup: "ka-west"})
+	createNode(t, kc, "ka-gw-w", "198.18.3.2", true, map[string]string{api.LabelGateway: "true", api.LabelGatewayGroup: "ka-west"})
 	createNode(t, kc, "ka-worker", "198.18.9.9", true, nil)
 
 	ensureNamespace(t, kc, "ka")
 	startIPAM(t, kc, dc)
 	web := lbService("ka", "web", "203.0.113.10", svcPort("http", 80, corev1.ProtocolTCP), svcPort("https", 443, corev1.ProtocolTCP))
-	web.Annotations[ipam.AnnotationL7] = "true" // through the L7 gateways: port map on netd
+	web.Annotations[api.AnnotationL7] = "true" // through the L7 gateways: port map on netd
 	for _, s := range []*corev1.Service{
 		web,
 		lbService("ka", "dns", "198.51.100.7", svcPort("dns-udp", 53, corev1.ProtocolUDP), svcPort("dns-tcp", 53, corev1.ProtocolTCP)),
@@ -139,7 +139,7 @@ func TestModelsMatchFileMode(t *testing.T) {
 		}
 		var missing []string
 		for _, s := range list.Items {
-			if s.Annotations[ipam.AnnotationAssignedL4Cluster] == "" || len(s.Status.LoadBalancer.Ingress) == 0 {
+			if s.Annotations[api.AnnotationAssignedL4Cluster] == "" || len(s.Status.LoadBalancer.Ingress) == 0 {
 				missing = append(missing, s.Name)
 			}
 		}

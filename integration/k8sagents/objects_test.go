@@ -20,10 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 func clientsFor(t *testing.T, cfg *rest.Config) (kubernetes.Interface, dynamic.Interface) {
@@ -63,7 +62,7 @@ func createCluster(t *testing.T, dc dynamic.Interface, name, env, group string, 
 	t.Helper()
 	c := &v1alpha1.L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.L4ClusterSpec{Environment: env}}
 	if group != "" {
-		c.Labels = map[string]string{tlbkube.LabelGatewayGroup: group}
+		c.Labels = map[string]string{api.LabelGatewayGroup: group}
 	}
 	createObject(t, dc, v1alpha1.L4ClusterResource, "L4Cluster", c)
 	for pool, cidrs := range pools {
@@ -122,9 +121,9 @@ func ensureNamespace(t *testing.T, kc kubernetes.Interface, ns string) {
 
 // lbService is a Service of class tlb.io/l4 asking for one VIP.
 func lbService(ns, name, vip string, ports ...corev1.ServicePort) *corev1.Service {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{ipam.AnnotationVIP: vip}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{api.AnnotationVIP: vip}},
 		Spec: corev1.ServiceSpec{
 			Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class,
 			Selector: map[string]string{"app": name}, Ports: ports,
@@ -145,7 +144,7 @@ func createWithStatus(t *testing.T, kc kubernetes.Interface, svc *corev1.Service
 	if svc.Annotations == nil {
 		svc.Annotations = map[string]string{}
 	}
-	svc.Annotations[ipam.AnnotationAssignedL4Cluster] = cluster
+	svc.Annotations[api.AnnotationAssignedL4Cluster] = cluster
 	out, err := kc.CoreV1().Services(svc.Namespace).Create(ctx, svc, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create Service %s/%s: %v", svc.Namespace, svc.Name, err)

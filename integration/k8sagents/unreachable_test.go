@@ -11,9 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/apiproxy"
 	netdkube "github.com/tlbproject/tlb/netd/kube"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -30,7 +30,7 @@ const outage = 10 * time.Second
 func TestNothingEmittedWhileAPIServerUnreachable(t *testing.T) {
 	kc, dc := clientsFor(t, server.Config)
 	createCluster(t, dc, "ka-cut", "ka-cut", "ka-cut", map[string][]string{"ka-cut-a": {"198.51.100.128/25"}})
-	createNode(t, kc, "ka-gw-cut", "198.18.4.2", true, map[string]string{tlbkube.LabelGateway: "true", tlbkube.LabelGatewayGroup: "ka-cut"})
+	createNode(t, kc, "ka-gw-cut", "198.18.4.2", true, map[string]string{api.LabelGateway: "true", api.LabelGatewayGroup: "ka-cut"})
 	ensureNamespace(t, kc, "ka-cut")
 	createWithStatus(t, kc, lbService("ka-cut", "first", "198.51.100.130", svcPort("http", 80, corev1.ProtocolTCP)), "ka-cut", "198.51.100.130")
 

@@ -14,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlbproject/tlb/api"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/ipam"
 	ipamctl "github.com/tlbproject/tlb/ipam/controller"
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
 )
 
@@ -61,9 +61,9 @@ func TestGatewayVIPs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("VIP Service of first: %v", err)
 	}
-	if vip.Labels[ipam.LabelOwningGateway] != "gw1.first" || vip.Annotations[ipam.AnnotationGatewayGroup] != "edge" ||
-		vip.Annotations[ipam.AnnotationPool] != "gw1-one" || *vip.Spec.LoadBalancerClass != ipam.LoadBalancerClass ||
-		vip.Annotations[ipam.AnnotationAssignedL4Cluster] != "gw1-prod" || len(vip.Spec.Selector) != 0 ||
+	if vip.Labels[api.LabelOwningGateway] != "gw1.first" || vip.Annotations[api.AnnotationGatewayGroup] != "edge" ||
+		vip.Annotations[api.AnnotationPool] != "gw1-one" || *vip.Spec.LoadBalancerClass != api.LoadBalancerClass ||
+		vip.Annotations[api.AnnotationAssignedL4Cluster] != "gw1-prod" || len(vip.Spec.Selector) != 0 ||
 		len(vip.Spec.Ports) != 1 || vip.Spec.Ports[0].Port != 80 {
 		t.Fatalf("VIP Service of first: labels %v annotations %v spec %+v", vip.Labels, vip.Annotations, vip.Spec)
 	}

@@ -20,12 +20,11 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	ipamv1alpha1 "github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	ipamctl "github.com/tlbproject/tlb/ipam/controller"
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 type testClients struct {
@@ -67,16 +66,16 @@ func create(t *testing.T, dc dynamic.Interface, gvr schema.GroupVersionResource,
 // its VIPPools (name -> CIDR).
 func createL4(t *testing.T, dc dynamic.Interface, cluster, env, group string, pools map[string]string) {
 	t.Helper()
-	create(t, dc, ipamv1alpha1.L4ClusterResource, &ipamv1alpha1.L4Cluster{
+	create(t, dc, tlbv1alpha1.L4ClusterResource, &tlbv1alpha1.L4Cluster{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "L4Cluster"},
-		ObjectMeta: metav1.ObjectMeta{Name: cluster, Labels: map[string]string{tlbkube.LabelGatewayGroup: group}},
-		Spec:       ipamv1alpha1.L4ClusterSpec{Environment: env},
+		ObjectMeta: metav1.ObjectMeta{Name: cluster, Labels: map[string]string{api.LabelGatewayGroup: group}},
+		Spec:       tlbv1alpha1.L4ClusterSpec{Environment: env},
 	})
 	for name, cidr := range pools {
-		create(t, dc, ipamv1alpha1.VIPPoolResource, &ipamv1alpha1.VIPPool{
+		create(t, dc, tlbv1alpha1.VIPPoolResource, &tlbv1alpha1.VIPPool{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "VIPPool"},
 			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec:       ipamv1alpha1.VIPPoolSpec{CIDRs: []string{cidr}, L4Cluster: cluster},
+			Spec:       tlbv1alpha1.VIPPoolSpec{CIDRs: []string{cidr}, L4Cluster: cluster},
 		})
 	}
 }

@@ -24,8 +24,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
-	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
 	"github.com/tlbproject/tlb/l7/model"
@@ -134,7 +134,7 @@ func TestSourceReadsGatewayAPIFromAPIServer(t *testing.T) {
 	}
 	yes := true
 	vip, err := kc.CoreV1().Services(gns).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "gateway-web", Labels: map[string]string{ipam.LabelOwningGateway: gns + ".web"},
+		ObjectMeta: metav1.ObjectMeta{Name: "gateway-web", Labels: map[string]string{api.LabelOwningGateway: gns + ".web"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway", Name: gw.Name, UID: gw.UID, Controller: &yes}}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
 	}, metav1.CreateOptions{})

@@ -25,9 +25,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/apiproxy"
 	"github.com/tlbproject/tlb/integration/tlstest"
-	l7kube "github.com/tlbproject/tlb/l7/kube"
 )
 
 // l7Process is the real l7 binary serving group edge from the API server
@@ -124,7 +124,7 @@ func createRestartObjects(t *testing.T, ctx context.Context, kc kubernetes.Inter
 	class, no := "tlb.io/l4", false
 	svc, err := kc.CoreV1().Services(namespace).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{
-			l7kube.AnnotationL7: "true", l7kube.AnnotationGroup: "edge", l7kube.AnnotationHosts: "restart.example.com", l7kube.AnnotationTLSSecret: "tls"}},
+			api.AnnotationL7: "true", api.AnnotationL7Group: "edge", api.AnnotationL7Hosts: "restart.example.com", api.AnnotationL7TLSSecret: "tls"}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class, AllocateLoadBalancerNodePorts: &no,
 			Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443), Protocol: corev1.ProtocolTCP}}},
 	}, metav1.CreateOptions{})

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/l7/dsl"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
@@ -113,13 +114,13 @@ func createObjects(t *testing.T, ctx context.Context, kc kubernetes.Interface, c
 	no := false
 	web, err := kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{
-			l7kube.AnnotationL7:          "true",
-			l7kube.AnnotationHosts:       "shop.example.com,*.shop.example.com",
-			l7kube.AnnotationPathPrefix:  "/cart",
-			l7kube.AnnotationGroup:       "edge",
-			l7kube.AnnotationTimeout:     "30s",
-			l7kube.AnnotationIdleTimeout: "5m",
-			l7kube.AnnotationTLSSecret:   "web-tls",
+			api.AnnotationL7:            "true",
+			api.AnnotationL7Hosts:       "shop.example.com,*.shop.example.com",
+			api.AnnotationL7PathPrefix:  "/cart",
+			api.AnnotationL7Group:       "edge",
+			api.AnnotationL7Timeout:     "30s",
+			api.AnnotationL7IdleTimeout: "5m",
+			api.AnnotationL7TLSSecret:   "web-tls",
 		}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class, AllocateLoadBalancerNodePorts: &no,
 			Ports: []corev1.ServicePort{{Name: "https", Port: 443, TargetPort: intstr.FromInt32(8443), Protocol: corev1.ProtocolTCP}}},
@@ -130,7 +131,7 @@ func createObjects(t *testing.T, ctx context.Context, kc kubernetes.Interface, c
 	must(kc.CoreV1().Services(ns).UpdateStatus(ctx, web, metav1.UpdateOptions{}))
 	must(kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "api", Annotations: map[string]string{
-			l7kube.AnnotationL7: "true", l7kube.AnnotationGroup: "edge", l7kube.AnnotationHTTP2: "true", l7kube.AnnotationPort: "grpc",
+			api.AnnotationL7: "true", api.AnnotationL7Group: "edge", api.AnnotationL7HTTP2: "true", api.AnnotationL7Port: "grpc",
 		}},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
 			{Name: "metrics", Port: 9100, Protocol: corev1.ProtocolTCP},
@@ -328,7 +329,7 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		web.Annotations[l7kube.AnnotationTimeout] = "5 parsecs"
+		web.Annotations[api.AnnotationL7Timeout] = "5 parsecs"
 		if _, err := kc.CoreV1().Services(ns).Update(ctx, web, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -367,7 +368,7 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		web.Annotations[l7kube.AnnotationTimeout] = "30s"
+		web.Annotations[api.AnnotationL7Timeout] = "30s"
 		if _, err := kc.CoreV1().Services(ns).Update(ctx, web, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -15,18 +15,19 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 // TestBadPoolKeepsLastGoodConfig: an overlapping VIPPool is refused as a
 // whole, the metric says so, and Services keep being served from the last
 // good pools.
 func TestBadPoolKeepsLastGoodConfig(t *testing.T) {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	svc := func(name string) *corev1.Service {
 		return &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{ipam.AnnotationEnvironment: "prod"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{api.AnnotationEnvironment: "prod"}},
 			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class},
 		}
 	}

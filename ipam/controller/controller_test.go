@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/ipam"
 )
 
 // TestControllerWritesOnlyChanges runs the controller on fake clients (a
@@ -22,9 +22,9 @@ import (
 // gets its VIP and annotations in one write, and a resync of the unchanged
 // Service writes nothing.
 func TestControllerWritesOnlyChanges(t *testing.T) {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", Annotations: map[string]string{ipam.AnnotationEnvironment: "prod"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", Annotations: map[string]string{api.AnnotationEnvironment: "prod"}},
 		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class},
 	}
 	kc := fake.NewClientset(svc)
@@ -46,7 +46,7 @@ func TestControllerWritesOnlyChanges(t *testing.T) {
 		return len(got.Status.LoadBalancer.Ingress) == 1, fmt.Sprintf("status %+v", got.Status)
 	})
 	got, _ := kc.CoreV1().Services("ns").Get(ctx, "web", metav1.GetOptions{})
-	if ip := got.Status.LoadBalancer.Ingress[0].IP; ip != "203.0.113.0" || got.Annotations[ipam.AnnotationAssignedL4Cluster] != "c" || len(got.Finalizers) != 0 {
+	if ip := got.Status.LoadBalancer.Ingress[0].IP; ip != "203.0.113.0" || got.Annotations[api.AnnotationAssignedL4Cluster] != "c" || len(got.Finalizers) != 0 {
 		t.Fatalf("VIP %s, annotations %v, finalizers %v; want 203.0.113.0, tlb.io/assigned-l4-cluster c, no finalizer", ip, got.Annotations, got.Finalizers)
 	}
 	writes := func() []string {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/fake"
 
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 )
 
 func unstr(t *testing.T, obj any) *unstructured.Unstructured {

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 // ReasonGatewayGroupNotServed: the Service's tlb.io/gateway-group names an
@@ -43,16 +44,16 @@ func CheckGatewayGroup(group string, req ipam.Request, pools []v1alpha1.VIPPool,
 	}
 	if env == "" {
 		return fmt.Errorf("annotation %s: %q: the Service's environment is unknown (no %s, and its %s or %s is in no VIPPool)",
-			ipam.AnnotationGatewayGroup, group, ipam.AnnotationEnvironment, ipam.AnnotationPool, ipam.AnnotationVIP)
+			api.AnnotationGatewayGroup, group, api.AnnotationEnvironment, api.AnnotationPool, api.AnnotationVIP)
 	}
 	for _, cl := range clusters {
-		served := cl.Labels[ipam.AnnotationGatewayGroup]
+		served := cl.Labels[api.AnnotationGatewayGroup]
 		if cl.Spec.Environment == env && (served == group || (isDefaultGroup(served) && isDefaultGroup(group))) {
 			return nil
 		}
 	}
 	return fmt.Errorf("annotation %s: no L4Cluster of environment %q serves gateway group %q (label %s on the L4Cluster)",
-		ipam.AnnotationGatewayGroup, env, group, ipam.AnnotationGatewayGroup)
+		api.AnnotationGatewayGroup, env, group, api.AnnotationGatewayGroup)
 }
 
 func isDefaultGroup(g string) bool { return g == "" || g == defaultGatewayGroup }

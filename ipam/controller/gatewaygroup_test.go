@@ -17,16 +17,17 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 func l4cluster(name, env, group string) v1alpha1.L4Cluster {
 	cl := v1alpha1.L4Cluster{TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "L4Cluster"},
 		ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.L4ClusterSpec{Environment: env}}
 	if group != "" {
-		cl.Labels = map[string]string{ipam.AnnotationGatewayGroup: group}
+		cl.Labels = map[string]string{api.AnnotationGatewayGroup: group}
 	}
 	return cl
 }
@@ -64,11 +65,11 @@ func TestCheckGatewayGroup(t *testing.T) {
 // gateway group no L4Cluster of its environment serves gets no VIP and a
 // warning Event; one whose group is served gets its VIP.
 func TestControllerRefusesUnservedGatewayGroup(t *testing.T) {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	svc := func(name, group string) *corev1.Service {
 		return &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{
-				ipam.AnnotationEnvironment: "prod", ipam.AnnotationGatewayGroup: group}},
+				api.AnnotationEnvironment: "prod", api.AnnotationGatewayGroup: group}},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class},
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 // TestInvalidPoolAtStartMovesNoVIP is the reproduction on fake
@@ -26,7 +26,7 @@ import (
 // once it is fixed, new Services get addresses nobody holds and the
 // holders keep theirs.
 func TestInvalidPoolAtStartMovesNoVIP(t *testing.T) {
-	class, other := ipam.LoadBalancerClass, "example.com/other"
+	class, other := api.LoadBalancerClass, "example.com/other"
 	svc := func(name, class, vip string, ann map[string]string) *corev1.Service {
 		s := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: ann},
@@ -39,8 +39,8 @@ func TestInvalidPoolAtStartMovesNoVIP(t *testing.T) {
 	}
 	held := map[string]string{"old-good": "203.0.113.0", "old-bad": "198.51.100.1", "foreign": "203.0.113.1"}
 	kc := fake.NewClientset(
-		svc("old-good", class, held["old-good"], map[string]string{ipam.AnnotationEnvironment: "prod", ipam.AnnotationAssignedPool: "good", ipam.AnnotationAssignedL4Cluster: "c"}),
-		svc("old-bad", class, held["old-bad"], map[string]string{ipam.AnnotationEnvironment: "other", ipam.AnnotationAssignedPool: "bad", ipam.AnnotationAssignedL4Cluster: "missing"}),
+		svc("old-good", class, held["old-good"], map[string]string{api.AnnotationEnvironment: "prod", api.AnnotationAssignedPool: "good", api.AnnotationAssignedL4Cluster: "c"}),
+		svc("old-bad", class, held["old-bad"], map[string]string{api.AnnotationEnvironment: "other", api.AnnotationAssignedPool: "bad", api.AnnotationAssignedL4Cluster: "missing"}),
 		svc("foreign", other, held["foreign"], nil),
 	)
 	dc := fakePools(t, pool("good", "c", "203.0.113.0/29"), pool("bad", "missing", "198.51.100.0/29"))
@@ -53,7 +53,7 @@ func TestInvalidPoolAtStartMovesNoVIP(t *testing.T) {
 	go func() { done <- c.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	svcs := kc.CoreV1().Services("ns")
-	if _, err := svcs.Create(ctx, svc("new-1", class, "", map[string]string{ipam.AnnotationEnvironment: "prod"}), metav1.CreateOptions{}); err != nil {
+	if _, err := svcs.Create(ctx, svc("new-1", class, "", map[string]string{api.AnnotationEnvironment: "prod"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	noPool, kept := c.metrics.rejections.WithLabelValues(ReasonNoPool), c.metrics.rejections.WithLabelValues(ReasonPoolNotLoaded)
@@ -75,7 +75,7 @@ func TestInvalidPoolAtStartMovesNoVIP(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll.Until(t, 10*time.Second, "the fixed configuration is loaded", func() bool { return gauge(t, c.metrics.configValid) == 1 })
-	if _, err := svcs.Create(ctx, svc("new-2", class, "", map[string]string{ipam.AnnotationEnvironment: "prod"}), metav1.CreateOptions{}); err != nil {
+	if _, err := svcs.Create(ctx, svc("new-2", class, "", map[string]string{api.AnnotationEnvironment: "prod"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"new-1": "203.0.113.2", "new-2": "203.0.113.3"}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/ipam"
 )
 
@@ -26,8 +27,8 @@ func planFor(al ipam.Allocation) servicePlan {
 	vip := corev1.LoadBalancerIPModeVIP
 	return servicePlan{
 		annotations: map[string]string{
-			ipam.AnnotationAssignedPool:      al.Pool,
-			ipam.AnnotationAssignedL4Cluster: al.L4Cluster,
+			api.AnnotationAssignedPool:      al.Pool,
+			api.AnnotationAssignedL4Cluster: al.L4Cluster,
 		},
 		ingress: []corev1.LoadBalancerIngress{{IP: al.Address.String(), IPMode: &vip}},
 	}
@@ -44,7 +45,7 @@ func planFor(al ipam.Allocation) servicePlan {
 func diffService(svc *corev1.Service, p servicePlan) *corev1.Service {
 	legacy := slices.Contains(svc.Finalizers, LegacyFinalizer)
 	annChanged := false
-	for _, k := range []string{ipam.AnnotationAssignedPool, ipam.AnnotationAssignedL4Cluster} {
+	for _, k := range []string{api.AnnotationAssignedPool, api.AnnotationAssignedL4Cluster} {
 		want, wok := p.annotations[k]
 		got, gok := svc.Annotations[k]
 		if want != got || wok != gok {
@@ -60,8 +61,8 @@ func diffService(svc *corev1.Service, p servicePlan) *corev1.Service {
 	if w.Annotations == nil && len(p.annotations) > 0 {
 		w.Annotations = map[string]string{}
 	}
-	delete(w.Annotations, ipam.AnnotationAssignedPool)
-	delete(w.Annotations, ipam.AnnotationAssignedL4Cluster)
+	delete(w.Annotations, api.AnnotationAssignedPool)
+	delete(w.Annotations, api.AnnotationAssignedL4Cluster)
 	maps.Copy(w.Annotations, p.annotations)
 	if ingressChanged {
 		w.Status.LoadBalancer.Ingress = p.ingress

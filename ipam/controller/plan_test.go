@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/ipam"
 )
 
@@ -19,16 +20,16 @@ func TestWantsVIP(t *testing.T) {
 		svc  corev1.Service
 		want bool
 	}{
-		"our class": {corev1.Service{Spec: corev1.ServiceSpec{Type: lb, LoadBalancerClass: ptr(ipam.LoadBalancerClass)}}, true},
+		"our class": {corev1.Service{Spec: corev1.ServiceSpec{Type: lb, LoadBalancerClass: ptr(api.LoadBalancerClass)}}, true},
 		"other class even with opt-in": {corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{ipam.AnnotationEnabled: "true"}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{api.AnnotationEnabled: "true"}},
 			Spec:       corev1.ServiceSpec{Type: lb, LoadBalancerClass: ptr("metallb.io/x")}}, false},
 		"no class, opt-in": {corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{ipam.AnnotationEnabled: "true"}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{api.AnnotationEnabled: "true"}},
 			Spec:       corev1.ServiceSpec{Type: lb}}, true},
 		"no class, no opt-in": {corev1.Service{Spec: corev1.ServiceSpec{Type: lb}}, false},
 		"ClusterIP with class annotation": {corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{ipam.AnnotationEnabled: "true"}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{api.AnnotationEnabled: "true"}},
 			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}}, false},
 	}
 	for name, tc := range tests {
@@ -44,7 +45,7 @@ func TestDiffService(t *testing.T) {
 	al := ipam.Allocation{Address: netip.MustParseAddr("203.0.113.5"), Pool: "p", L4Cluster: "c"}
 	done := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Finalizers: []string{"other"},
-			Annotations: map[string]string{ipam.AnnotationAssignedPool: "p", ipam.AnnotationAssignedL4Cluster: "c", "user": "x"}},
+			Annotations: map[string]string{api.AnnotationAssignedPool: "p", api.AnnotationAssignedL4Cluster: "c", "user": "x"}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.5"}}}},
 	}
 	legacy := done.DeepCopy()
@@ -57,7 +58,7 @@ func TestDiffService(t *testing.T) {
 	}{
 		"fresh service: one write with VIP and annotations": {svc: &corev1.Service{}, plan: planFor(al), wantWrite: true,
 			check: func(t *testing.T, w *corev1.Service) {
-				if w.Annotations[ipam.AnnotationAssignedPool] != "p" || w.Annotations[ipam.AnnotationAssignedL4Cluster] != "c" || len(w.Finalizers) != 0 {
+				if w.Annotations[api.AnnotationAssignedPool] != "p" || w.Annotations[api.AnnotationAssignedL4Cluster] != "c" || len(w.Finalizers) != 0 {
 					t.Errorf("meta = %+v", w.ObjectMeta)
 				}
 				if w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" {
@@ -67,7 +68,7 @@ func TestDiffService(t *testing.T) {
 		"in sync: no write": {svc: done, plan: planFor(al)},
 		"legacy finalizer: removed, the rest kept": {svc: legacy, plan: planFor(al), wantWrite: true,
 			check: func(t *testing.T, w *corev1.Service) {
-				if !slices.Equal(w.Finalizers, []string{"other"}) || w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" || w.Annotations[ipam.AnnotationAssignedPool] != "p" {
+				if !slices.Equal(w.Finalizers, []string{"other"}) || w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" || w.Annotations[api.AnnotationAssignedPool] != "p" {
 					t.Errorf("write = %+v %+v", w.ObjectMeta, w.Status)
 				}
 			}},

@@ -15,17 +15,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 )
 
 // TestPoolMetricsCountUsedAndFree: the pool gauges follow allocations, and
 // a pool the allocator refused is left out rather than reported empty.
 func TestPoolMetricsCountUsedAndFree(t *testing.T) {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	svc := func(name string) *corev1.Service {
 		return &corev1.Service{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{ipam.AnnotationEnvironment: "prod"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Annotations: map[string]string{api.AnnotationEnvironment: "prod"}},
 			Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class},
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/ipam"
 )
 
@@ -79,7 +80,7 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 		c.reject(svc, ReasonInvalidAnnotation, err)
 		return nil
 	}
-	if group, ok := svc.Annotations[ipam.AnnotationGatewayGroup]; ok {
+	if group, ok := svc.Annotations[api.AnnotationGatewayGroup]; ok {
 		// The objects as cached, even while they do not form a valid
 		// configuration: the check reads only names and labels.
 		pools, clusters, _, _ := c.readConfig()
@@ -126,7 +127,7 @@ func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p servicePl
 	// changed meanwhile is a conflict, retried from the newer object.
 	if _, err := c.opts.Client.CoreV1().Services(svc.Namespace).UpdateStatus(ctx, w, metav1.UpdateOptions{FieldManager: "tlb-ipam"}); err != nil {
 		return fmt.Errorf("update status.loadBalancer and annotations %s, %s of Service %s/%s: %w",
-			ipam.AnnotationAssignedPool, ipam.AnnotationAssignedL4Cluster, svc.Namespace, svc.Name, err)
+			api.AnnotationAssignedPool, api.AnnotationAssignedL4Cluster, svc.Namespace, svc.Name, err)
 	}
 	return nil
 }

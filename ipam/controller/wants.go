@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/api"
 )
 
 // LegacyFinalizer was added to Services by earlier versions of the
@@ -22,15 +22,15 @@ func wantsVIP(svc *corev1.Service) bool {
 		return false
 	}
 	if c := svc.Spec.LoadBalancerClass; c != nil {
-		return *c == ipam.LoadBalancerClass
+		return *c == api.LoadBalancerClass
 	}
-	return svc.Annotations[ipam.AnnotationEnabled] == "true"
+	return svc.Annotations[api.AnnotationEnabled] == "true"
 }
 
 // ownedByUs reports whether the controller has written to svc before: it
 // carries our assignment annotation or the finalizer of earlier versions.
 func ownedByUs(svc *corev1.Service) bool {
-	if _, ok := svc.Annotations[ipam.AnnotationAssignedPool]; ok {
+	if _, ok := svc.Annotations[api.AnnotationAssignedPool]; ok {
 		return true
 	}
 	return slices.Contains(svc.Finalizers, LegacyFinalizer)

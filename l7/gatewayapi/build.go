@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/model"
 )
 

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 )
 
 // classes accepts the GatewayClasses of ControllerName whose parameters

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/ratelimit"

@@ -24,7 +24,7 @@ import (
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 )
 
 // Options configure a Controller.

@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 
@@ -66,7 +66,7 @@ func TestControllerOnFakes(t *testing.T) {
 		vip, err = kc.CoreV1().Services("a").Get(ctx, "web-vip", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
-	if vip.Annotations[ipam.AnnotationPool] != "public" || vip.Labels[ipam.LabelOwningGateway] != "a.web" {
+	if vip.Annotations[api.AnnotationPool] != "public" || vip.Labels[api.LabelOwningGateway] != "a.web" {
 		t.Fatalf("VIP Service = %+v", vip.ObjectMeta)
 	}
 	vip.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.9"}}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	gwlisters "sigs.k8s.io/gateway-api/pkg/client/listers/apis/v1"
 
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/kubeobj"
 )

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlbproject/tlb/ipam"
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 
@@ -64,14 +64,14 @@ func TestPlanVIPs(t *testing.T) {
 	if web == nil {
 		t.Fatalf("no VIP Service for a/web; plan %+v", p)
 	}
-	wantAnn := map[string]string{ipam.AnnotationEnvironment: "production", ipam.AnnotationPool: "public",
-		ipam.AnnotationGatewayGroup: "edge", ipam.AnnotationVIP: "203.0.113.7"}
+	wantAnn := map[string]string{api.AnnotationEnvironment: "production", api.AnnotationPool: "public",
+		api.AnnotationGatewayGroup: "edge", api.AnnotationVIP: "203.0.113.7"}
 	for k, v := range wantAnn {
 		if web.Annotations[k] != v {
 			t.Errorf("a/web annotation %s = %q, want %q", k, web.Annotations[k], v)
 		}
 	}
-	if web.Name != "web-vip" || web.Labels[ipam.LabelOwningGateway] != "a.web" || *web.Spec.LoadBalancerClass != ipam.LoadBalancerClass ||
+	if web.Name != "web-vip" || web.Labels[api.LabelOwningGateway] != "a.web" || *web.Spec.LoadBalancerClass != api.LoadBalancerClass ||
 		web.Spec.Type != corev1.ServiceTypeLoadBalancer || web.Spec.Selector != nil {
 		t.Errorf("a/web VIP Service = %+v", web)
 	}
@@ -82,8 +82,8 @@ func TestPlanVIPs(t *testing.T) {
 		t.Errorf("a/web ownerRef = %+v", ref)
 	}
 	plain := p.services[types.NamespacedName{Namespace: "a", Name: "plain"}]
-	if plain == nil || plain.Annotations[ipam.AnnotationGatewayGroup] != tlbv1alpha1.DefaultGatewayGroup ||
-		plain.Annotations[ipam.AnnotationEnvironment] != "" || plain.Annotations[ipam.AnnotationVIP] != "" {
+	if plain == nil || plain.Annotations[api.AnnotationGatewayGroup] != tlbv1alpha1.DefaultGatewayGroup ||
+		plain.Annotations[api.AnnotationEnvironment] != "" || plain.Annotations[api.AnnotationVIP] != "" {
 		t.Errorf("a/plain VIP Service = %+v, want only the default group annotation", plain)
 	}
 	if msg := p.unsupported[types.NamespacedName{Namespace: "a", Name: "host"}]; msg == "" {
@@ -106,7 +106,7 @@ func TestDiffVIPs(t *testing.T) {
 	p := planVIPs(classes, testConfigs, []*gatewayv1.Gateway{web, gateway("a", "moved", "other"), gateway("a", "new", "tlb"), gateway("a", "clash", "tlb")})
 
 	current := p.services[types.NamespacedName{Namespace: "a", Name: "web"}].DeepCopy()
-	current.Annotations[ipam.AnnotationAssignedPool] = "public" // the IPAM's
+	current.Annotations[api.AnnotationAssignedPool] = "public" // the IPAM's
 	stale := current.DeepCopy()
 	stale.Name = "old-vip"
 	stale.OwnerReferences[0].Name = "moved"
@@ -132,14 +132,14 @@ func TestDiffVIPs(t *testing.T) {
 
 	// A changed class config updates the annotations, keeps the IPAM's.
 	changed := current.DeepCopy()
-	changed.Annotations[ipam.AnnotationPool] = "internal"
+	changed.Annotations[api.AnnotationPool] = "internal"
 	changed.Spec.Ports = changed.Spec.Ports[:1]
 	d = diffVIPs(p, []*corev1.Service{changed})
 	if len(d.update) != 1 {
 		t.Fatalf("update = %v, want a/web-vip", d.update)
 	}
 	u := d.update[0]
-	if u.Annotations[ipam.AnnotationPool] != "public" || u.Annotations[ipam.AnnotationAssignedPool] != "public" || len(u.Spec.Ports) != 2 {
+	if u.Annotations[api.AnnotationPool] != "public" || u.Annotations[api.AnnotationAssignedPool] != "public" || len(u.Spec.Ports) != 2 {
 		t.Errorf("updated a/web-vip = %+v", u)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlbproject/tlb/ipam"
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 
@@ -127,20 +127,20 @@ func requestedVIP(gw *gatewayv1.Gateway) (netip.Addr, error) {
 
 // managedAnnotations are the annotations of a VIP Service the controller
 // owns (the IPAM owns its tlb.io/assigned-* ones).
-var managedAnnotations = []string{ipam.AnnotationEnvironment, ipam.AnnotationPool, ipam.AnnotationVIP, ipam.AnnotationGatewayGroup}
+var managedAnnotations = []string{api.AnnotationEnvironment, api.AnnotationPool, api.AnnotationVIP, api.AnnotationGatewayGroup}
 
 // vipService is the desired VIP Service of gw: a LoadBalancer Service of
 // class tlb.io/l4 without a selector, one TCP port per listener port.
 func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Service {
-	ann := map[string]string{ipam.AnnotationGatewayGroup: pl.group}
+	ann := map[string]string{api.AnnotationGatewayGroup: pl.group}
 	if pl.environment != "" {
-		ann[ipam.AnnotationEnvironment] = pl.environment
+		ann[api.AnnotationEnvironment] = pl.environment
 	}
 	if pl.pool != "" {
-		ann[ipam.AnnotationPool] = pl.pool
+		ann[api.AnnotationPool] = pl.pool
 	}
 	if vip.IsValid() {
-		ann[ipam.AnnotationVIP] = vip.String()
+		ann[api.AnnotationVIP] = vip.String()
 	}
 	var ports []corev1.ServicePort
 	for _, l := range gw.Spec.Listeners {
@@ -156,14 +156,14 @@ func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Ser
 		ports = append(ports, corev1.ServicePort{Name: fmt.Sprintf("tcp-%d", port), Protocol: corev1.ProtocolTCP, Port: port})
 	}
 	slices.SortFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	noNodePorts := false
 	isController := true
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   gw.Namespace,
 			Name:        VIPServiceName(gw.Name),
-			Labels:      map[string]string{ipam.LabelOwningGateway: OwningGatewayLabel(gw.Namespace, gw.Name)},
+			Labels:      map[string]string{api.LabelOwningGateway: OwningGatewayLabel(gw.Namespace, gw.Name)},
 			Annotations: ann,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway",
@@ -206,7 +206,7 @@ func VIPServiceName(name string) string {
 	return base + "-" + hex.EncodeToString(sum[:])[:10] + "-vip"
 }
 
-// OwningGatewayLabel is the value of ipam.LabelOwningGateway for Gateway
+// OwningGatewayLabel is the value of api.LabelOwningGateway for Gateway
 // namespace/name: "namespace.name", or a prefix of it and a hash when
 // that is longer than a label value may be.
 func OwningGatewayLabel(namespace, name string) string {

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/api"
 )
 
 // vipDiff is the explicit difference between the desired and the existing
@@ -31,7 +31,7 @@ func (d vipDiff) empty() bool { return len(d.create)+len(d.update)+len(d.delete)
 // owningGateway returns the Gateway a VIP Service belongs to (its
 // controller ownerReference of kind Gateway), if any.
 func owningGateway(svc *corev1.Service) (types.NamespacedName, bool) {
-	if _, ok := svc.Labels[ipam.LabelOwningGateway]; !ok {
+	if _, ok := svc.Labels[api.LabelOwningGateway]; !ok {
 		return types.NamespacedName{}, false
 	}
 	ref := metav1.GetControllerOfNoCopy(svc)
@@ -108,7 +108,7 @@ func compareNames(a, b types.NamespacedName) int {
 // as in want, or nil when they already are. Fields others own (the IPAM's
 // annotations and status, the API server's defaults) are kept.
 func updateVIP(cur, want *corev1.Service) *corev1.Service {
-	same := cur.Labels[ipam.LabelOwningGateway] == want.Labels[ipam.LabelOwningGateway] &&
+	same := cur.Labels[api.LabelOwningGateway] == want.Labels[api.LabelOwningGateway] &&
 		cur.Spec.Type == want.Spec.Type &&
 		apiequality.Semantic.DeepEqual(cur.Spec.LoadBalancerClass, want.Spec.LoadBalancerClass) &&
 		apiequality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) &&
@@ -125,7 +125,7 @@ func updateVIP(cur, want *corev1.Service) *corev1.Service {
 	if w.Labels == nil {
 		w.Labels = map[string]string{}
 	}
-	w.Labels[ipam.LabelOwningGateway] = want.Labels[ipam.LabelOwningGateway]
+	w.Labels[api.LabelOwningGateway] = want.Labels[api.LabelOwningGateway]
 	if w.Annotations == nil {
 		w.Annotations = map[string]string{}
 	}

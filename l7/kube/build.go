@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/kubeobj"
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -71,7 +72,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 	}
 	on, msg := optedIn(svc.Annotations)
 	if msg != "" {
-		bad(AnnotationL7, msg)
+		bad(api.AnnotationL7, msg)
 		return Built{}, true, ps
 	}
 	if !on {
@@ -80,7 +81,7 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 	in := parseIntent(svc.Annotations, bad)
 	port, perr := servicePort(svc, in.port)
 	if perr != "" {
-		bad(AnnotationPort, perr)
+		bad(api.AnnotationL7Port, perr)
 	}
 	if len(ps) > 0 {
 		return Built{}, true, ps
@@ -115,13 +116,13 @@ func BuildService(svc *corev1.Service, endpointSlices []*discoveryv1.EndpointSli
 	if in.tlsSecret != "" {
 		switch {
 		case len(in.hosts) == 0:
-			bad(AnnotationTLSSecret, "needs "+AnnotationHosts+": an HTTPS listener chooses its certificate by server name")
+			bad(api.AnnotationL7TLSSecret, "needs "+api.AnnotationL7Hosts+": an HTTPS listener chooses its certificate by server name")
 		case !hasVIP:
 			// No listener yet: the certificate is read once the VIP is in status.
 		default:
 			c, msg := kubeobj.TLSCertificate(secrets[svc.Namespace+"/"+in.tlsSecret], name+"."+in.tlsSecret, svc.Namespace, in.tlsSecret, now)
 			if msg != "" {
-				bad(AnnotationTLSSecret, msg)
+				bad(api.AnnotationL7TLSSecret, msg)
 			} else {
 				b.Certificate = &c
 			}
@@ -202,7 +203,7 @@ func upstreamName(p corev1.ServicePort) string {
 // GroupOf returns the gateway group a Service asks for (tlb.io/l7-group,
 // default "default").
 func GroupOf(svc *corev1.Service) string {
-	if g := svc.Annotations[AnnotationGroup]; g != "" {
+	if g := svc.Annotations[api.AnnotationL7Group]; g != "" {
 		return g
 	}
 	return "default"

@@ -13,13 +13,14 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
 func TestBuild(t *testing.T) {
-	on := map[string]string{AnnotationL7: "true"}
+	on := map[string]string{api.AnnotationL7: "true"}
 	with := func(kv ...string) map[string]string {
-		m := map[string]string{AnnotationL7: "true"}
+		m := map[string]string{api.AnnotationL7: "true"}
 		for i := 0; i < len(kv); i += 2 {
 			m[kv[i]] = kv[i+1]
 		}
@@ -43,7 +44,7 @@ func TestBuild(t *testing.T) {
 		problems []string
 	}{
 		"not opted in": {
-			services: []*corev1.Service{service("web", "shop", nil, "", port("http", 80)), service("web", "off", map[string]string{AnnotationL7: "false"}, "", port("http", 80))},
+			services: []*corev1.Service{service("web", "shop", nil, "", port("http", 80)), service("web", "off", map[string]string{api.AnnotationL7: "false"}, "", port("http", 80))},
 			want:     map[string]Built{},
 		},
 		"defaults, ready endpoints only, sorted, once": {
@@ -53,14 +54,14 @@ func TestBuild(t *testing.T) {
 		},
 		"every annotation": {
 			services: []*corev1.Service{service("web", "shop", with(
-				AnnotationHosts, "shop.example.com, *.shop.example.com",
-				AnnotationPathPrefix, "/cart",
-				AnnotationGroup, "edge",
-				AnnotationTimeout, "30s",
-				AnnotationIdleTimeout, "off",
-				AnnotationHTTP2, "true",
-				AnnotationPort, "grpc",
-				AnnotationDelegate, "/cart/api=team-b,/cart/api=team-c,/cart/x=*",
+				api.AnnotationL7Hosts, "shop.example.com, *.shop.example.com",
+				api.AnnotationL7PathPrefix, "/cart",
+				api.AnnotationL7Group, "edge",
+				api.AnnotationL7Timeout, "30s",
+				api.AnnotationL7IdleTimeout, "off",
+				api.AnnotationL7HTTP2, "true",
+				api.AnnotationL7Port, "grpc",
+				api.AnnotationL7Delegate, "/cart/api=team-b,/cart/api=team-c,/cart/x=*",
 			), "", port("http", 80), port("grpc", 9000))},
 			slices: []*discoveryv1.EndpointSlice{slice("web", "shop", "shop-a", "grpc", 9090, ep{addr: "198.18.0.10"})},
 			want: map[string]Built{"web/shop": {Service: model.Service{
@@ -82,7 +83,7 @@ func TestBuild(t *testing.T) {
 			}},
 		},
 		"TLS secret gives an HTTPS listener and a certificate": {
-			services: []*corev1.Service{service("web", "shop", with(AnnotationHosts, "shop.example.com", AnnotationTLSSecret, "shop-tls"), "203.0.113.10", port("https", 443))},
+			services: []*corev1.Service{service("web", "shop", with(api.AnnotationL7Hosts, "shop.example.com", api.AnnotationL7TLSSecret, "shop-tls"), "203.0.113.10", port("https", 443))},
 			secrets:  []*corev1.Secret{tlsSecret("web", "shop-tls"), tlsSecret("other", "shop-tls")},
 			want: map[string]Built{"web/shop": {
 				Service: model.Service{Name: "web.shop", Group: "default", Origin: "web/shop", Namespace: "web", Hosts: []string{"shop.example.com"},
@@ -97,7 +98,7 @@ func TestBuild(t *testing.T) {
 		},
 		"bad annotations are each named, the good Service stays": {
 			services: []*corev1.Service{
-				service("web", "bad", with(AnnotationTimeout, "5 parsecs", AnnotationIdleTimeout, "0s", AnnotationPathPrefix, "cart", AnnotationHTTP2, "yes"), "", port("http", 80)),
+				service("web", "bad", with(api.AnnotationL7Timeout, "5 parsecs", api.AnnotationL7IdleTimeout, "0s", api.AnnotationL7PathPrefix, "cart", api.AnnotationL7HTTP2, "yes"), "", port("http", 80)),
 				service("web", "shop", on, "", port("http", 80)),
 			},
 			slices: shopSlices,
@@ -110,28 +111,28 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		"opt-in not a boolean": {
-			services: []*corev1.Service{service("web", "bad", map[string]string{AnnotationL7: "yes"}, "", port("http", 80))},
+			services: []*corev1.Service{service("web", "bad", map[string]string{api.AnnotationL7: "yes"}, "", port("http", 80))},
 			want:     map[string]Built{},
 			problems: []string{`Service web/bad: annotation tlb.io/l7: "yes" is not a boolean; set "true" or "false"`},
 		},
 		"bad host is named by the model check": {
-			services: []*corev1.Service{service("web", "bad", with(AnnotationHosts, "Shop.Example.com"), "", port("http", 80))},
+			services: []*corev1.Service{service("web", "bad", with(api.AnnotationL7Hosts, "Shop.Example.com"), "", port("http", 80))},
 			want:     map[string]Built{},
 			problems: []string{`Service web/bad: annotation tlb.io/l7-hosts: "Shop.Example.com" is not a host name (lower case, an optional leading "*.", or "*")`},
 		},
 		"unknown port": {
-			services: []*corev1.Service{service("web", "bad", with(AnnotationPort, "grpc"), "", port("http", 80))},
+			services: []*corev1.Service{service("web", "bad", with(api.AnnotationL7Port, "grpc"), "", port("http", 80))},
 			want:     map[string]Built{},
 			problems: []string{`Service web/bad: annotation tlb.io/l7-port: the Service has no port named or numbered "grpc"`},
 		},
 		"missing secret": {
-			services: []*corev1.Service{service("web", "bad", with(AnnotationHosts, "a.example.com", AnnotationTLSSecret, "nope"), "203.0.113.10", port("https", 443))},
+			services: []*corev1.Service{service("web", "bad", with(api.AnnotationL7Hosts, "a.example.com", api.AnnotationL7TLSSecret, "nope"), "203.0.113.10", port("https", 443))},
 			secrets:  []*corev1.Secret{tlsSecret("other", "nope")},
 			want:     map[string]Built{},
 			problems: []string{`Service web/bad: annotation tlb.io/l7-tls-secret: no Secret web/nope of type kubernetes.io/tls`},
 		},
 		"secret without a key": {
-			services: []*corev1.Service{service("web", "bad", with(AnnotationHosts, "a.example.com", AnnotationTLSSecret, "half"), "203.0.113.10", port("https", 443))},
+			services: []*corev1.Service{service("web", "bad", with(api.AnnotationL7Hosts, "a.example.com", api.AnnotationL7TLSSecret, "half"), "203.0.113.10", port("https", 443))},
 			secrets: func() []*corev1.Secret {
 				s := tlsSecret("web", "half")
 				delete(s.Data, corev1.TLSPrivateKeyKey)
@@ -141,7 +142,7 @@ func TestBuild(t *testing.T) {
 			problems: []string{`Service web/bad: annotation tlb.io/l7-tls-secret: Secret web/half: no PEM private key in tls.key`},
 		},
 		"TLS without hosts": {
-			services: []*corev1.Service{service("web", "bad", with(AnnotationTLSSecret, "shop-tls"), "203.0.113.10", port("https", 443))},
+			services: []*corev1.Service{service("web", "bad", with(api.AnnotationL7TLSSecret, "shop-tls"), "203.0.113.10", port("https", 443))},
 			secrets:  []*corev1.Secret{tlsSecret("web", "shop-tls")},
 			want:     map[string]Built{},
 			problems: []string{`Service web/bad: annotation tlb.io/l7-tls-secret: needs tlb.io/l7-hosts: an HTTPS listener chooses its certificate by server name`},
@@ -172,7 +173,7 @@ func TestBuild(t *testing.T) {
 // TestCreationTimeOrdersClaims: the model carries the Service's creation
 // time and namespace, which decide conflicts the same way in every replica.
 func TestCreationTimeOrdersClaims(t *testing.T) {
-	svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "shop.example.com"}, "203.0.113.10", port("http", 80))
+	svc := service("web", "shop", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Hosts: "shop.example.com"}, "203.0.113.10", port("http", 80))
 	created := time.Date(2026, 11, 30, 12, 0, 0, 0, time.FixedZone("x", 3600))
 	svc.CreationTimestamp = metav1.NewTime(created)
 	b, _, ps := BuildService(svc, nil, nil, testNow)
@@ -188,9 +189,9 @@ func TestCreationTimeOrdersClaims(t *testing.T) {
 }
 
 func TestBadDelegation(t *testing.T) {
-	svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationDelegate: "api=team-b"}, "", port("http", 80))
+	svc := service("web", "shop", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Delegate: "api=team-b"}, "", port("http", 80))
 	_, _, ps := BuildService(svc, nil, nil, testNow)
-	if len(ps) != 1 || ps[0].Annotation != AnnotationDelegate || !strings.Contains(ps[0].Msg, "prefix=namespace") {
+	if len(ps) != 1 || ps[0].Annotation != api.AnnotationL7Delegate || !strings.Contains(ps[0].Msg, "prefix=namespace") {
 		t.Fatalf("problems: %v", ps)
 	}
 }
@@ -213,7 +214,7 @@ func TestAssembleSorted(t *testing.T) {
 // TestKeyNeverPrinted: the built certificate's key redacts itself in every
 // format and in slog output.
 func TestKeyNeverPrinted(t *testing.T) {
-	got, _ := Build([]*corev1.Service{service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "a.example.com", AnnotationTLSSecret: "t"}, "203.0.113.10", port("https", 443))},
+	got, _ := Build([]*corev1.Service{service("web", "shop", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Hosts: "a.example.com", api.AnnotationL7TLSSecret: "t"}, "203.0.113.10", port("https", 443))},
 		nil, []*corev1.Secret{tlsSecret("web", "t")}, testNow)
 	c := got["web/shop"].Certificate
 	if c == nil || string(c.Key.Reveal()) != testKey {
@@ -232,7 +233,7 @@ func FuzzParseIntent(f *testing.F) {
 		f.Add(s[0], s[1], s[2], "/x", "true")
 	}
 	f.Fuzz(func(t *testing.T, hosts, timeout, idle, prefix, http2 string) {
-		ann := map[string]string{AnnotationL7: "true", AnnotationHosts: hosts, AnnotationTimeout: timeout, AnnotationIdleTimeout: idle, AnnotationPathPrefix: prefix, AnnotationHTTP2: http2}
+		ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7Hosts: hosts, api.AnnotationL7Timeout: timeout, api.AnnotationL7IdleTimeout: idle, api.AnnotationL7PathPrefix: prefix, api.AnnotationL7HTTP2: http2}
 		svc := service("ns", "svc", ann, "203.0.113.1", port("http", 80))
 		b, ok, ps := BuildService(svc, nil, nil, testNow)
 		if !ok {

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tlbproject/tlb/api"
 )
 
 // TestSecretCertificateRefusals: a TLS Secret whose key is not the
@@ -27,7 +29,7 @@ func TestSecretCertificateRefusals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "t"}, Type: corev1.SecretTypeTLS,
 				Data: map[string][]byte{corev1.TLSCertKey: []byte(tc.chain), corev1.TLSPrivateKeyKey: []byte(tc.key)}}
-			svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "a.example.com", AnnotationTLSSecret: "t"}, "203.0.113.10", port("https", 443))
+			svc := service("web", "shop", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Hosts: "a.example.com", api.AnnotationL7TLSSecret: "t"}, "203.0.113.10", port("https", 443))
 			b, _, ps := BuildService(svc, nil, map[string]*corev1.Secret{"web/t": sec}, testNow)
 			if b.Certificate != nil {
 				t.Fatal("a certificate was built from a bad Secret")

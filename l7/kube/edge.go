@@ -7,22 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
-)
-
-// The edge-basics annotations (docs/l7.md, "Edge basics").
-const (
-	// AnnotationAccessLog is "on" (the default) or "off": "off" leaves the
-	// Service's requests out of the gateway's JSON access log (DSL
-	// accessLog).
-	AnnotationAccessLog = "tlb.io/l7-access-log"
-	// AnnotationWebSocket "true" lets the route upgrade to WebSocket (DSL
-	// routes[0].websocket).
-	AnnotationWebSocket = "tlb.io/l7-websocket"
-	// AnnotationTracing exports the spans of the Service's own gateway
-	// listener to an OpenTelemetry collector (DSL gateway tracing), as
-	// JSON with the DSL's keys, e.g. `{"otlpEndpoint":"10.0.0.9:4317","samplePercent":10}`.
-	AnnotationTracing = "tlb.io/l7-tracing"
 )
 
 // edgeIntent is what the edge-basics annotations ask for.
@@ -36,26 +22,26 @@ type edgeIntent struct {
 // invalid one.
 func parseEdge(ann map[string]string, bad func(annotation, msg string)) edgeIntent {
 	var e edgeIntent
-	if v, ok := ann[AnnotationAccessLog]; ok {
+	if v, ok := ann[api.AnnotationL7AccessLog]; ok {
 		switch strings.ToLower(v) {
 		case "on":
 		case "off":
 			e.accessLogOff = true
 		default:
-			bad(AnnotationAccessLog, fmt.Sprintf("%q: want \"on\" or \"off\"", v))
+			bad(api.AnnotationL7AccessLog, fmt.Sprintf("%q: want \"on\" or \"off\"", v))
 		}
 	}
-	if v, ok := ann[AnnotationWebSocket]; ok {
+	if v, ok := ann[api.AnnotationL7WebSocket]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			bad(AnnotationWebSocket, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v))
+			bad(api.AnnotationL7WebSocket, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v))
 		}
 		e.webSocket = b
 	}
-	if v, ok := ann[AnnotationTracing]; ok {
+	if v, ok := ann[api.AnnotationL7Tracing]; ok {
 		t, err := parseTracing(v)
 		if err != nil {
-			bad(AnnotationTracing, err.Error())
+			bad(api.AnnotationL7Tracing, err.Error())
 		} else {
 			e.tracing = t
 		}

@@ -7,17 +7,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
 // vipAddresses reads the VIP each Gateway got from the status of its VIP
-// Service: the Service labelled ipam.LabelOwningGateway whose controller
+// Service: the Service labelled api.LabelOwningGateway whose controller
 // is the Gateway (same namespace), as the Gateway controller makes it.
 func vipAddresses(services []*corev1.Service) map[types.NamespacedName][]netip.Addr {
 	out := map[types.NamespacedName][]netip.Addr{}
 	for _, svc := range services {
-		if _, ok := svc.Labels[ipam.LabelOwningGateway]; !ok {
+		if _, ok := svc.Labels[api.LabelOwningGateway]; !ok {
 			continue
 		}
 		ref := metav1.GetControllerOfNoCopy(svc)

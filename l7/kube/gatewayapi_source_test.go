@@ -22,8 +22,8 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
-	"github.com/tlbproject/tlb/ipam"
-	tlbv1alpha1 "github.com/tlbproject/tlb/l7/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -90,7 +90,7 @@ func gateway(ns, name, class string) *gatewayv1.Gateway {
 // Gateway, with the address the IPAM gave it.
 func vipService(ns, gw, vip string) *corev1.Service {
 	s := service(ns, "gw-"+gw, nil, vip, port("http", 80))
-	s.Labels = map[string]string{ipam.LabelOwningGateway: ns + "." + gw}
+	s.Labels = map[string]string{api.LabelOwningGateway: ns + "." + gw}
 	yes := true
 	s.OwnerReferences = []metav1.OwnerReference{{APIVersion: gatewayv1.GroupVersion.String(), Kind: "Gateway", Name: gw, UID: "u", Controller: &yes}}
 	return s
@@ -156,7 +156,7 @@ func TestSourceReadsGatewayAPI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := fake.NewClientset(
-		service("web", "shop", map[string]string{AnnotationL7: "true"}, "", port("http", 80)),
+		service("web", "shop", map[string]string{api.AnnotationL7: "true"}, "", port("http", 80)),
 		slice("web", "shop", "shop-a", "http", 8080, ep{addr: "198.18.0.10"}),
 		vipService("web", "mine", "203.0.113.50"),
 		vipService("web", "theirs", "203.0.113.51"),
@@ -222,7 +222,7 @@ func TestSourceWithoutGatewayAPICRDs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	objs := []runtime.Object{
-		service("web", "shop", map[string]string{AnnotationL7: "true"}, "", port("http", 80)),
+		service("web", "shop", map[string]string{api.AnnotationL7: "true"}, "", port("http", 80)),
 		slice("web", "shop", "shop-a", "http", 8080, ep{addr: "198.18.0.10"}),
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

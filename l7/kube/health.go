@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -26,28 +27,28 @@ func (h upstreamHealth) apply(u *model.Upstream) {
 // invalid annotation.
 func parseHealth(ann map[string]string, bad func(annotation, msg string)) upstreamHealth {
 	var h upstreamHealth
-	if v, ok := ann[AnnotationHealthCheck]; ok {
+	if v, ok := ann[api.AnnotationL7HealthCheck]; ok {
 		hc, msg := parseHealthCheck(v)
 		if msg != "" {
-			bad(AnnotationHealthCheck, msg)
+			bad(api.AnnotationL7HealthCheck, msg)
 		}
 		h.check = hc
 	}
-	if v, ok := ann[AnnotationHealthCheckInterval]; ok {
+	if v, ok := ann[api.AnnotationL7HealthCheckInterval]; ok {
 		d, err := time.ParseDuration(v)
 		switch {
 		case err != nil || d <= 0:
-			bad(AnnotationHealthCheckInterval, fmt.Sprintf("want a positive duration such as \"10s\", got %q", v))
+			bad(api.AnnotationL7HealthCheckInterval, fmt.Sprintf("want a positive duration such as \"10s\", got %q", v))
 		case h.check == nil:
-			bad(AnnotationHealthCheckInterval, "needs "+AnnotationHealthCheck+": there is no health check to time")
+			bad(api.AnnotationL7HealthCheckInterval, "needs "+api.AnnotationL7HealthCheck+": there is no health check to time")
 		default:
 			h.check.Interval = d
 		}
 	}
-	if v, ok := ann[AnnotationOutlierDetection]; ok {
+	if v, ok := ann[api.AnnotationL7OutlierDetection]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			bad(AnnotationOutlierDetection, fmt.Sprintf("%q is not a boolean; set \"false\" to turn outlier detection off", v))
+			bad(api.AnnotationL7OutlierDetection, fmt.Sprintf("%q is not a boolean; set \"false\" to turn outlier detection off", v))
 		}
 		h.outlier.Disabled = err == nil && !b
 	}
@@ -55,9 +56,9 @@ func parseHealth(ann map[string]string, bad func(annotation, msg string)) upstre
 		annotation string
 		dst        *uint32
 	}{
-		{AnnotationMaxConnections, &h.breakers.MaxConnections},
-		{AnnotationMaxPendingRequests, &h.breakers.MaxPendingRequests},
-		{AnnotationMaxRequests, &h.breakers.MaxRequests},
+		{api.AnnotationL7MaxConnections, &h.breakers.MaxConnections},
+		{api.AnnotationL7MaxPendingRequests, &h.breakers.MaxPendingRequests},
+		{api.AnnotationL7MaxRequests, &h.breakers.MaxRequests},
 	} {
 		if v, ok := ann[l.annotation]; ok {
 			n, err := strconv.ParseUint(v, 10, 32)
@@ -67,11 +68,11 @@ func parseHealth(ann map[string]string, bad func(annotation, msg string)) upstre
 			*l.dst = uint32(n)
 		}
 	}
-	if v, ok := ann[AnnotationSlowStart]; ok {
+	if v, ok := ann[api.AnnotationL7SlowStart]; ok {
 		if strings.EqualFold(v, "off") {
 			h.slowStart = -1
 		} else if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-			bad(AnnotationSlowStart, fmt.Sprintf("want a positive duration such as \"30s\" or \"off\", got %q", v))
+			bad(api.AnnotationL7SlowStart, fmt.Sprintf("want a positive duration such as \"30s\" or \"off\", got %q", v))
 		} else {
 			h.slowStart = d
 		}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -20,34 +21,34 @@ func TestHealthAnnotations(t *testing.T) {
 	}{
 		"none: zero, the translator's defaults": {},
 		"http check with interval": {
-			ann:  map[string]string{AnnotationHealthCheck: "http:/healthz", AnnotationHealthCheckInterval: "10s"},
+			ann:  map[string]string{api.AnnotationL7HealthCheck: "http:/healthz", api.AnnotationL7HealthCheckInterval: "10s"},
 			want: model.Upstream{HealthCheck: &model.HealthCheck{Protocol: model.HealthHTTP, Path: "/healthz", Interval: 10 * time.Second}},
 		},
 		"tcp check": {
-			ann:  map[string]string{AnnotationHealthCheck: "tcp"},
+			ann:  map[string]string{api.AnnotationL7HealthCheck: "tcp"},
 			want: model.Upstream{HealthCheck: &model.HealthCheck{Protocol: model.HealthTCP}},
 		},
 		"grpc check of the whole server": {
-			ann:  map[string]string{AnnotationHealthCheck: "grpc"},
+			ann:  map[string]string{api.AnnotationL7HealthCheck: "grpc"},
 			want: model.Upstream{HealthCheck: &model.HealthCheck{Protocol: model.HealthGRPC}},
 		},
 		"grpc check of one service": {
-			ann:  map[string]string{AnnotationHealthCheck: "grpc:shop.v1.Cart"},
+			ann:  map[string]string{api.AnnotationL7HealthCheck: "grpc:shop.v1.Cart"},
 			want: model.Upstream{HealthCheck: &model.HealthCheck{Protocol: model.HealthGRPC, GRPCService: "shop.v1.Cart"}},
 		},
 		"outlier detection off, limits, slow start": {
-			ann: map[string]string{AnnotationOutlierDetection: "false", AnnotationMaxConnections: "100", AnnotationMaxPendingRequests: "10",
-				AnnotationMaxRequests: "200", AnnotationSlowStart: "30s"},
+			ann: map[string]string{api.AnnotationL7OutlierDetection: "false", api.AnnotationL7MaxConnections: "100", api.AnnotationL7MaxPendingRequests: "10",
+				api.AnnotationL7MaxRequests: "200", api.AnnotationL7SlowStart: "30s"},
 			want: model.Upstream{OutlierDetection: model.OutlierDetection{Disabled: true},
 				CircuitBreakers: model.CircuitBreakers{MaxConnections: 100, MaxPendingRequests: 10, MaxRequests: 200}, SlowStart: 30 * time.Second},
 		},
 		"outlier detection on is the default; slow start off": {
-			ann:  map[string]string{AnnotationOutlierDetection: "true", AnnotationSlowStart: "off"},
+			ann:  map[string]string{api.AnnotationL7OutlierDetection: "true", api.AnnotationL7SlowStart: "off"},
 			want: model.Upstream{SlowStart: -1},
 		},
 		"bad values are each named, in the order they are read": {
-			ann: map[string]string{AnnotationHealthCheck: "http", AnnotationOutlierDetection: "no", AnnotationMaxConnections: "0",
-				AnnotationMaxPendingRequests: "-1", AnnotationMaxRequests: "lots", AnnotationSlowStart: "0s"},
+			ann: map[string]string{api.AnnotationL7HealthCheck: "http", api.AnnotationL7OutlierDetection: "no", api.AnnotationL7MaxConnections: "0",
+				api.AnnotationL7MaxPendingRequests: "-1", api.AnnotationL7MaxRequests: "lots", api.AnnotationL7SlowStart: "0s"},
 			problems: []string{
 				`Service web/shop: annotation tlb.io/l7-health-check: want "http:/path", "tcp", "grpc" or "grpc:service.Name", got "http"`,
 				`Service web/shop: annotation tlb.io/l7-outlier-detection: "no" is not a boolean; set "false" to turn outlier detection off`,
@@ -58,29 +59,29 @@ func TestHealthAnnotations(t *testing.T) {
 			},
 		},
 		"interval without a check": {
-			ann:      map[string]string{AnnotationHealthCheckInterval: "10s"},
+			ann:      map[string]string{api.AnnotationL7HealthCheckInterval: "10s"},
 			problems: []string{`Service web/shop: annotation tlb.io/l7-health-check-interval: needs tlb.io/l7-health-check: there is no health check to time`},
 		},
 		"bad interval": {
-			ann:      map[string]string{AnnotationHealthCheck: "tcp", AnnotationHealthCheckInterval: "often"},
+			ann:      map[string]string{api.AnnotationL7HealthCheck: "tcp", api.AnnotationL7HealthCheckInterval: "often"},
 			problems: []string{`Service web/shop: annotation tlb.io/l7-health-check-interval: want a positive duration such as "10s", got "often"`},
 		},
 		"odd compact forms": {
-			ann:      map[string]string{AnnotationHealthCheck: "tcp:9000"},
+			ann:      map[string]string{api.AnnotationL7HealthCheck: "tcp:9000"},
 			problems: []string{`Service web/shop: annotation tlb.io/l7-health-check: want "http:/path", "tcp", "grpc" or "grpc:service.Name", got "tcp:9000"`},
 		},
 		"a path the model refuses is named by its annotation": {
-			ann:      map[string]string{AnnotationHealthCheck: "http:/healthz?full=1"},
+			ann:      map[string]string{api.AnnotationL7HealthCheck: "http:/healthz?full=1"},
 			problems: []string{`Service web/shop: annotation tlb.io/l7-health-check: "/healthz?full=1": a path has no spaces, query or fragment`},
 		},
 		"slow start with a sticky route is not possible by annotation; ring hash comes only from the DSL": {
-			ann:  map[string]string{AnnotationSlowStart: "1m"},
+			ann:  map[string]string{api.AnnotationL7SlowStart: "1m"},
 			want: model.Upstream{SlowStart: time.Minute},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ann := map[string]string{AnnotationL7: "true"}
+			ann := map[string]string{api.AnnotationL7: "true"}
 			for k, v := range tc.ann {
 				ann[k] = v
 			}
@@ -107,9 +108,9 @@ func TestHealthAnnotations(t *testing.T) {
 // TestHealthAnnotationsMatchDSL: the annotations and the DSL keys they
 // stand for give the same model upstream.
 func TestHealthAnnotationsMatchDSL(t *testing.T) {
-	ann := map[string]string{AnnotationL7: "true", AnnotationHealthCheck: "http:/healthz", AnnotationHealthCheckInterval: "10s",
-		AnnotationOutlierDetection: "false", AnnotationMaxConnections: "100", AnnotationMaxPendingRequests: "10",
-		AnnotationMaxRequests: "200", AnnotationSlowStart: "30s"}
+	ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7HealthCheck: "http:/healthz", api.AnnotationL7HealthCheckInterval: "10s",
+		api.AnnotationL7OutlierDetection: "false", api.AnnotationL7MaxConnections: "100", api.AnnotationL7MaxPendingRequests: "10",
+		api.AnnotationL7MaxRequests: "200", api.AnnotationL7SlowStart: "30s"}
 	b, _, ps := BuildService(service("web", "shop", ann, "", port("http", 80)), nil, nil, testNow)
 	if len(ps) > 0 {
 		t.Fatal(ps)
@@ -138,8 +139,8 @@ func FuzzParseHealth(f *testing.F) {
 		f.Add(s[0], s[1], s[2], s[3], s[4])
 	}
 	f.Fuzz(func(t *testing.T, check, interval, outlier, limit, slow string) {
-		ann := map[string]string{AnnotationL7: "true", AnnotationHealthCheck: check, AnnotationHealthCheckInterval: interval,
-			AnnotationOutlierDetection: outlier, AnnotationMaxConnections: limit, AnnotationMaxRequests: limit, AnnotationSlowStart: slow}
+		ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7HealthCheck: check, api.AnnotationL7HealthCheckInterval: interval,
+			api.AnnotationL7OutlierDetection: outlier, api.AnnotationL7MaxConnections: limit, api.AnnotationL7MaxRequests: limit, api.AnnotationL7SlowStart: slow}
 		b, _, ps := BuildService(service("ns", "svc", ann, "", corev1.ServicePort{Name: "http", Port: 80}), nil, nil, testNow)
 		for _, p := range ps {
 			if p.Annotation == "" && p.Field == "" {

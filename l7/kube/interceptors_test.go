@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -13,7 +14,7 @@ import (
 // chain, in order; a bad value is a problem naming the annotation and the
 // field, and the Service is not served.
 func TestInterceptorsAnnotation(t *testing.T) {
-	ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: `[{"type":"sessionInterceptor","cookie":"sid"},{"type":"csrfInterceptor"}]`}
+	ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7Interceptors: `[{"type":"sessionInterceptor","cookie":"sid"},{"type":"csrfInterceptor"}]`}
 	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 	if len(ps) > 0 {
 		t.Fatal(ps)
@@ -23,10 +24,10 @@ func TestInterceptorsAnnotation(t *testing.T) {
 		t.Fatalf("chain = %+v", c)
 	}
 
-	ann[AnnotationInterceptors] = `[{"type":"sessionInterceptor","timeout":"soon"}]`
+	ann[api.AnnotationL7Interceptors] = `[{"type":"sessionInterceptor","timeout":"soon"}]`
 	_, _, ps = BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
-	if len(ps) == 0 || ps[0].Annotation != AnnotationInterceptors || !strings.Contains(ps[0].Msg, "interceptors[0].timeout") {
-		t.Fatalf("problems = %+v, want one on %s naming interceptors[0].timeout", ps, AnnotationInterceptors)
+	if len(ps) == 0 || ps[0].Annotation != api.AnnotationL7Interceptors || !strings.Contains(ps[0].Msg, "interceptors[0].timeout") {
+		t.Fatalf("problems = %+v, want one on %s naming interceptors[0].timeout", ps, api.AnnotationL7Interceptors)
 	}
 }
 
@@ -41,13 +42,13 @@ func TestInterceptorsAnnotationNamesOnlyDeclarations(t *testing.T) {
 		`[{"type":"basicAuth","usersFile":"/dev/zero"}]`:                                                    "interceptors[0].usersFile: a Kubernetes object may not name a file",
 		`[{"type":"basicAuth","usersFile":"/etc/shadow","realm":"x"}]`:                                      "interceptors[0].usersFile:",
 	} {
-		ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: value}
+		ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7Interceptors: value}
 		_, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
-		if len(ps) != 1 || ps[0].Annotation != AnnotationInterceptors || !strings.Contains(ps[0].Msg, want) {
-			t.Errorf("%s: problems %+v, want one on %s saying %q", value, ps, AnnotationInterceptors, want)
+		if len(ps) != 1 || ps[0].Annotation != api.AnnotationL7Interceptors || !strings.Contains(ps[0].Msg, want) {
+			t.Errorf("%s: problems %+v, want one on %s saying %q", value, ps, api.AnnotationL7Interceptors, want)
 		}
 	}
-	ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: `[{"type":"external","id":"x","endpoint":"audit"},{"type":"basicAuth","users":"ops"}]`}
+	ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7Interceptors: `[{"type":"external","id":"x","endpoint":"audit"},{"type":"basicAuth","users":"ops"}]`}
 	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 	if len(ps) != 0 || b.Service.Routes[0].Interceptors[0].Endpoint != "audit" || b.Service.Routes[0].Interceptors[1].Users != "ops" {
 		t.Errorf("declared names: problems %+v, chain %+v", ps, b.Service.Routes[0].Interceptors)
@@ -57,7 +58,7 @@ func TestInterceptorsAnnotationNamesOnlyDeclarations(t *testing.T) {
 // TestCORSAnnotation: tlb.io/l7-cors gives the Service the DSL's policy;
 // unknown keys and bad values are problems, the Service is not served.
 func TestCORSAnnotation(t *testing.T) {
-	ann := map[string]string{AnnotationL7: "true", AnnotationCORS: `{"allowOrigins":["https://app.example.com"],"allowMethods":["GET","POST"],"allowCredentials":true,"maxAge":"10m"}`}
+	ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7CORS: `{"allowOrigins":["https://app.example.com"],"allowMethods":["GET","POST"],"allowCredentials":true,"maxAge":"10m"}`}
 	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 	if len(ps) > 0 {
 		t.Fatal(ps)
@@ -67,7 +68,7 @@ func TestCORSAnnotation(t *testing.T) {
 		t.Fatalf("cors = %+v", c)
 	}
 	for _, bad := range []string{`{"allowOrigin":["*"]}`, `{"allowOrigins":["*"],"allowCredentials":true}`, `{"allowOrigins":["*"],"maxAge":"soon"}`, `nope`} {
-		ann[AnnotationCORS] = bad
+		ann[api.AnnotationL7CORS] = bad
 		_, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 		if len(ps) == 0 {
 			t.Errorf("%s accepted", bad)
@@ -81,7 +82,7 @@ func FuzzAnnotationsJSON(f *testing.F) {
 	f.Add(`[{"type":"sessionInterceptor"}]`, `{"allowOrigins":["*"]}`)
 	f.Add(`[{"type":"external","id":"x","transport":"grpc","address":"a:1"}]`, `{"allowOrigins":["https://a.example.com"],"maxAge":"1m"}`)
 	f.Fuzz(func(t *testing.T, interceptors, cors string) {
-		ann := map[string]string{AnnotationL7: "true", AnnotationInterceptors: interceptors, AnnotationCORS: cors}
+		ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7Interceptors: interceptors, api.AnnotationL7CORS: cors}
 		b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 		if len(ps) == 0 {
 			if err := model.CheckService(b.Service); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -70,27 +71,27 @@ func annotationFor(field string) string {
 	case responseAnnotation(field) != "":
 		return responseAnnotation(field)
 	case strings.Contains(field, ".healthCheck.interval"):
-		return AnnotationHealthCheckInterval
+		return api.AnnotationL7HealthCheckInterval
 	case strings.Contains(field, ".healthCheck"):
-		return AnnotationHealthCheck
+		return api.AnnotationL7HealthCheck
 	case strings.Contains(field, ".outlierDetection"):
-		return AnnotationOutlierDetection
+		return api.AnnotationL7OutlierDetection
 	case strings.HasSuffix(field, ".circuitBreakers.maxConnections"):
-		return AnnotationMaxConnections
+		return api.AnnotationL7MaxConnections
 	case strings.HasSuffix(field, ".circuitBreakers.maxPendingRequests"):
-		return AnnotationMaxPendingRequests
+		return api.AnnotationL7MaxPendingRequests
 	case strings.HasSuffix(field, ".circuitBreakers.maxRequests"):
-		return AnnotationMaxRequests
+		return api.AnnotationL7MaxRequests
 	case strings.HasSuffix(field, ".slowStart"):
-		return AnnotationSlowStart
+		return api.AnnotationL7SlowStart
 	case strings.HasPrefix(field, "hosts"), strings.Contains(field, ".sni"):
-		return AnnotationHosts
+		return api.AnnotationL7Hosts
 	case field == "group":
-		return AnnotationGroup
+		return api.AnnotationL7Group
 	case strings.HasSuffix(field, ".prefix"):
-		return AnnotationPathPrefix
+		return api.AnnotationL7PathPrefix
 	case strings.HasSuffix(field, ".timeout"):
-		return AnnotationTimeout
+		return api.AnnotationL7Timeout
 	}
 	return ""
 }

@@ -5,37 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
-)
-
-// The Service annotations of the response functions: each is the DSL key
-// of the same name, as strict JSON (unknown keys are errors), checked
-// with the service by model.CheckService.
-const (
-	// AnnotationRequestHeaders changes the headers sent upstream (DSL
-	// requestHeaders), e.g. `{"set":{"x-env":"prod"},"remove":["x-debug"]}`.
-	AnnotationRequestHeaders = "tlb.io/l7-request-headers"
-	// AnnotationResponseHeaders changes the headers sent to clients (DSL
-	// responseHeaders), e.g. `{"set":{"x-frame-options":"DENY"}}`.
-	AnnotationResponseHeaders = "tlb.io/l7-response-headers"
-	// AnnotationHSTS changes the strict-transport-security header of an
-	// HTTPS listener (DSL hsts), e.g. `{"maxAge":"8760h","includeSubDomains":true}`
-	// or `{"disabled":true}`.
-	AnnotationHSTS = "tlb.io/l7-hsts"
-	// AnnotationErrorPages replaces the bodies of chosen statuses (DSL
-	// errorPages), e.g. `[{"statuses":[503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`.
-	AnnotationErrorPages = "tlb.io/l7-error-pages"
-	// AnnotationMaintenance answers every request from the gateway while
-	// enabled (DSL maintenance), e.g. `{"enabled":true,"retryAfter":"10m"}`.
-	AnnotationMaintenance = "tlb.io/l7-maintenance"
-	// AnnotationDirectResponse makes the Service's route answer itself
-	// (DSL routes[0].directResponse; the route then has no target), e.g.
-	// `{"status":200,"body":"ok"}`.
-	AnnotationDirectResponse = "tlb.io/l7-direct-response"
-	// AnnotationRedirectHTTPS "true" makes the Service's route answer 301
-	// to https:// on HTTP listeners (DSL redirectHTTPS).
-	AnnotationRedirectHTTPS = "tlb.io/l7-redirect-https"
 )
 
 // responseIntent is what the response annotations ask for.
@@ -67,32 +39,32 @@ func parseResponses(ann map[string]string, bad func(annotation, msg string)) res
 	}
 	var out responseIntent
 	sr := &model.ServiceResponses{}
-	set := decode(AnnotationRequestHeaders, `{"set":{"x-env":"prod"},"remove":["x-debug"]}`, &d.req)
-	if decode(AnnotationResponseHeaders, `{"set":{"x-frame-options":"DENY"}}`, &d.resp) {
+	set := decode(api.AnnotationL7RequestHeaders, `{"set":{"x-env":"prod"},"remove":["x-debug"]}`, &d.req)
+	if decode(api.AnnotationL7ResponseHeaders, `{"set":{"x-frame-options":"DENY"}}`, &d.resp) {
 		set = true
 	}
 	if d.req != nil || d.resp != nil {
 		sr.Headers = &model.HeaderRules{Request: d.req.ToModel(), Response: d.resp.ToModel()}
 	}
-	if decode(AnnotationHSTS, `{"maxAge":"8760h","includeSubDomains":true}`, &d.hsts) && d.hsts != nil {
-		sr.HSTS = d.hsts.ToModel("hsts", func(f, msg string) { bad(AnnotationHSTS, f+": "+msg) })
+	if decode(api.AnnotationL7HSTS, `{"maxAge":"8760h","includeSubDomains":true}`, &d.hsts) && d.hsts != nil {
+		sr.HSTS = d.hsts.ToModel("hsts", func(f, msg string) { bad(api.AnnotationL7HSTS, f+": "+msg) })
 		set = true
 	}
-	if decode(AnnotationErrorPages, `[{"statuses":[503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`, &d.pages) {
+	if decode(api.AnnotationL7ErrorPages, `[{"statuses":[503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`, &d.pages) {
 		sr.ErrorPages = dsl.ErrorPagesModel(d.pages)
 		set = true
 	}
-	if decode(AnnotationMaintenance, `{"enabled":true,"retryAfter":"10m"}`, &d.maint) && d.maint != nil {
-		sr.Maintenance = d.maint.ToModel("maintenance", func(f, msg string) { bad(AnnotationMaintenance, f+": "+msg) })
+	if decode(api.AnnotationL7Maintenance, `{"enabled":true,"retryAfter":"10m"}`, &d.maint) && d.maint != nil {
+		sr.Maintenance = d.maint.ToModel("maintenance", func(f, msg string) { bad(api.AnnotationL7Maintenance, f+": "+msg) })
 		set = true
 	}
-	if decode(AnnotationDirectResponse, `{"status":200,"body":"ok"}`, &d.direct) {
+	if decode(api.AnnotationL7DirectResponse, `{"status":200,"body":"ok"}`, &d.direct) {
 		out.direct = d.direct.ToModel()
 	}
-	if v, ok := ann[AnnotationRedirectHTTPS]; ok {
+	if v, ok := ann[api.AnnotationL7RedirectHTTPS]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			bad(AnnotationRedirectHTTPS, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v))
+			bad(api.AnnotationL7RedirectHTTPS, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v))
 		}
 		sr.RedirectHTTPS = b
 		set = true
@@ -117,9 +89,9 @@ func (in responseIntent) apply(s *model.Service) {
 // annotation, or "".
 func responseAnnotation(field string) string {
 	for prefix, a := range map[string]string{
-		"requestHeaders": AnnotationRequestHeaders, "responseHeaders": AnnotationResponseHeaders,
-		"hsts": AnnotationHSTS, "errorPages": AnnotationErrorPages, "maintenance": AnnotationMaintenance,
-		"routes[0].directResponse": AnnotationDirectResponse,
+		"requestHeaders": api.AnnotationL7RequestHeaders, "responseHeaders": api.AnnotationL7ResponseHeaders,
+		"hsts": api.AnnotationL7HSTS, "errorPages": api.AnnotationL7ErrorPages, "maintenance": api.AnnotationL7Maintenance,
+		"routes[0].directResponse": api.AnnotationL7DirectResponse,
 	} {
 		if field == prefix || strings.HasPrefix(field, prefix+".") || strings.HasPrefix(field, prefix+"[") {
 			return a

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -14,13 +15,13 @@ import (
 // DSL's setting; a direct response replaces the route's target.
 func TestResponseAnnotations(t *testing.T) {
 	ann := map[string]string{
-		AnnotationL7:              "true",
-		AnnotationRequestHeaders:  `{"set":{"x-env":"prod"},"remove":["x-debug"]}`,
-		AnnotationResponseHeaders: `{"add":{"x-served-by":"tlb"}}`,
-		AnnotationHSTS:            `{"maxAge":"8760h","includeSubDomains":true,"preload":true}`,
-		AnnotationErrorPages:      `[{"statuses":[502,503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`,
-		AnnotationMaintenance:     `{"enabled":true,"retryAfter":"10m"}`,
-		AnnotationRedirectHTTPS:   "true",
+		api.AnnotationL7:                "true",
+		api.AnnotationL7RequestHeaders:  `{"set":{"x-env":"prod"},"remove":["x-debug"]}`,
+		api.AnnotationL7ResponseHeaders: `{"add":{"x-served-by":"tlb"}}`,
+		api.AnnotationL7HSTS:            `{"maxAge":"8760h","includeSubDomains":true,"preload":true}`,
+		api.AnnotationL7ErrorPages:      `[{"statuses":[502,503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`,
+		api.AnnotationL7Maintenance:     `{"enabled":true,"retryAfter":"10m"}`,
+		api.AnnotationL7RedirectHTTPS:   "true",
 	}
 	b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 	if len(ps) > 0 {
@@ -40,7 +41,7 @@ func TestResponseAnnotations(t *testing.T) {
 		t.Fatalf("maintenance = %+v, redirect %v", m, sr.RedirectHTTPS)
 	}
 
-	ann = map[string]string{AnnotationL7: "true", AnnotationDirectResponse: `{"status":200,"body":"ok"}`}
+	ann = map[string]string{api.AnnotationL7: "true", api.AnnotationL7DirectResponse: `{"status":200,"body":"ok"}`}
 	b, _, ps = BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 	if len(ps) > 0 {
 		t.Fatal(ps)
@@ -48,7 +49,7 @@ func TestResponseAnnotations(t *testing.T) {
 	if r := b.Service.Routes[0]; len(r.Targets) != 0 || model.DirectResponseOf(r).Body != "ok" {
 		t.Fatalf("route = %+v", r)
 	}
-	b, _, _ = BuildService(service("ns", "svc", map[string]string{AnnotationL7: "true"}, "203.0.113.1", port("http", 80)), nil, nil, testNow)
+	b, _, _ = BuildService(service("ns", "svc", map[string]string{api.AnnotationL7: "true"}, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 	if b.Service.Responses != nil || b.Service.Routes[0].Responses != nil {
 		t.Fatal("a Service without response annotations got response settings")
 	}
@@ -58,22 +59,22 @@ func TestResponseAnnotations(t *testing.T) {
 // naming the annotation (and the key at fault); the Service is not served.
 func TestResponseAnnotationErrors(t *testing.T) {
 	for name, tc := range map[string]struct{ annotation, value, want string }{
-		"unknown key":      {AnnotationHSTS, `{"maxAge":"1h","subdomains":true}`, `unknown field "subdomains"`},
-		"trailing data":    {AnnotationHSTS, `{} {}`, "data after the JSON value"},
-		"hsts duration":    {AnnotationHSTS, `{"maxAge":"soon"}`, "hsts.maxAge: want a positive duration"},
-		"preload":          {AnnotationHSTS, `{"preload":true}`, "hsts.preload: preload needs includeSubDomains"},
-		"pseudo header":    {AnnotationRequestHeaders, `{"set":{":authority":"x"}}`, `requestHeaders.set.:authority: ":authority" is a pseudo-header`},
-		"host":             {AnnotationRequestHeaders, `{"remove":["host"]}`, `requestHeaders.remove[0]: "host" cannot be changed`},
-		"hop-by-hop":       {AnnotationResponseHeaders, `{"set":{"transfer-encoding":"chunked"}}`, "hop-by-hop"},
-		"page status":      {AnnotationErrorPages, `[{"statuses":[200],"body":"x"}]`, "errorPages[0].statuses[0]: want an error status"},
-		"page not a list":  {AnnotationErrorPages, `{"statuses":[503]}`, "cannot unmarshal"},
-		"maintenance":      {AnnotationMaintenance, `{"enabled":true,"status":42}`, "maintenance.status: want 200..599"},
-		"retry after":      {AnnotationMaintenance, `{"enabled":true,"retryAfter":"-1s"}`, "maintenance.retryAfter: want a positive duration"},
-		"direct status":    {AnnotationDirectResponse, `{"status":99}`, "routes[0].directResponse.status: want 200..599"},
-		"redirect boolean": {AnnotationRedirectHTTPS, "yes", "not a boolean"},
+		"unknown key":      {api.AnnotationL7HSTS, `{"maxAge":"1h","subdomains":true}`, `unknown field "subdomains"`},
+		"trailing data":    {api.AnnotationL7HSTS, `{} {}`, "data after the JSON value"},
+		"hsts duration":    {api.AnnotationL7HSTS, `{"maxAge":"soon"}`, "hsts.maxAge: want a positive duration"},
+		"preload":          {api.AnnotationL7HSTS, `{"preload":true}`, "hsts.preload: preload needs includeSubDomains"},
+		"pseudo header":    {api.AnnotationL7RequestHeaders, `{"set":{":authority":"x"}}`, `requestHeaders.set.:authority: ":authority" is a pseudo-header`},
+		"host":             {api.AnnotationL7RequestHeaders, `{"remove":["host"]}`, `requestHeaders.remove[0]: "host" cannot be changed`},
+		"hop-by-hop":       {api.AnnotationL7ResponseHeaders, `{"set":{"transfer-encoding":"chunked"}}`, "hop-by-hop"},
+		"page status":      {api.AnnotationL7ErrorPages, `[{"statuses":[200],"body":"x"}]`, "errorPages[0].statuses[0]: want an error status"},
+		"page not a list":  {api.AnnotationL7ErrorPages, `{"statuses":[503]}`, "cannot unmarshal"},
+		"maintenance":      {api.AnnotationL7Maintenance, `{"enabled":true,"status":42}`, "maintenance.status: want 200..599"},
+		"retry after":      {api.AnnotationL7Maintenance, `{"enabled":true,"retryAfter":"-1s"}`, "maintenance.retryAfter: want a positive duration"},
+		"direct status":    {api.AnnotationL7DirectResponse, `{"status":99}`, "routes[0].directResponse.status: want 200..599"},
+		"redirect boolean": {api.AnnotationL7RedirectHTTPS, "yes", "not a boolean"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ann := map[string]string{AnnotationL7: "true", tc.annotation: tc.value}
+			ann := map[string]string{api.AnnotationL7: "true", tc.annotation: tc.value}
 			_, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 			if len(ps) == 0 || ps[0].Annotation != tc.annotation || !strings.Contains(ps[0].Msg, tc.want) ||
 				!strings.Contains(ps[0].Error(), "Service ns/svc: annotation "+tc.annotation) {
@@ -86,8 +87,8 @@ func TestResponseAnnotationErrors(t *testing.T) {
 // TestBadResponseAnnotationLeavesOthersServed: Build serves the good
 // Service and leaves out only the one with a bad annotation.
 func TestBadResponseAnnotationLeavesOthersServed(t *testing.T) {
-	good := service("ns", "good", map[string]string{AnnotationL7: "true", AnnotationMaintenance: `{"enabled":true}`}, "203.0.113.1", port("http", 80))
-	bad := service("ns", "bad", map[string]string{AnnotationL7: "true", AnnotationMaintenance: `{"enabled":true,"status":1}`}, "203.0.113.2", port("http", 80))
+	good := service("ns", "good", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Maintenance: `{"enabled":true}`}, "203.0.113.1", port("http", 80))
+	bad := service("ns", "bad", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Maintenance: `{"enabled":true,"status":1}`}, "203.0.113.2", port("http", 80))
 	built, ps := Build([]*corev1.Service{good, bad}, nil, nil, testNow)
 	if _, ok := built["ns/good"]; !ok || len(built) != 1 || len(ps) != 1 || ps[0].Name != "bad" {
 		t.Fatalf("built %v, problems %v", built, ps)
@@ -100,8 +101,8 @@ func FuzzResponseAnnotations(f *testing.F) {
 	f.Add(`{"set":{"x-a":"b"}}`, `{"maxAge":"1h"}`, `[{"statuses":[503],"body":"x"}]`, `{"enabled":true}`)
 	f.Add(`{"remove":["host"]}`, `{"disabled":true}`, `[]`, `{"enabled":false,"status":200}`)
 	f.Fuzz(func(t *testing.T, headers, hsts, pages, maintenance string) {
-		ann := map[string]string{AnnotationL7: "true", AnnotationRequestHeaders: headers, AnnotationHSTS: hsts,
-			AnnotationErrorPages: pages, AnnotationMaintenance: maintenance}
+		ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7RequestHeaders: headers, api.AnnotationL7HSTS: hsts,
+			api.AnnotationL7ErrorPages: pages, api.AnnotationL7Maintenance: maintenance}
 		b, _, ps := BuildService(service("ns", "svc", ann, "203.0.113.1", port("http", 80)), nil, nil, testNow)
 		if len(ps) == 0 {
 			if err := model.CheckService(b.Service); err != nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestSourcePublishesOnlyChanges(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	svc := service("web", "shop", map[string]string{AnnotationL7: "true"}, "", port("http", 80))
+	svc := service("web", "shop", map[string]string{api.AnnotationL7: "true"}, "", port("http", 80))
 	other := service("web", "plain", nil, "", port("http", 80))
 	sl := slice("web", "shop", "shop-a", "http", 8080, ep{addr: "198.18.0.10"})
 	client := fake.NewClientset(svc, other, sl)

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/tlscert"
 )
@@ -31,7 +32,7 @@ func standInSecrets(svcs []*corev1.Service, in gatewayapi.Inputs, s tlscert.Stan
 		return map[string][]byte{corev1.TLSCertKey: s.Chain, corev1.TLSPrivateKeyKey: s.Key}
 	}
 	for _, svc := range svcs {
-		if name := svc.Annotations[AnnotationTLSSecret]; name != "" {
+		if name := svc.Annotations[api.AnnotationL7TLSSecret]; name != "" {
 			add(svc.Namespace, name, tls())
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/tlscert"
 )
@@ -21,7 +22,7 @@ import (
 func TestStandInSourceReadsNoSecret(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	svc := service("web", "shop", map[string]string{AnnotationL7: "true", AnnotationHosts: "shop.example.com", AnnotationTLSSecret: "shop-tls"}, "203.0.113.10", port("https", 443))
+	svc := service("web", "shop", map[string]string{api.AnnotationL7: "true", api.AnnotationL7Hosts: "shop.example.com", api.AnnotationL7TLSSecret: "shop-tls"}, "203.0.113.10", port("https", 443))
 	client := fake.NewClientset(svc, tlsSecret("web", "shop-tls"))
 	standIn, err := tlscert.NewStandIn(time.Now())
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
 )
@@ -21,7 +22,7 @@ func TestTLSPolicyAnnotation(t *testing.T) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "t"}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: []byte(testChain), corev1.TLSPrivateKeyKey: []byte(testKey)}}
 	secrets := map[string]*corev1.Secret{"web/t": sec}
-	ann := map[string]string{AnnotationL7: "true", AnnotationHosts: "a.example.com", AnnotationTLSSecret: "t"}
+	ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7Hosts: "a.example.com", api.AnnotationL7TLSSecret: "t"}
 	build := func(ann map[string]string) (Built, []Problem) {
 		b, _, ps := BuildService(service("web", "shop", ann, "203.0.113.10", port("https", 443)), nil, secrets, testNow)
 		return b, ps
@@ -30,7 +31,7 @@ func TestTLSPolicyAnnotation(t *testing.T) {
 	if len(ps) > 0 || b.Gateway == nil || b.Gateway.Listeners[0].TLSPolicy != nil {
 		t.Fatalf("without the annotation: problems %v, gateway %+v; want an HTTPS listener with no policy", ps, b.Gateway)
 	}
-	ann[AnnotationTLSPolicy] = `{"minVersion":"1.2","cipherSuites":["ECDHE-ECDSA-AES128-GCM-SHA256"]}`
+	ann[api.AnnotationL7TLSPolicy] = `{"minVersion":"1.2","cipherSuites":["ECDHE-ECDSA-AES128-GCM-SHA256"]}`
 	b, ps = build(ann)
 	if len(ps) > 0 {
 		t.Fatal(ps)
@@ -45,15 +46,15 @@ func TestTLSPolicyAnnotation(t *testing.T) {
 		`{"minVersion":"1.3","maxVersion":"x"}`: "unknown field",
 		`nope`:                                  "want JSON",
 	} {
-		ann[AnnotationTLSPolicy] = v
+		ann[api.AnnotationL7TLSPolicy] = v
 		_, ps := build(ann)
-		if len(ps) != 1 || ps[0].Annotation != AnnotationTLSPolicy || !strings.Contains(ps[0].Error(), "web/shop") || !strings.Contains(ps[0].Msg, want) {
-			t.Errorf("%s: problems %v, want one on %s saying %q", v, ps, AnnotationTLSPolicy, want)
+		if len(ps) != 1 || ps[0].Annotation != api.AnnotationL7TLSPolicy || !strings.Contains(ps[0].Error(), "web/shop") || !strings.Contains(ps[0].Msg, want) {
+			t.Errorf("%s: problems %v, want one on %s saying %q", v, ps, api.AnnotationL7TLSPolicy, want)
 		}
 	}
-	delete(ann, AnnotationTLSSecret)
-	ann[AnnotationTLSPolicy] = `{"minVersion":"1.3"}`
-	if _, ps := build(ann); len(ps) != 1 || !strings.Contains(ps[0].Msg, "needs "+AnnotationTLSSecret) {
+	delete(ann, api.AnnotationL7TLSSecret)
+	ann[api.AnnotationL7TLSPolicy] = `{"minVersion":"1.3"}`
+	if _, ps := build(ann); len(ps) != 1 || !strings.Contains(ps[0].Msg, "needs "+api.AnnotationL7TLSSecret) {
 		t.Errorf("without a TLS Secret: %v", ps)
 	}
 }
@@ -65,7 +66,7 @@ func FuzzTLSPolicyAnnotation(f *testing.F) {
 	f.Add(`{"cipherSuites":["ECDHE-RSA-AES128-GCM-SHA256","ECDHE-RSA-AES128-GCM-SHA256"]}`)
 	f.Fuzz(func(t *testing.T, v string) {
 		var ps []string
-		p := parseTLSPolicy(map[string]string{AnnotationTLSPolicy: v}, "t", func(_, msg string) { ps = append(ps, msg) })
+		p := parseTLSPolicy(map[string]string{api.AnnotationL7TLSPolicy: v}, "t", func(_, msg string) { ps = append(ps, msg) })
 		if (p == nil) == (len(ps) == 0) {
 			t.Fatalf("policy %+v with problems %v", p, ps)
 		}
@@ -83,9 +84,9 @@ func TestKubeHTTPSListenerTLSParams(t *testing.T) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "t"}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: []byte(testChain), corev1.TLSPrivateKeyKey: []byte(testKey)}}
 	for policy, want := range map[string]tlsv3.TlsParameters_TlsProtocol{"": tlsv3.TlsParameters_TLSv1_2, `{"minVersion":"1.3"}`: tlsv3.TlsParameters_TLSv1_3} {
-		ann := map[string]string{AnnotationL7: "true", AnnotationHosts: "a.example.com", AnnotationTLSSecret: "t"}
+		ann := map[string]string{api.AnnotationL7: "true", api.AnnotationL7Hosts: "a.example.com", api.AnnotationL7TLSSecret: "t"}
 		if policy != "" {
-			ann[AnnotationTLSPolicy] = policy
+			ann[api.AnnotationL7TLSPolicy] = policy
 		}
 		b, _, ps := BuildService(service("web", "shop", ann, "203.0.113.10", port("https", 443)), nil, map[string]*corev1.Secret{"web/t": sec}, testNow)
 		if len(ps) > 0 {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/xds"
 )
@@ -26,46 +27,7 @@ type RouteTable struct {
 	// next publish (rows nil).
 	cfg      model.Config
 	problems []model.Problem
-	rows     []RouteRow
-}
-
-// RouteRow is one route as a gateway listener serves it.
-type RouteRow struct {
-	Gateway  string `json:"gateway,omitempty"` // empty: proxyless clients only
-	Listener string `json:"listener,omitempty"`
-	VIP      string `json:"vip,omitempty"`
-	Port     uint32 `json:"port,omitempty"`
-	Protocol string `json:"protocol,omitempty"`
-	Host     string `json:"host"`
-	// Match is "prefix", "exact" or "regex"; Path is what it matches.
-	Match  string `json:"match"`
-	Path   string `json:"path"`
-	Method string `json:"method,omitempty"`
-	// Service is the service's name, Namespace its owner (empty for the
-	// DSL), Origin where it came from (a file, or namespace/name).
-	Service   string `json:"service"`
-	Namespace string `json:"namespace,omitempty"`
-	Origin    string `json:"origin"`
-	// Source is "dsl" for the operator's files, "kubernetes" otherwise
-	// (Service annotations, Gateway API routes).
-	Source    string          `json:"source"`
-	Upstreams []RouteUpstream `json:"upstreams,omitempty"`
-	// Redirect is set when the route answers with a redirect instead.
-	Redirect bool `json:"redirect,omitempty"`
-}
-
-// RouteUpstream is an upstream a route sends traffic to, with its weight
-// and its endpoints' addresses.
-type RouteUpstream struct {
-	Name      string   `json:"name"`
-	Weight    uint32   `json:"weight"`
-	Endpoints []string `json:"endpoints,omitempty"`
-}
-
-// Routes is the body of GET /routes.
-type Routes struct {
-	Group  string     `json:"group"`
-	Routes []RouteRow `json:"routes"`
+	rows     []api.RouteRow
 }
 
 // NewRouteTable returns an empty table of group's routes.
@@ -82,13 +44,13 @@ func (t *RouteTable) Set(cfg model.Config, rep xds.Report) {
 
 // current returns the table's rows, made on first use after a Set;
 // callers only read them.
-func (t *RouteTable) current() []RouteRow {
+func (t *RouteTable) current() []api.RouteRow {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rows == nil {
 		t.rows = RouteRows(t.cfg, t.problems)
 		if t.rows == nil {
-			t.rows = []RouteRow{}
+			t.rows = []api.RouteRow{}
 		}
 	}
 	return t.rows
@@ -116,14 +78,14 @@ func (t *RouteTable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	body := Routes{Group: t.group, Routes: t.current()}
+	body := api.Routes{Group: t.group, Routes: t.current()}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
 }
 
 // RouteRows flattens cfg into rows sorted by VIP, port, host and path,
 // without the services problems says were rejected.
-func RouteRows(cfg model.Config, problems []model.Problem) []RouteRow {
+func RouteRows(cfg model.Config, problems []model.Problem) []api.RouteRow {
 	type key struct{ gateway, listener string }
 	listeners := map[key]model.Listener{}
 	for _, g := range cfg.Gateways {
@@ -131,7 +93,7 @@ func RouteRows(cfg model.Config, problems []model.Problem) []RouteRow {
 			listeners[key{g.Name, l.Name}] = l
 		}
 	}
-	var rows []RouteRow
+	var rows []api.RouteRow
 	for _, s := range cfg.Services {
 		if slices.ContainsFunc(problems, func(p model.Problem) bool {
 			return p.Rejected && p.Kind == "service" && p.Name == s.Name && p.Origin == s.Origin
@@ -143,7 +105,7 @@ func RouteRows(cfg model.Config, problems []model.Problem) []RouteRow {
 			refs = []model.ListenerRef{{}}
 		}
 		for _, ref := range refs {
-			base := RouteRow{Gateway: ref.Gateway, Listener: ref.Listener, Service: s.Name, Namespace: s.Namespace,
+			base := api.RouteRow{Gateway: ref.Gateway, Listener: ref.Listener, Service: s.Name, Namespace: s.Namespace,
 				Origin: string(s.Origin), Source: sourceOf(s)}
 			if l, ok := listeners[key{ref.Gateway, ref.Listener}]; ok {
 				base.VIP, base.Port, base.Protocol = l.VIP.String(), l.Port, string(l.Protocol)
@@ -159,7 +121,7 @@ func RouteRows(cfg model.Config, problems []model.Problem) []RouteRow {
 			}
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b RouteRow) int {
+	slices.SortStableFunc(rows, func(a, b api.RouteRow) int {
 		return cmp.Or(cmp.Compare(a.VIP, b.VIP), cmp.Compare(a.Port, b.Port), cmp.Compare(a.Host, b.Host),
 			cmp.Compare(a.Path, b.Path), cmp.Compare(a.Gateway, b.Gateway), cmp.Compare(a.Listener, b.Listener))
 	})
@@ -186,10 +148,10 @@ func pathMatch(r model.Route) (string, string) {
 	}
 }
 
-func upstreams(s model.Service, r model.Route) []RouteUpstream {
-	var out []RouteUpstream
+func upstreams(s model.Service, r model.Route) []api.RouteUpstream {
+	var out []api.RouteUpstream
 	for _, t := range r.Targets {
-		u := RouteUpstream{Name: t.Upstream, Weight: t.Weight}
+		u := api.RouteUpstream{Name: t.Upstream, Weight: t.Weight}
 		for _, up := range s.Upstreams {
 			if up.Name != t.Upstream {
 				continue

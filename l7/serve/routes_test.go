@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/xds"
 )
@@ -58,17 +59,17 @@ func TestRouteTableServesWhatWasPublished(t *testing.T) {
 	if strings.Contains(rec.Body.String(), "KEY-MATERIAL") {
 		t.Error("/routes shows key material")
 	}
-	var got Routes
+	var got api.Routes
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := Routes{Group: "edge", Routes: []RouteRow{
+	want := api.Routes{Group: "edge", Routes: []api.RouteRow{
 		{Gateway: "edge", Listener: "http", VIP: "203.0.113.10", Port: 80, Protocol: "HTTP", Host: "www.example.com", Match: "prefix", Path: "/api",
 			Service: "web", Namespace: "shop", Origin: "shop/web", Source: "kubernetes", Redirect: true},
 		{Gateway: "edge", Listener: "https", VIP: "203.0.113.10", Port: 443, Protocol: "HTTPS", Host: "shop.example.com", Match: "prefix", Path: "/",
-			Service: "shop", Origin: "shop.tlb", Source: "dsl", Upstreams: []RouteUpstream{{Name: "web", Weight: 90, Endpoints: []string{"10.0.0.1:8080"}}, {Name: "canary", Weight: 10}}},
+			Service: "shop", Origin: "shop.tlb", Source: "dsl", Upstreams: []api.RouteUpstream{{Name: "web", Weight: 90, Endpoints: []string{"10.0.0.1:8080"}}, {Name: "canary", Weight: 10}}},
 		{Gateway: "edge", Listener: "https", VIP: "203.0.113.10", Port: 443, Protocol: "HTTPS", Host: "shop.example.com", Match: "exact", Path: "/healthz", Method: "GET",
-			Service: "shop", Origin: "shop.tlb", Source: "dsl", Upstreams: []RouteUpstream{{Name: "web", Weight: 1, Endpoints: []string{"10.0.0.1:8080"}}}},
+			Service: "shop", Origin: "shop.tlb", Source: "dsl", Upstreams: []api.RouteUpstream{{Name: "web", Weight: 1, Endpoints: []string{"10.0.0.1:8080"}}}},
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("GET /routes\n got %+v\nwant %+v", got, want)

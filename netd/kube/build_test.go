@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/netd/model"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/kube/kubetest"
@@ -19,7 +19,7 @@ import (
 func l4(name, group string) v1alpha1.L4Cluster {
 	c := v1alpha1.L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if group != "" {
-		c.Labels = map[string]string{tlbkube.LabelGatewayGroup: group}
+		c.Labels = map[string]string{api.LabelGatewayGroup: group}
 	}
 	return c
 }
@@ -31,19 +31,19 @@ func pool(name, cluster string, cidrs ...string) v1alpha1.VIPPool {
 func node(name string, gateway bool, group string) *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
 	if gateway {
-		n.Labels[tlbkube.LabelGateway] = "true"
+		n.Labels[api.LabelGateway] = "true"
 	}
 	if group != "" {
-		n.Labels[tlbkube.LabelGatewayGroup] = group
+		n.Labels[api.LabelGatewayGroup] = group
 	}
 	return n
 }
 
 func svc(name, cluster string, vips ...string) *corev1.Service {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	s := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, CreationTimestamp: metav1.NewTime(time.Unix(1e9, 0)),
-			Annotations: map[string]string{ipam.AnnotationAssignedL4Cluster: cluster}},
+			Annotations: map[string]string{api.AnnotationAssignedL4Cluster: cluster}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, LoadBalancerClass: &class, Ports: []corev1.ServicePort{{Port: 80}}},
 	}
 	for _, v := range vips {
@@ -71,11 +71,11 @@ func TestBuildGateway(t *testing.T) {
 		svc("six", "east", "2001:db8::1"),
 	}
 	l7 := svc("front", "east", "203.0.113.20")
-	l7.Annotations[ipam.AnnotationL7] = "true"
+	l7.Annotations[api.AnnotationL7] = "true"
 	l7.Spec.Ports = []corev1.ServicePort{{Port: 443}, {Port: 80, Protocol: corev1.ProtocolTCP}, {Port: 443, Protocol: corev1.ProtocolUDP}, {Port: 8443}}
 	services = append(services, l7)
 	gwVIP := svc("shop-vip", "east", "203.0.113.30")
-	gwVIP.Labels = map[string]string{ipam.LabelOwningGateway: "team.shop"}
+	gwVIP.Labels = map[string]string{api.LabelOwningGateway: "team.shop"}
 	gwVIP.Spec.Ports = []corev1.ServicePort{{Name: "tcp-443", Port: 443, Protocol: corev1.ProtocolTCP}}
 	services = append(services, gwVIP)
 	listeners := map[uint16]uint16{443: 10443, 80: 10080}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/netd/model"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )

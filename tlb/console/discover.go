@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/tlbproject/tlb/api"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -25,8 +26,6 @@ const (
 	// PodNameGateway is LabelName's value on the gateway Pods, whose l7
 	// container serves the group's routes (GET /routes).
 	PodNameGateway = "tlb-gateway"
-	// LabelGatewayGroup is the gateway group of a gateway Pod.
-	LabelGatewayGroup = "tlb.io/gateway-group"
 	// MetricsPortName names the container port of their obs listener.
 	MetricsPortName = "metrics"
 
@@ -97,7 +96,7 @@ func (p PodDiscovery) Endpoints(ctx context.Context) ([]Endpoint, error) {
 			port = named
 		}
 		name := cmp.Or(pod.Spec.NodeName, pod.Name)
-		if g := pod.Labels[LabelGatewayGroup]; role == RoleL7 && g != "" {
+		if g := pod.Labels[api.LabelGatewayGroup]; role == RoleL7 && g != "" {
 			name += "/" + g // one gateway Pod per group on a node
 		}
 		out = append(out, Endpoint{Role: role, Name: name,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlbproject/tlb/api"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,7 +33,7 @@ func agentPod(ns, name, app, node, hostIP string, port int32) *corev1.Pod {
 // declares no port, so the l7 default (9480) is read.
 func gatewayPod(ns, name, node, hostIP, group string) *corev1.Pod {
 	pod := agentPod(ns, name, PodNameGateway, node, hostIP, 0)
-	pod.Labels[LabelGatewayGroup] = group
+	pod.Labels[api.LabelGatewayGroup] = group
 	return pod
 }
 

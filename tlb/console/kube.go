@@ -17,21 +17,13 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // GatewayResource is the Gateway API's Gateway, shown when its CRD exists.
 var GatewayResource = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
-
-// The L7 annotations the console shows (l7/kube documents them).
-const (
-	annL7Hosts      = "tlb.io/l7-hosts"
-	annL7Group      = "tlb.io/l7-group"
-	annL7PathPrefix = "tlb.io/l7-path-prefix"
-	annL7TLSSecret  = "tlb.io/l7-tls-secret"
-)
 
 // maxEvents bounds the Warning Events listed per page.
 const maxEvents = 500
@@ -122,14 +114,14 @@ func (k KubeSource) services(ctx context.Context) ([]Service, error) {
 // anything and never reach the page.
 func serviceOf(svc *corev1.Service) Service {
 	a := svc.Annotations
-	s := Service{Namespace: svc.Namespace, Name: svc.Name, Pool: a[ipam.AnnotationAssignedPool], L4Cluster: a[ipam.AnnotationAssignedL4Cluster]}
+	s := Service{Namespace: svc.Namespace, Name: svc.Name, Pool: a[api.AnnotationAssignedPool], L4Cluster: a[api.AnnotationAssignedL4Cluster]}
 	for _, in := range svc.Status.LoadBalancer.Ingress {
 		if in.IP != "" {
 			s.VIPs = append(s.VIPs, in.IP)
 		}
 	}
 	var req []string
-	for _, key := range []string{ipam.AnnotationEnvironment, ipam.AnnotationPool, ipam.AnnotationVIP} {
+	for _, key := range []string{api.AnnotationEnvironment, api.AnnotationPool, api.AnnotationVIP} {
 		if v, ok := a[key]; ok {
 			req = append(req, strings.TrimPrefix(key, "tlb.io/")+"="+v)
 		}
@@ -138,9 +130,9 @@ func serviceOf(svc *corev1.Service) Service {
 	for _, p := range svc.Spec.Ports {
 		s.Ports = append(s.Ports, strconv.Itoa(int(p.Port))+"/"+strings.ToLower(string(p.Protocol)))
 	}
-	if a[ipam.AnnotationL7] == "true" {
-		l7 := &L7Intent{Group: cmp.Or(a[annL7Group], "default"), PathPrefix: cmp.Or(a[annL7PathPrefix], "/"), TLSSecret: a[annL7TLSSecret]}
-		for _, h := range strings.Split(a[annL7Hosts], ",") {
+	if a[api.AnnotationL7] == "true" {
+		l7 := &L7Intent{Group: cmp.Or(a[api.AnnotationL7Group], "default"), PathPrefix: cmp.Or(a[api.AnnotationL7PathPrefix], "/"), TLSSecret: a[api.AnnotationL7TLSSecret]}
+		for _, h := range strings.Split(a[api.AnnotationL7Hosts], ",") {
 			if h = strings.TrimSpace(h); h != "" {
 				l7.Hosts = append(l7.Hosts, h)
 			}

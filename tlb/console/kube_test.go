@@ -15,7 +15,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 )
 
 const keyMaterial = "MC4CAQAwBQYDK2VwBCIEIKEY-MATERIAL-NEVER-SHOWN"

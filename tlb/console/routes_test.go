@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/serve"
 	"github.com/tlbproject/tlb/l7/xds"
@@ -40,9 +41,9 @@ func TestHTTPComponentsReadL7Routes(t *testing.T) {
 	if len(got) != 1 || got[0].Err != "" {
 		t.Fatalf("components %+v", got)
 	}
-	want := []L7Route{{Gateway: "edge", Listener: "https", VIP: "203.0.113.10", Port: 443, Protocol: "HTTPS", Host: "shop.example.com",
+	want := []api.RouteRow{{Gateway: "edge", Listener: "https", VIP: "203.0.113.10", Port: 443, Protocol: "HTTPS", Host: "shop.example.com",
 		Match: "prefix", Path: "/", Service: "shop", Origin: "shop.tlb", Source: "dsl",
-		Upstreams: []L7Upstream{{Name: "web", Weight: 1, Endpoints: []string{"10.0.0.1:8080"}}}}}
+		Upstreams: []api.RouteUpstream{{Name: "web", Weight: 1, Endpoints: []string{"10.0.0.1:8080"}}}}}
 	if !reflect.DeepEqual(got[0].Routes, want) {
 		t.Errorf("routes\n got %+v\nwant %+v", got[0].Routes, want)
 	}
@@ -74,12 +75,12 @@ func routesComponents() []Component {
 		if comps[i].Name != "edge-a" {
 			continue
 		}
-		comps[i].Routes = []L7Route{
+		comps[i].Routes = []api.RouteRow{
 			{Gateway: "edge", Listener: "https", VIP: "203.0.113.10", Port: 443, Protocol: "HTTPS", Host: "shop.example.com", Match: "prefix", Path: "/api",
 				Service: "web", Namespace: "shop", Origin: "shop/web", Source: "kubernetes",
-				Upstreams: []L7Upstream{{Name: "web", Weight: 90, Endpoints: []string{"10.0.0.1:8080"}}, {Name: "canary", Weight: 10}}},
+				Upstreams: []api.RouteUpstream{{Name: "web", Weight: 90, Endpoints: []string{"10.0.0.1:8080"}}, {Name: "canary", Weight: 10}}},
 			{Gateway: "edge", Listener: "http", VIP: "203.0.113.10", Port: 80, Protocol: "HTTP", Host: "<b>status</b>.example.com", Match: "exact", Path: "/healthz",
-				Method: "GET", Service: "status", Origin: "status.tlb", Source: "dsl", Upstreams: []L7Upstream{{Name: "probe", Weight: 1}}},
+				Method: "GET", Service: "status", Origin: "status.tlb", Source: "dsl", Upstreams: []api.RouteUpstream{{Name: "probe", Weight: 1}}},
 			{Gateway: "edge", Listener: "http", VIP: "203.0.113.77", Port: 80, Protocol: "HTTP", Host: "old.example.com", Match: "prefix", Path: "/",
 				Service: "old", Origin: "old.tlb", Source: "dsl", Redirect: true},
 		}

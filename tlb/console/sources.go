@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/tlb/status"
 )
 
@@ -157,7 +158,7 @@ type Component struct {
 	ConfigProblems float64
 	// Routes are the routes the L7 server serves (its GET /routes; none
 	// from an l7 that does not serve it).
-	Routes []L7Route
+	Routes []api.RouteRow
 }
 
 // GTMAnswer is a director's answer for one VIP, as GTM reads it.

@@ -96,14 +96,14 @@ func BuildView(s Snapshot) View {
 	return v
 }
 
-func inventory(api APIState) []EnvironmentRow {
+func inventory(state APIState) []EnvironmentRow {
 	poolsOf := map[string][]Pool{}
-	for _, p := range api.Pools {
+	for _, p := range state.Pools {
 		poolsOf[p.L4Cluster] = append(poolsOf[p.L4Cluster], p)
 	}
 	byEnv := map[string]*EnvironmentRow{}
 	var envs []string
-	for _, c := range api.Clusters {
+	for _, c := range state.Clusters {
 		e, ok := byEnv[c.Environment]
 		if !ok {
 			e = &EnvironmentRow{Environment: c.Environment}
@@ -190,7 +190,7 @@ func vipRows(s Snapshot) []VIPRow {
 		}
 		for _, rt := range c.Routes {
 			if r := row(rt.VIP); r != nil {
-				r.Routes = append(r.Routes, VIPRoute{Server: c.Name, L7Route: rt})
+				r.Routes = append(r.Routes, VIPRoute{Server: c.Name, RouteRow: rt})
 			}
 		}
 	}

@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -59,7 +59,7 @@ func TestBuildDesired(t *testing.T) {
 				cip.Spec.Type = corev1.ServiceTypeClusterIP
 				optIn := svc("team", "optin", "east", 1, []string{"203.0.113.13"}, tcp80)
 				optIn.Spec.LoadBalancerClass = nil
-				optIn.Annotations[ipam.AnnotationEnabled] = "true"
+				optIn.Annotations[api.AnnotationEnabled] = "true"
 				return []*corev1.Service{other, class, cip, optIn}
 			}(),
 			nodes: nodes, pools: pools, cluster: "east",
@@ -69,7 +69,7 @@ func TestBuildDesired(t *testing.T) {
 			services: []*corev1.Service{svc("team", "web", "east", 1, []string{"203.0.113.10"}, tcp80)},
 			nodes: func() []*corev1.Node {
 				plain := gw("worker", "198.18.9.9", true, "")
-				delete(plain.Labels, LabelGateway)
+				delete(plain.Labels, api.LabelGateway)
 				return []*corev1.Node{gw("gw-1", "198.18.2.2", true, ""), gw("gw-2", "198.18.2.3", false, ""), gw("gw-w", "198.18.3.2", true, "wg"), plain}
 			}(),
 			pools: pools, cluster: "east",

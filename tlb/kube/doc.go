@@ -20,7 +20,7 @@
 // must not touch the kernel or BGP; the caller applies the model.
 //
 // Which gateway nodes serve which L4 cluster: a Node and an L4Cluster each
-// carry an optional label tlb.io/gateway-group (LabelGatewayGroup). A
+// carry an optional label tlb.io/gateway-group (api.LabelGatewayGroup). A
 // gateway node (label tlb.io/gateway=true) serves the L4 clusters of its
 // group; a missing label is the default group "", so without any group
 // labels every gateway node serves every L4 cluster.

@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -39,7 +39,7 @@ func slice(ns, name, svc string, eps ...endpoint) *discoveryv1.EndpointSlice {
 
 func l7svc(ns, name string, vips ...string) *corev1.Service {
 	s := svc(ns, name, "east", 1, vips, port(80, corev1.ProtocolTCP))
-	s.Annotations[ipam.AnnotationL7] = "true"
+	s.Annotations[api.AnnotationL7] = "true"
 	return s
 }
 
@@ -87,7 +87,7 @@ func TestBuildDesiredL7(t *testing.T) {
 				svc("team", "plain", "east", 1, []string{"203.0.113.30"}, port(80, corev1.ProtocolTCP)),
 				func() *corev1.Service {
 					s := l7svc("team", "off", "203.0.113.40")
-					s.Annotations[ipam.AnnotationL7] = "false"
+					s.Annotations[api.AnnotationL7] = "false"
 					return s
 				}(),
 			},
@@ -98,7 +98,7 @@ func TestBuildDesiredL7(t *testing.T) {
 		"a Gateway's VIP Service is no L7 service, even annotated tlb.io/l7": {
 			services: []*corev1.Service{func() *corev1.Service {
 				s := l7svc("team", "shop-vip", "203.0.113.10")
-				s.Labels = map[string]string{ipam.LabelOwningGateway: "team.shop"}
+				s.Labels = map[string]string{api.LabelOwningGateway: "team.shop"}
 				return s
 			}()},
 		},
@@ -202,7 +202,7 @@ func TestTrimEndpointSliceKeepsWhatIsCounted(t *testing.T) {
 func TestGatewayVIPUsesListenerPorts(t *testing.T) {
 	plain := svc("team", "plain", "east", 1, nil)
 	gwVIP := svc("team", "shop-vip", "east", 1, nil)
-	gwVIP.Labels = map[string]string{ipam.LabelOwningGateway: "team.shop"}
+	gwVIP.Labels = map[string]string{api.LabelOwningGateway: "team.shop"}
 	for name, tc := range map[string]struct {
 		s                  *corev1.Service
 		gateway, listeners bool

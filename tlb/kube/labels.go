@@ -3,26 +3,15 @@ package kube
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/tlbproject/tlb/ipam"
-)
-
-// Node and L4Cluster labels read by the director and netd sources.
-const (
-	// LabelGateway ("true") marks a node as a gateway: a real server of
-	// the directors, where netd binds VIPs.
-	LabelGateway = "tlb.io/gateway"
-	// LabelGatewayGroup on a Node names the gateway group it belongs to;
-	// on an L4Cluster it names the gateway group that serves the cluster's
-	// VIPs. Absent means the default group "".
-	LabelGatewayGroup = "tlb.io/gateway-group"
+	"github.com/tlbproject/tlb/api"
 )
 
 // GatewayGroup returns the gateway group named by an object's labels
 // ("" when the label is absent).
-func GatewayGroup(labels map[string]string) string { return labels[LabelGatewayGroup] }
+func GatewayGroup(labels map[string]string) string { return labels[api.LabelGatewayGroup] }
 
 // IsGateway reports whether node is labelled as a gateway node.
-func IsGateway(node *corev1.Node) bool { return node.Labels[LabelGateway] == "true" }
+func IsGateway(node *corev1.Node) bool { return node.Labels[api.LabelGateway] == "true" }
 
 // IsTLBService reports whether svc is a Service TLB serves: type
 // LoadBalancer and either the class tlb.io/l4, or no class and the
@@ -32,9 +21,9 @@ func IsTLBService(svc *corev1.Service) bool {
 		return false
 	}
 	if c := svc.Spec.LoadBalancerClass; c != nil {
-		return *c == ipam.LoadBalancerClass
+		return *c == api.LoadBalancerClass
 	}
-	return svc.Annotations[ipam.AnnotationEnabled] == "true"
+	return svc.Annotations[api.AnnotationEnabled] == "true"
 }
 
 // IsReady reports whether node's Ready condition is True.

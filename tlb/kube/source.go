@@ -16,7 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -46,7 +47,7 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-director-model"})
 	caches, err := NewCaches(client, dyn, func(o *metav1.ListOptions) {
-		o.LabelSelector = LabelGateway + "=true"
+		o.LabelSelector = api.LabelGateway + "=true"
 	}, queue, log)
 	if err != nil {
 		return nil, fmt.Errorf("director kube source: %w", err)

@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/tlbproject/tlb/ipam"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/api/v1alpha1"
 )
 
 // PoolPrefixes returns the sorted, unique CIDRs of the VIPPools whose
@@ -50,7 +50,7 @@ func comparePrefix(a, b netip.Prefix) int {
 func AssignedServices(services []*corev1.Service, clusters map[string]bool) []*corev1.Service {
 	var out []*corev1.Service
 	for _, s := range services {
-		if IsTLBService(s) && clusters[s.Annotations[ipam.AnnotationAssignedL4Cluster]] {
+		if IsTLBService(s) && clusters[s.Annotations[api.AnnotationAssignedL4Cluster]] {
 			out = append(out, s)
 		}
 	}
@@ -86,7 +86,7 @@ func ServiceVIPs(svc *corev1.Service, prefixes []netip.Prefix) ([]netip.Addr, []
 		}
 		if !slices.ContainsFunc(prefixes, func(p netip.Prefix) bool { return p.Contains(a) }) {
 			errs = append(errs, &ObjectError{Kind: "Service", Name: name, Field: field,
-				Reason: fmt.Sprintf("%s is in no VIPPool of L4 cluster %q; left out", a, svc.Annotations[ipam.AnnotationAssignedL4Cluster])})
+				Reason: fmt.Sprintf("%s is in no VIPPool of L4 cluster %q; left out", a, svc.Annotations[api.AnnotationAssignedL4Cluster])})
 			continue
 		}
 		if !slices.Contains(out, a) {

@@ -29,8 +29,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
-	"github.com/tlbproject/tlb/ipam/api/v1alpha1"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tlbproject/tlb/ipam"
+	"github.com/tlbproject/tlb/api"
 )
 
 // servicesPart creates n LoadBalancer Services in ns at once and returns
@@ -96,7 +96,7 @@ func distinctVIPs(svcs []corev1.Service) (int, error) {
 
 // service is a LoadBalancer Service of the ipam class, without node ports.
 func service(ns, name string) *corev1.Service {
-	class := ipam.LoadBalancerClass
+	class := api.LoadBalancerClass
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: corev1.ServiceSpec{
