@@ -21,10 +21,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
 	"github.com/tlbproject/tlb/internal/buildinfo"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	election "github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/ipam"
@@ -63,18 +63,11 @@ func run() error {
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("identity", *identity)
 
-	var cfg *rest.Config
-	var err error
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := sharedkube.RESTConfig(*kubeconfig, false, "tlb-ipam/"+*identity)
 	if err != nil {
-		return fmt.Errorf("load API server configuration: %w", err)
+		return err
 	}
 	cfg.QPS, cfg.Burst = float32(*qps), *burst
-	cfg.UserAgent = "tlb-ipam/" + *identity
 	// Services, Events and Leases travel as protobuf, which costs the API
 	// server and the controller less than JSON when thousands of Services
 	// change at once; VIPPools and L4Clusters (the dynamic client) stay JSON.
@@ -89,14 +82,9 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("build dynamic client: %w", err)
 	}
-	// Leader election has a client (and a rate limiter) of its own, so
-	// that renewing the Lease never waits behind a burst of allocations.
-	leCfg := rest.CopyConfig(pbCfg)
-	leCfg.QPS, leCfg.Burst = 5, 10
-	leCfg.UserAgent += "/leader-election"
-	leClient, err := kubernetes.NewForConfig(leCfg)
+	leClient, err := election.NewClient(pbCfg)
 	if err != nil {
-		return fmt.Errorf("build leader election client: %w", err)
+		return err
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

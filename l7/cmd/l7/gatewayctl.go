@@ -13,10 +13,9 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
@@ -42,25 +41,13 @@ func runGatewayController(args []string) error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("identity", *identity)
 
-	var cfg *rest.Config
-	var err error
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := sharedkube.RESTConfig(*kubeconfig, false, "tlb-gateway-controller/"+*identity)
 	if err != nil {
-		return fmt.Errorf("load API server configuration: %w", err)
+		return err
 	}
-	cfg.UserAgent = "tlb-gateway-controller/" + *identity
-	// Leader election has a client (and a rate limiter) of its own, so
-	// that renewing the Lease never waits behind a burst of status writes.
-	leCfg := rest.CopyConfig(cfg)
-	leCfg.QPS, leCfg.Burst = 5, 10
-	leCfg.UserAgent += "/leader-election"
-	leClient, err := kubernetes.NewForConfig(leCfg)
+	leClient, err := leader.NewClient(cfg)
 	if err != nil {
-		return fmt.Errorf("build leader election client: %w", err)
+		return err
 	}
 	cfg.QPS, cfg.Burst = float32(*qps), *burst
 	kc, err := kubernetes.NewForConfig(cfg)

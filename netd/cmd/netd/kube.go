@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"sync"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/netd/config"
 	"github.com/tlbproject/tlb/netd/kube"
 	"github.com/tlbproject/tlb/netd/model"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // kubeFlags say where the node's VIPs come from when they come from
@@ -62,7 +62,7 @@ func startKube(ctx context.Context, k kubeFlags, file config.Config, log *slog.L
 	if k.nodeName == "" {
 		return nil, fmt.Errorf("--node (or NODE_NAME) is required with --kubeconfig or --in-cluster")
 	}
-	c, err := tlbkube.NewClients(k.kubeconfig, k.inCluster, "tlb-netd")
+	c, err := sharedkube.NewClients(k.kubeconfig, k.inCluster, "tlb-netd")
 	if err != nil {
 		return nil, err
 	}

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/moby/ipvs"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/tlb/config"
 	"github.com/tlbproject/tlb/tlb/console"
 	"github.com/tlbproject/tlb/tlb/director"
-	"github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/status"
 )
 
@@ -79,7 +79,7 @@ func consoleCommand(args []string, stderr io.Writer) int {
 		col.IPVS = kernelIPVS{runtimeDir: *runtimeDir}
 	}
 	if *kubeconfig != "" || *inCluster {
-		c, err := kube.NewClients(*kubeconfig, *inCluster, "tlb-console")
+		c, err := sharedkube.NewClients(*kubeconfig, *inCluster, "tlb-console")
 		if err != nil {
 			_, _ = fmt.Fprintf(stderr, "tlb console: %v\n", err)
 			return 1

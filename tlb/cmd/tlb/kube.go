@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -29,7 +30,7 @@ func newKubeSource(k kubeFlags, log *slog.Logger) (desiredSource, error) {
 	if k.l4Cluster == "" {
 		return nil, fmt.Errorf("--l4-cluster is required with --kubeconfig or --in-cluster")
 	}
-	c, err := kube.NewClients(k.kubeconfig, k.inCluster, "tlb-director")
+	c, err := sharedkube.NewClients(k.kubeconfig, k.inCluster, "tlb-director")
 	if err != nil {
 		return nil, err
 	}
