@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tlbproject/tlb/internal/buildinfo"
+	"github.com/tlbproject/tlb/internal/dirwatch"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/internal/procsys"
 	"github.com/tlbproject/tlb/netd"
@@ -120,7 +121,7 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, metrics
 	changed := kubeChanged
 	if changed == nil && !once {
 		dir := filepath.Dir(path)
-		n, err := agent.DirNotifier(dir)
+		n, err := dirwatch.Watch(dir)
 		if err != nil {
 			return fmt.Errorf("watch %s: %w", dir, err)
 		}
