@@ -23,7 +23,7 @@ import (
 	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
 	sharedkube "github.com/tlbproject/tlb/internal/kube"
-	"github.com/tlbproject/tlb/tlb/console"
+	"github.com/tlbproject/tlb/internal/console"
 )
 
 // TestRBACConsole: the console's ClusterRole and Role
@@ -112,7 +112,7 @@ func TestRBACConsole(t *testing.T) {
 	// deploy/crds installs the Gateway API CRDs (TestMain installs
 	// them here): the console, allowed to list Gateways, reports them
 	// installed. (Without the CRD the API server answers 404, which the
-	// console shows as "not installed"; tlb/console tests both.)
+	// console shows as "not installed"; internal/console tests both.)
 	if !st.GatewaysInstalled {
 		t.Error("Gateways reported not installed although deploy/crds installs the Gateway API CRD")
 	}

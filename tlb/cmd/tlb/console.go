@@ -18,7 +18,7 @@ import (
 	"github.com/moby/ipvs"
 	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/tlb/config"
-	"github.com/tlbproject/tlb/tlb/console"
+	"github.com/tlbproject/tlb/internal/console"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/status"
 )

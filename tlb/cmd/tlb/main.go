@@ -5,7 +5,7 @@
 // `tlb status` prints what the kernel holds; `tlb console` serves the
 // read-only operations page. main only wires; the logic lives in
 // tlb/config, tlb/agent, tlb/director, tlb/health, bgp, tlb/status and
-// tlb/console.
+// internal/console.
 package main
 
 import (

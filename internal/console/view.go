@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tlbproject/tlb/tlb/status"
+	"github.com/tlbproject/tlb/api"
 )
 
 // View is the page's data: a Snapshot arranged into panels.
@@ -58,7 +58,7 @@ type VIPRow struct {
 	Up, Down int
 	// IPVS are the local kernel's IPVS services of the VIP (real servers
 	// with weight, forwarding and connections).
-	IPVS []status.Service
+	IPVS []api.IPVSService
 	// Routes are the L7 routes the l7 servers serve on the VIP, from the
 	// DSL files and the API server alike, sorted by port, host and path.
 	Routes []VIPRoute
