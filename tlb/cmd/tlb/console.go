@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/internal/console"
 	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/tlb/config"
-	"github.com/tlbproject/tlb/internal/console"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/status"
 )
