@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	sharedkube "github.com/tlbproject/tlb/internal/kube"
+	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/kube"
 )
@@ -16,8 +16,8 @@ import (
 // newKubeSource builds the L7 controller's Kubernetes source and returns
 // it with its client; with gatewayAPI it also reads Gateway API objects
 // (when their CRDs are installed) through gatewayapi.Build.
-func newKubeSource(kubeconfig string, inCluster, gatewayAPI bool, log *slog.Logger, opts kube.Options) (*kube.Source, kubernetes.Interface, error) {
-	cfg, err := sharedkube.RESTConfig(kubeconfig, inCluster, "tlb-l7")
+func newKubeSource(kf *cli.Kube, gatewayAPI bool, log *slog.Logger, opts kube.Options) (*kube.Source, kubernetes.Interface, error) {
+	cfg, err := kf.RESTConfig("tlb-l7")
 	if err != nil {
 		return nil, nil, err
 	}
