@@ -22,8 +22,8 @@ import (
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
-	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/internal/console"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 )
 
 // TestRBACConsole: the console's ClusterRole and Role
