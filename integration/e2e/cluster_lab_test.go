@@ -22,7 +22,7 @@ import (
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
+	"github.com/tlbproject/tlb/internal/kube/kubetest"
 )
 
 // cluster is the Kubernetes side of the test: the API server with the

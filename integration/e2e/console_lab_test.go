@@ -56,7 +56,7 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 	tmp := t.TempDir()
 
 	startLogged(t, filepath.Join(bin, "ipam"), tmp, "ipam", "--kubeconfig", c.ipamKC,
-		"--metrics-addr", "127.0.0.1:9470", "--lease-namespace", "tlb-system", "--identity", "e2e")
+		"--metrics-addr", "127.0.0.1:9470", "--leader-election-namespace", "tlb-system", "--identity", "e2e")
 	// netd with deploy/netd's file, but its obs listener on the gateway's
 	// address, where the console (in the director's namespace) reaches it.
 	netdFile, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "netd", "netd.yaml"))

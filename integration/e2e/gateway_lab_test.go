@@ -53,7 +53,7 @@ func TestGatewayVIPReachableThroughDirectorAndGateway(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	startLogged(t, filepath.Join(bin, "ipam"), tmp, "ipam", "--kubeconfig", c.ipamKC,
-		"--metrics-addr", "127.0.0.1:9470", "--lease-namespace", "tlb-system", "--identity", "e2e")
+		"--metrics-addr", "127.0.0.1:9470", "--leader-election-namespace", "tlb-system", "--identity", "e2e")
 	startLogged(t, filepath.Join(bin, "l7"), tmp, "gateway-controller", "gateway-controller",
 		"--kubeconfig", gwKC, "--leader-election-namespace", "tlb-system", "--identity", "e2e", "--metrics-addr", "127.0.0.1:9480")
 	netdFile := filepath.Join(repoRoot(t), "deploy", "netd", "netd.yaml")

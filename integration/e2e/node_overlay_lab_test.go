@@ -24,7 +24,7 @@ import (
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/integration/topo"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
+	"github.com/tlbproject/tlb/internal/kube/kubetest"
 )
 
 // deployOverlay writes the test's kustomization into a new directory and

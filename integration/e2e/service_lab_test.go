@@ -108,7 +108,7 @@ func TestServiceReachableThroughDirectorAndGateway(t *testing.T) {
 	// The controllers, each with its own ServiceAccount's token; netd with
 	// the very file deploy/netd ships.
 	startLogged(t, filepath.Join(bin, "ipam"), tmp, "ipam", "--kubeconfig", c.ipamKC,
-		"--metrics-addr", "127.0.0.1:9470", "--lease-namespace", "tlb-system", "--identity", "e2e")
+		"--metrics-addr", "127.0.0.1:9470", "--leader-election-namespace", "tlb-system", "--identity", "e2e")
 	netdFile := filepath.Join(repoRoot(t), "deploy", "netd", "netd.yaml")
 	for _, gw := range d.gateways {
 		gw.Start(t, filepath.Join(bin, "netd"), "run", "--config", netdFile, "--kubeconfig", c.netdKC, "--node", gw.Name)

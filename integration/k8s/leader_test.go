@@ -52,7 +52,7 @@ func startIPAM(t *testing.T, id, kubeconfig string, args ...string) *replica {
 		t.Fatal(err)
 	}
 	args = append([]string{"--kubeconfig=" + kubeconfig, "--metrics-addr=" + addr,
-		"--identity=" + id, "--lease-namespace=tlb-system",
+		"--identity=" + id, "--leader-election-namespace=tlb-system",
 		"--lease-duration=6s", "--renew-deadline=4s", "--retry-period=1s"}, args...)
 	cmd := exec.Command(ipamBin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

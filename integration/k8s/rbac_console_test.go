@@ -22,8 +22,8 @@ import (
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/poll"
-	"github.com/tlbproject/tlb/tlb/console"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
+	"github.com/tlbproject/tlb/internal/console"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 )
 
 // TestRBACConsole: the console's ClusterRole and Role
@@ -112,7 +112,7 @@ func TestRBACConsole(t *testing.T) {
 	// deploy/crds installs the Gateway API CRDs (TestMain installs
 	// them here): the console, allowed to list Gateways, reports them
 	// installed. (Without the CRD the API server answers 404, which the
-	// console shows as "not installed"; tlb/console tests both.)
+	// console shows as "not installed"; internal/console tests both.)
 	if !st.GatewaysInstalled {
 		t.Error("Gateways reported not installed although deploy/crds installs the Gateway API CRD")
 	}
@@ -170,49 +170,49 @@ func TestRBACConsole(t *testing.T) {
 	}
 
 	assertForbidden(t, "tlb-console", c, append(readOnlyServiceChecks(kc, ns, "web"),
-		forbidden{"list Secrets", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Secrets", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"get a Secret", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"get a Secret", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "web-tls", metav1.GetOptions{})
 			return err
 		}},
-		forbidden{"watch Secrets", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"watch Secrets", func(ctx context.Context, c sharedkube.Clients) error {
 			w, err := c.Kube.CoreV1().Secrets(ns).Watch(ctx, metav1.ListOptions{})
 			if err == nil {
 				w.Stop()
 			}
 			return err
 		}},
-		forbidden{"list Pods of every namespace", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Pods of every namespace", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"list Pods of another namespace", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Pods of another namespace", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"get a Pod", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"get a Pod", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods("tlb-system").Get(ctx, "tlb-director-rbac-console", metav1.GetOptions{})
 			return err
 		}},
-		forbidden{"delete a Pod", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"delete a Pod", func(ctx context.Context, c sharedkube.Clients) error {
 			return c.Kube.CoreV1().Pods("tlb-system").Delete(ctx, "tlb-director-rbac-console", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}},
-		forbidden{"list Nodes", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Nodes", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"list EndpointSlices", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list EndpointSlices", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"list Leases of another namespace", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Leases of another namespace", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoordinationV1().Leases(ns).List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"update a Lease", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"update a Lease", func(ctx context.Context, c sharedkube.Clients) error {
 			l, err := kc.CoordinationV1().Leases("tlb-system").Get(ctx, "rbac-console", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -220,18 +220,18 @@ func TestRBACConsole(t *testing.T) {
 			_, err = c.Kube.CoordinationV1().Leases("tlb-system").Update(ctx, l, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		}},
-		forbidden{"create an Event", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"create an Event", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Events(ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "x"},
 				InvolvedObject: corev1.ObjectReference{Kind: "Service", Namespace: ns, Name: "web"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		}},
-		forbidden{"delete an Event", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"delete an Event", func(ctx context.Context, c sharedkube.Clients) error {
 			return c.Kube.CoreV1().Events(ns).Delete(ctx, "web.rbac-console", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}},
-		forbidden{"delete a VIPPool", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"delete a VIPPool", func(ctx context.Context, c sharedkube.Clients) error {
 			return c.Dynamic.Resource(v1alpha1.VIPPoolResource).Delete(ctx, "rbac-console-pool", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}},
-		forbidden{"update a VIPPool's status", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"update a VIPPool's status", func(ctx context.Context, c sharedkube.Clients) error {
 			u, err := dc.Resource(v1alpha1.VIPPoolResource).Get(ctx, "rbac-console-pool", metav1.GetOptions{})
 			if err != nil {
 				return err

@@ -28,10 +28,10 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // TestRBACGatewayController: the Gateway controller's ClusterRole and
@@ -185,12 +185,12 @@ func TestRBACGatewayController(t *testing.T) {
 	repeatConflictEvent(t, kc, agc, ns)
 	touchLease(t, kc, rec)
 
-	assertForbidden(t, "tlb-gateway-controller", tlbkube.Clients{Kube: tk, Dynamic: td}, []forbidden{
-		{"get a Secret", func(ctx context.Context, c tlbkube.Clients) error {
+	assertForbidden(t, "tlb-gateway-controller", sharedkube.Clients{Kube: tk, Dynamic: td}, []forbidden{
+		{"get a Secret", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "any", metav1.GetOptions{})
 			return err
 		}},
-		{"update services/status", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update services/status", func(ctx context.Context, c sharedkube.Clients) error {
 			s, err := kc.CoreV1().Services(ns).Get(ctx, vipName, metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -198,15 +198,15 @@ func TestRBACGatewayController(t *testing.T) {
 			_, err = c.Kube.CoreV1().Services(ns).UpdateStatus(ctx, s, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		}},
-		{"list Pods", func(ctx context.Context, c tlbkube.Clients) error {
+		{"list Pods", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		{"get another Lease", func(ctx context.Context, c tlbkube.Clients) error {
+		{"get another Lease", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoordinationV1().Leases("tlb-system").Get(ctx, "tlb-ipam", metav1.GetOptions{})
 			return err
 		}},
-		{"create a Lease in another namespace", func(ctx context.Context, c tlbkube.Clients) error {
+		{"create a Lease in another namespace", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "tlb-gateway-controller"}},
 				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err

@@ -19,11 +19,11 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/integration/tlstest"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/internal/kubeauth"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
 	l7model "github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/tlscert"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // tokenFor asks the API server (TokenRequest) for a token of ServiceAccount
@@ -148,11 +148,11 @@ func TestRBACRateLimitL7(t *testing.T) {
 		return ok, fmt.Sprintf("gateways %s, certificates %d", strings.Join(names, ","), len(cfg.Certificates))
 	})
 	assertForbidden(t, "tlb-ratelimit", c, []forbidden{
-		{"list Secrets where the gateways' l7 may", func(ctx context.Context, c tlbkube.Clients) error {
+		{"list Secrets where the gateways' l7 may", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		{"create a TokenReview", func(ctx context.Context, c tlbkube.Clients) error {
+		{"create a TokenReview", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.AuthenticationV1().TokenReviews().Create(ctx, &authnv1.TokenReview{Spec: authnv1.TokenReviewSpec{Token: "x"}}, metav1.CreateOptions{})
 			return err
 		}},

@@ -34,6 +34,7 @@ import (
 	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/tlstest"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/ipam/controller"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
@@ -136,9 +137,9 @@ func serviceAccountKubeconfig(t *testing.T, sa string) string {
 // (tlb/kube.NewClients) from serviceAccountKubeconfig, once the API
 // server's RBAC cache has the role: a ServiceAccount that may list
 // Services can. Until then a Forbidden would prove nothing.
-func serviceAccountClients(t *testing.T, sa string) tlbkube.Clients {
+func serviceAccountClients(t *testing.T, sa string) sharedkube.Clients {
 	t.Helper()
-	c, err := tlbkube.NewClients(serviceAccountKubeconfig(t, sa), false, "tlb-rbac-test/"+sa)
+	c, err := sharedkube.NewClients(serviceAccountKubeconfig(t, sa), false, "tlb-rbac-test/"+sa)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,12 +153,12 @@ func serviceAccountClients(t *testing.T, sa string) tlbkube.Clients {
 // forbidden is one request a role must not be allowed to make.
 type forbidden struct {
 	name string
-	call func(ctx context.Context, c tlbkube.Clients) error
+	call func(ctx context.Context, c sharedkube.Clients) error
 }
 
 // assertForbidden makes each request as the ServiceAccount and fails
 // unless the API server answers Forbidden (403).
-func assertForbidden(t *testing.T, sa string, c tlbkube.Clients, checks []forbidden) {
+func assertForbidden(t *testing.T, sa string, c sharedkube.Clients, checks []forbidden) {
 	t.Helper()
 	for _, f := range checks {
 		t.Run("forbidden: "+f.name, func(t *testing.T) {
@@ -177,7 +178,7 @@ func readOnlyServiceChecks(kc kubernetes.Interface, ns, name string) []forbidden
 		return kc.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 	}
 	return []forbidden{
-		{"update a Service", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update a Service", func(ctx context.Context, c sharedkube.Clients) error {
 			s, err := get(ctx)
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -186,7 +187,7 @@ func readOnlyServiceChecks(kc kubernetes.Interface, ns, name string) []forbidden
 			_, err = c.Kube.CoreV1().Services(ns).Update(ctx, s, metav1.UpdateOptions{})
 			return err
 		}},
-		{"update services/status", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update services/status", func(ctx context.Context, c sharedkube.Clients) error {
 			s, err := get(ctx)
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -195,10 +196,10 @@ func readOnlyServiceChecks(kc kubernetes.Interface, ns, name string) []forbidden
 			_, err = c.Kube.CoreV1().Services(ns).UpdateStatus(ctx, s, metav1.UpdateOptions{})
 			return err
 		}},
-		{"delete a Service", func(ctx context.Context, c tlbkube.Clients) error {
+		{"delete a Service", func(ctx context.Context, c sharedkube.Clients) error {
 			return c.Kube.CoreV1().Services(ns).Delete(ctx, name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}},
-		{"create a Secret", func(ctx context.Context, c tlbkube.Clients) error {
+		{"create a Secret", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rbac-test"}}, metav1.CreateOptions{})
 			return err
 		}},
@@ -396,11 +397,11 @@ func createL7ServiceWithEndpoint(t *testing.T, s agentSetup, name string, vip ne
 // EndpointSlices, nothing more (slice "shop-1" of ns, read by kc, the admin).
 func directorEndpointSliceChecks(kc kubernetes.Interface, ns string) []forbidden {
 	return []forbidden{
-		{"get an EndpointSlice", func(ctx context.Context, c tlbkube.Clients) error {
+		{"get an EndpointSlice", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.DiscoveryV1().EndpointSlices(ns).Get(ctx, "shop-1", metav1.GetOptions{})
 			return err
 		}},
-		{"update an EndpointSlice", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update an EndpointSlice", func(ctx context.Context, c sharedkube.Clients) error {
 			s, err := kc.DiscoveryV1().EndpointSlices(ns).Get(ctx, "shop-1", metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -408,7 +409,7 @@ func directorEndpointSliceChecks(kc kubernetes.Interface, ns string) []forbidden
 			_, err = c.Kube.DiscoveryV1().EndpointSlices(ns).Update(ctx, s, metav1.UpdateOptions{})
 			return err
 		}},
-		{"delete an EndpointSlice", func(ctx context.Context, c tlbkube.Clients) error {
+		{"delete an EndpointSlice", func(ctx context.Context, c sharedkube.Clients) error {
 			return c.Kube.DiscoveryV1().EndpointSlices(ns).Delete(ctx, "shop-1", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}},
 	}
@@ -444,16 +445,16 @@ func TestRBACNetd(t *testing.T) {
 // beyond those of every read-only role.
 func agentChecks(kc kubernetes.Interface, dc dynamic.Interface, s agentSetup) []forbidden {
 	return []forbidden{
-		{"list Secrets", func(ctx context.Context, c tlbkube.Clients) error {
+		{"list Secrets", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		{"create an Event", func(ctx context.Context, c tlbkube.Clients) error {
+		{"create an Event", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Events(s.ns).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "rbac-test"},
 				InvolvedObject: corev1.ObjectReference{Kind: "Service", Namespace: s.ns, Name: s.service}}, metav1.CreateOptions{})
 			return err
 		}},
-		{"update a VIPPool's status", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update a VIPPool's status", func(ctx context.Context, c sharedkube.Clients) error {
 			u, err := dc.Resource(v1alpha1.VIPPoolResource).Get(ctx, s.cluster+"-pool", metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -461,7 +462,7 @@ func agentChecks(kc kubernetes.Interface, dc dynamic.Interface, s agentSetup) []
 			_, err = c.Dynamic.Resource(v1alpha1.VIPPoolResource).UpdateStatus(ctx, u, metav1.UpdateOptions{})
 			return err
 		}},
-		{"update a Node", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update a Node", func(ctx context.Context, c sharedkube.Clients) error {
 			n, err := kc.CoreV1().Nodes().Get(ctx, s.node, metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -470,7 +471,7 @@ func agentChecks(kc kubernetes.Interface, dc dynamic.Interface, s agentSetup) []
 			_, err = c.Kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 			return err
 		}},
-		{"list EndpointSlices", func(ctx context.Context, c tlbkube.Clients) error {
+		{"list EndpointSlices", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.DiscoveryV1().EndpointSlices("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
@@ -579,19 +580,19 @@ func TestRBACL7(t *testing.T) {
 	})
 
 	assertForbidden(t, "tlb-l7", c, append(readOnlyServiceChecks(kc, ns, "web"),
-		forbidden{"list Secrets of a namespace the group does not serve", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Secrets of a namespace the group does not serve", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"list Secrets of every namespace", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Secrets of every namespace", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"get a Secret by name", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"get a Secret by name", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "web-tls", metav1.GetOptions{})
 			return err
 		}},
-		forbidden{"update a Secret", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"update a Secret", func(ctx context.Context, c sharedkube.Clients) error {
 			s, err := kc.CoreV1().Secrets(ns).Get(ctx, "web-tls", metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -599,19 +600,19 @@ func TestRBACL7(t *testing.T) {
 			_, err = c.Kube.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
 			return err
 		}},
-		forbidden{"list ConfigMaps", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list ConfigMaps", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"list Pods", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Pods", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"list Nodes", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"list Nodes", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		forbidden{"update an EndpointSlice", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"update an EndpointSlice", func(ctx context.Context, c sharedkube.Clients) error {
 			s, err := kc.DiscoveryV1().EndpointSlices(ns).Get(ctx, "web-1", metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -619,7 +620,7 @@ func TestRBACL7(t *testing.T) {
 			_, err = c.Kube.DiscoveryV1().EndpointSlices(ns).Update(ctx, s, metav1.UpdateOptions{})
 			return err
 		}},
-		forbidden{"delete an Event", func(ctx context.Context, c tlbkube.Clients) error {
+		forbidden{"delete an Event", func(ctx context.Context, c sharedkube.Clients) error {
 			return c.Kube.CoreV1().Events(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		}},
 	))
@@ -727,27 +728,27 @@ func TestRBACIPAM(t *testing.T) {
 	})
 
 	assertForbidden(t, "tlb-ipam", c, []forbidden{
-		{"list Secrets", func(ctx context.Context, c tlbkube.Clients) error {
+		{"list Secrets", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		{"get a Secret", func(ctx context.Context, c tlbkube.Clients) error {
+		{"get a Secret", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Secrets("tlb-system").Get(ctx, "any", metav1.GetOptions{})
 			return err
 		}},
-		{"get another Lease", func(ctx context.Context, c tlbkube.Clients) error {
+		{"get another Lease", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoordinationV1().Leases("tlb-system").Get(ctx, "t3-ipam", metav1.GetOptions{})
 			return err
 		}},
-		{"create a Lease in another namespace", func(ctx context.Context, c tlbkube.Clients) error {
+		{"create a Lease in another namespace", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "tlb-ipam"}},
 				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		}},
-		{"delete a Service", func(ctx context.Context, c tlbkube.Clients) error {
+		{"delete a Service", func(ctx context.Context, c sharedkube.Clients) error {
 			return c.Kube.CoreV1().Services(ns).Delete(ctx, "bad", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
 		}},
-		{"update a Service (only its status)", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update a Service (only its status)", func(ctx context.Context, c sharedkube.Clients) error {
 			s, err := kc.CoreV1().Services(ns).Get(ctx, "bad", metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)
@@ -756,15 +757,15 @@ func TestRBACIPAM(t *testing.T) {
 			_, err = c.Kube.CoreV1().Services(ns).Update(ctx, s, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		}},
-		{"list Pods", func(ctx context.Context, c tlbkube.Clients) error {
+		{"list Pods", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		{"list Nodes", func(ctx context.Context, c tlbkube.Clients) error {
+		{"list Nodes", func(ctx context.Context, c sharedkube.Clients) error {
 			_, err := c.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		{"update a VIPPool's spec", func(ctx context.Context, c tlbkube.Clients) error {
+		{"update a VIPPool's spec", func(ctx context.Context, c sharedkube.Clients) error {
 			u, err := dc.Resource(v1alpha1.VIPPoolResource).Get(ctx, "rbac-ipam-pool", metav1.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("admin get: %w", err)

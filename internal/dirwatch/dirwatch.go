@@ -1,6 +1,7 @@
 // Package dirwatch watches one directory for changes (inotify through
-// fsnotify) for the config watchers of tlb, netd and l7, which each declare
-// the narrow interface they use and accept a fake in tests. It watches a
+// fsnotify) and runs the one debounced loop (Loop) the config watchers of
+// tlb, netd and l7 share: each gives it what a change means to it, and
+// tests drive it through a Fake in place of the inotify watch. It watches a
 // directory rather than a file, so editors that write a new file and
 // rename it, and Kubernetes volumes that swap a symlink, are both seen.
 package dirwatch

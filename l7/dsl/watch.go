@@ -2,11 +2,8 @@ package dsl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/tlbproject/tlb/internal/dirwatch"
 )
@@ -14,11 +11,7 @@ import (
 // Notifier is the part of a file-system watcher Watch needs: events and
 // errors for a directory that is already being watched (FSNotifier's
 // dirwatch.Dir); tests inject errors (a queue overflow) through their own.
-type Notifier interface {
-	Events() <-chan fsnotify.Event
-	Errors() <-chan error
-	Close() error
-}
+type Notifier = dirwatch.Notifier
 
 // FSNotifier watches dir with inotify (or the platform's equivalent). The
 // watch is registered when it returns.
@@ -45,35 +38,10 @@ func (d *Dir) Watch(ctx context.Context, debounce, resync time.Duration, changed
 }
 
 // WatchWith is Watch with the notifier given; it closes n when it returns.
+// Any watcher error other than an overflow ends it.
 func (d *Dir) WatchWith(ctx context.Context, n Notifier, debounce, resync time.Duration, changed func()) error {
-	defer func() { _ = n.Close() }()
-	changed()
-	var fire <-chan time.Time
 	tick := time.NewTicker(resync)
 	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-n.Events():
-			if !ok {
-				return nil
-			}
-			fire = time.After(debounce)
-		case err, ok := <-n.Errors():
-			if !ok {
-				return nil
-			}
-			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				return fmt.Errorf("watch config directory %s: %w", d.path, err)
-			}
-			// Events were dropped: the directory may be anything now.
-			fire = time.After(debounce)
-		case <-fire:
-			fire = nil
-			changed()
-		case <-tick.C:
-			changed()
-		}
-	}
+	loop := dirwatch.Loop{Path: "config directory " + d.path, Debounce: debounce, Changed: changed, Resync: tick.C, StopOnError: true}
+	return loop.Run(ctx, n)
 }

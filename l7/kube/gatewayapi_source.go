@@ -25,9 +25,9 @@ import (
 	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/kubeobj"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // GatewayAPIBuild turns Gateway API objects into the model:
@@ -130,7 +130,7 @@ func (s *Source) watchGatewayAPI(ctx context.Context, ready *atomic.Bool) {
 		default: // not installed: serve without, and look again
 			s.gatewayAPI.Store(nil)
 			ready.Store(true)
-			s.queue.Add(tlbkube.ModelKey)
+			s.queue.Add(sharedkube.ModelKey)
 			if !s.waitKindsChange(ctx, "", every) {
 				return
 			}
@@ -154,7 +154,7 @@ func (s *Source) runGatewayAPIWatch(ctx context.Context, w *gatewayAPIWatch, eve
 	if cache.WaitForCacheSync(wctx.Done(), w.synced...) {
 		s.gatewayAPI.Store(w)
 		ready.Store(true)
-		s.queue.Add(tlbkube.ModelKey)
+		s.queue.Add(sharedkube.ModelKey)
 	}
 	<-wctx.Done()
 	cancel()
@@ -211,7 +211,7 @@ func (s *Source) newGatewayAPIWatch(ctx context.Context, first bool) *gatewayAPI
 		return nil
 	}
 	w := &gatewayAPIWatch{build: ga.Build, kinds: kindsKey(gw, tlb)}
-	handler := tlbkube.QueueHandler(s.queue, s.log)
+	handler := sharedkube.QueueHandler(s.queue, s.log)
 	add := func(inf cache.SharedIndexInformer) error {
 		if _, err := inf.AddEventHandler(handler); err != nil {
 			return err

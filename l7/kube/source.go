@@ -21,10 +21,10 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/tlscert"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // PublishFunc hands a changed model to the xDS server and returns the
@@ -113,7 +113,7 @@ func NewSource(client kubernetes.Interface, log *slog.Logger, opts Options) (*So
 		}
 		s.caches = append(s.caches, c)
 		for _, inf := range infs {
-			if _, err := inf.AddEventHandler(tlbkube.QueueHandler(s.queue, log)); err != nil {
+			if _, err := inf.AddEventHandler(sharedkube.QueueHandler(s.queue, log)); err != nil {
 				return nil, fmt.Errorf("l7 kube source: add an event handler: %w", err)
 			}
 			s.synced = append(s.synced, inf.HasSynced)
@@ -144,7 +144,7 @@ func (s *Source) Run(ctx context.Context, publish PublishFunc) error {
 	}
 	s.events.start()
 	defer s.events.shutdown()
-	loop := &tlbkube.ModelLoop[model.Config]{
+	loop := &sharedkube.ModelLoop[model.Config]{
 		What: "L7 model", Factories: s.factories, Shutdown: s.shutdown, Synced: synced,
 		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, cfg model.Config) {
 			log.Info("L7 model changed", "services", len(cfg.Services), "gateways", len(cfg.Gateways), "certificates", len(cfg.Certificates))

@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tlbproject/tlb/api/v1alpha1"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/netd/model"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // Local is what the node itself decides, not the API server: the tunnel
@@ -36,21 +36,21 @@ func DefaultLocal() Local { return Local{Tunnel: model.DefaultTunnel, MSS: model
 // It does not modify its inputs.
 //
 // Objects that cannot be used are left out, each with a
-// *tlbkube.ObjectError (an address outside every pool of the cluster, a
+// *sharedkube.ObjectError (an address outside every pool of the cluster, a
 // non-IPv4 VIP: IPIP carries IPv4 only). When node is nil the errors
-// hold one wrapping tlbkube.ErrNotBuilt and the model must not be used:
+// hold one wrapping sharedkube.ErrNotBuilt and the model must not be used:
 // a missing Node is not a reason to unbind every VIP.
 func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster, nodeName string, local Local) (model.Gateway, []error) {
 	if node == nil || node.Name != nodeName {
-		return model.Gateway{}, []error{fmt.Errorf("%w: Node %q is not in the cache", tlbkube.ErrNotBuilt, nodeName)}
+		return model.Gateway{}, []error{fmt.Errorf("%w: Node %q is not in the cache", sharedkube.ErrNotBuilt, nodeName)}
 	}
-	if !tlbkube.IsGateway(node) {
+	if !sharedkube.IsGateway(node) {
 		return model.NewGateway(local.Tunnel, []netip.Addr{}, local.MSS).WithPorts([]model.PortMap{}), nil
 	}
-	group := tlbkube.GatewayGroup(node.Labels)
+	group := sharedkube.GatewayGroup(node.Labels)
 	served := map[string]bool{}
 	for _, c := range clusters {
-		if tlbkube.GatewayGroup(c.Labels) == group {
+		if sharedkube.GatewayGroup(c.Labels) == group {
 			served[c.Name] = true
 		}
 	}
@@ -59,14 +59,14 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 	var errs []error
 	for _, c := range sortedNames(served) {
 		one := map[string]bool{c: true}
-		prefixes, pErrs := tlbkube.PoolPrefixes(pools, one)
+		prefixes, pErrs := sharedkube.PoolPrefixes(pools, one)
 		errs = append(errs, pErrs...)
-		for _, svc := range tlbkube.AssignedServices(services, one) {
-			addrs, vErrs := tlbkube.ServiceVIPs(svc, prefixes)
+		for _, svc := range sharedkube.AssignedServices(services, one) {
+			addrs, vErrs := sharedkube.ServiceVIPs(svc, prefixes)
 			errs = append(errs, vErrs...)
 			for _, a := range addrs {
 				if !a.Is4() {
-					errs = append(errs, &tlbkube.ObjectError{Kind: "Service", Name: svc.Namespace + "/" + svc.Name,
+					errs = append(errs, &sharedkube.ObjectError{Kind: "Service", Name: svc.Namespace + "/" + svc.Name,
 						Field: "status.loadBalancer.ingress", Reason: fmt.Sprintf("%s is not IPv4 (IPIP carries IPv4 only); left out", a)})
 					continue
 				}
@@ -79,10 +79,10 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 }
 
 // portMaps returns the port mappings of one VIP of svc: none unless svc
-// opts into L7 or is a Gateway's VIP Service (tlbkube.UsesListenerPorts);
+// opts into L7 or is a Gateway's VIP Service (sharedkube.UsesListenerPorts);
 // then one per TCP port of spec.ports that listeners maps.
 func portMaps(svc *corev1.Service, vip netip.Addr, listeners map[uint16]uint16) []model.PortMap {
-	if !tlbkube.UsesListenerPorts(svc) {
+	if !sharedkube.UsesListenerPorts(svc) {
 		return nil
 	}
 	var out []model.PortMap

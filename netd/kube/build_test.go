@@ -11,9 +11,9 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
+	"github.com/tlbproject/tlb/internal/kube/kubetest"
 	"github.com/tlbproject/tlb/netd/model"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
 func l4(name, group string) v1alpha1.L4Cluster {
@@ -122,7 +122,7 @@ func TestBuildGateway(t *testing.T) {
 				nodeName = tc.node.Name
 			}
 			g, errs := BuildGateway(tc.node, services, pools, clusters, nodeName, Local{Tunnel: "tunl0", MSS: 1400, ListenerPorts: listeners})
-			if tlbkube.Blocking(errs) != tc.none {
+			if sharedkube.Blocking(errs) != tc.none {
 				t.Fatalf("Blocking = %v, want %v (%v)", !tc.none, tc.none, errs)
 			}
 			kubetest.ErrorsContain(t, errs, tc.errs)

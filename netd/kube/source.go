@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/tlbproject/tlb/api/v1alpha1"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/netd/model"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // Source watches the API server and emits the gateway model of one node
@@ -25,9 +25,9 @@ type Source struct {
 	node   string
 	local  Local
 	log    *slog.Logger
-	caches *tlbkube.Caches
+	caches *sharedkube.Caches
 	queue  workqueue.TypedRateLimitingInterface[string]
-	errs   *tlbkube.ObjectErrorLog
+	errs   *sharedkube.ObjectErrorLog
 }
 
 // NewSource returns a Source for the gateway node nodeName. client reads
@@ -44,7 +44,7 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName stri
 	log = log.With("node", nodeName)
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-netd-model"})
-	caches, err := tlbkube.NewCaches(client, dyn, func(o *metav1.ListOptions) {
+	caches, err := sharedkube.NewCaches(client, dyn, func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
 	}, queue, log)
 	if err != nil {
@@ -56,7 +56,7 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName stri
 		log:    log,
 		caches: caches,
 		queue:  queue,
-		errs:   &tlbkube.ObjectErrorLog{Log: log, Message: "API object left out of the gateway model"},
+		errs:   &sharedkube.ObjectErrorLog{Log: log, Message: "API object left out of the gateway model"},
 	}, nil
 }
 
@@ -67,7 +67,7 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName stri
 // server is unreachable, nothing is emitted. Run returns when ctx ends;
 // an error only if the caches never synced.
 func (s *Source) Run(ctx context.Context, emit func(model.Gateway)) error {
-	loop := &tlbkube.ModelLoop[model.Gateway]{
+	loop := &sharedkube.ModelLoop[model.Gateway]{
 		What: "gateway model", Factories: []interface{ Start(<-chan struct{}) }{s.caches},
 		Shutdown: []func(){s.caches.Shutdown}, Synced: s.caches.Synced,
 		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, g model.Gateway) { log.Info("gateway model changed", "vips", len(g.VIPs)) },
@@ -90,17 +90,17 @@ func (s *Source) build() (*model.Gateway, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list Services: %w", err)
 	}
-	pools, err := tlbkube.ListTyped[v1alpha1.VIPPool](s.caches.Pools, "VIPPool")
+	pools, err := sharedkube.ListTyped[v1alpha1.VIPPool](s.caches.Pools, "VIPPool")
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := tlbkube.ListTyped[v1alpha1.L4Cluster](s.caches.Clusters, "L4Cluster")
+	clusters, err := sharedkube.ListTyped[v1alpha1.L4Cluster](s.caches.Clusters, "L4Cluster")
 	if err != nil {
 		return nil, err
 	}
 	g, errs := BuildGateway(node, svcs, pools, clusters, s.node, s.local)
 	s.errs.Report(errs)
-	if tlbkube.Blocking(errs) {
+	if sharedkube.Blocking(errs) {
 		return nil, nil
 	}
 	return &g, nil

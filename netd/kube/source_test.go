@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/tlbproject/tlb/internal/kube/kubetest"
 	"github.com/tlbproject/tlb/netd/model"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
 )
 
 // TestSourceWaitsForItsNode runs a Source against fake clients (the real

@@ -9,8 +9,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/tlbproject/tlb/internal/dirwatch"
 	"github.com/tlbproject/tlb/internal/filecap"
 )
@@ -38,11 +36,7 @@ type Watcher struct {
 }
 
 // Notifier is the part of a file-system watcher Run needs.
-type Notifier interface {
-	Events() <-chan fsnotify.Event
-	Errors() <-chan error
-	Close() error
-}
+type Notifier = dirwatch.Notifier
 
 func watchDir(dir string) (Notifier, error) {
 	d, err := dirwatch.Watch(dir)
@@ -74,62 +68,49 @@ func (w *Watcher) Run(ctx context.Context, initial *Config, resync <-chan time.T
 	if err != nil {
 		return fmt.Errorf("watch config directory %s: %w", dir, err)
 	}
-	defer func() { _ = fw.Close() }()
+	r := &reload{w: w, log: log, good: initial, lastData: initial.raw, apply: func(c *Config) { apply(ctx, c) }}
+	apply(ctx, initial)
+	loop := dirwatch.Loop{Path: w.Path, Debounce: debounce, Log: log, Changed: r.read, Resync: resync,
+		OnResync: func() { apply(ctx, r.good) }}
+	return loop.Run(ctx, fw)
+}
 
-	good := initial
-	lastData := initial.raw
-	apply(ctx, good)
-	// The file may have changed between Load and the watch: look once.
-	timer := time.NewTimer(debounce)
-	defer timer.Stop()
+// reload reads the file again on each change and applies each new valid
+// version; an invalid one is logged and the last valid one stays.
+type reload struct {
+	w        *Watcher
+	log      *slog.Logger
+	good     *Config
+	lastData []byte
+	apply    func(*Config)
+}
 
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-fw.Events():
-			if !ok {
-				return fmt.Errorf("watch config %s: event channel closed", w.Path)
-			}
-			log.Debug("config directory changed", "event", ev.String())
-			timer.Reset(debounce)
-		case err, ok := <-fw.Errors():
-			if !ok {
-				return fmt.Errorf("watch config %s: error channel closed", w.Path)
-			}
-			// An overflow lost events, and any other error may have: read
-			// the file again rather than trust that nothing changed.
-			log.Warn("watching config; reading it again", "path", w.Path, "err", err)
-			timer.Reset(debounce)
-		case <-timer.C:
-			data, err := filecap.Read(w.Path, MaxFileSize)
-			if err == nil && bytes.Equal(data, lastData) {
-				continue
-			}
-			if err == nil {
-				lastData = data
-			}
-			cfg, perr := parseRead(w.Path, data, err)
-			if perr != nil {
-				log.Error("config rejected, keeping the last valid one", "path", w.Path, "err", perr)
-				if w.OnReject != nil {
-					w.OnReject(perr)
-				}
-				continue
-			}
-			cfg.Override(good.overrides)
-			if cfg.Director.MetricsAddress != good.Director.MetricsAddress || cfg.Director.RuntimeDir != good.Director.RuntimeDir ||
-				cfg.Director.ResyncInterval != good.Director.ResyncInterval || cfg.Director.DrainPeriod != good.Director.DrainPeriod ||
-				!reflect.DeepEqual(cfg.BGP, good.BGP) || !reflect.DeepEqual(cfg.Health, good.Health) {
-				log.Warn("director, bgp or health settings changed in config; they take effect at the next restart", "path", w.Path)
-			}
-			log.Info("config changed, applying", "path", w.Path, "services", len(cfg.Desired.Services))
-			good = cfg
-			apply(ctx, good)
-		case <-resync:
-			apply(ctx, good)
-		}
+func (r *reload) read() {
+	data, err := filecap.Read(r.w.Path, MaxFileSize)
+	if err == nil && bytes.Equal(data, r.lastData) {
+		return
 	}
+	if err == nil {
+		r.lastData = data
+	}
+	cfg, perr := parseRead(r.w.Path, data, err)
+	if perr != nil {
+		r.log.Error("config rejected, keeping the last valid one", "path", r.w.Path, "err", perr)
+		if r.w.OnReject != nil {
+			r.w.OnReject(perr)
+		}
+		return
+	}
+	good := r.good
+	cfg.Override(good.overrides)
+	if cfg.Director.MetricsAddress != good.Director.MetricsAddress || cfg.Director.RuntimeDir != good.Director.RuntimeDir ||
+		cfg.Director.ResyncInterval != good.Director.ResyncInterval || cfg.Director.DrainPeriod != good.Director.DrainPeriod ||
+		!reflect.DeepEqual(cfg.BGP, good.BGP) || !reflect.DeepEqual(cfg.Health, good.Health) {
+		r.log.Warn("director, bgp or health settings changed in config; they take effect at the next restart", "path", r.w.Path)
+	}
+	r.log.Info("config changed, applying", "path", r.w.Path, "services", len(cfg.Desired.Services))
+	r.good = cfg
+	r.apply(cfg)
 }
 
 func parseRead(path string, data []byte, readErr error) (*Config, error) {

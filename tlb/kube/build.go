@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
@@ -46,23 +48,23 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 	endpointSlices []*discoveryv1.EndpointSlice, clusterName string) (model.Desired, []error) {
 	idx := slices.IndexFunc(clusters, func(c v1alpha1.L4Cluster) bool { return c.Name == clusterName })
 	if idx < 0 {
-		return model.Desired{}, []error{fmt.Errorf("%w: L4Cluster %q does not exist", ErrNotBuilt, clusterName)}
+		return model.Desired{}, []error{fmt.Errorf("%w: L4Cluster %q does not exist", sharedkube.ErrNotBuilt, clusterName)}
 	}
 	mine := map[string]bool{clusterName: true}
-	ranges, errs := PoolPrefixes(pools, mine)
-	realServers, rsErrs := gatewayRealServers(nodes, GatewayGroup(clusters[idx].Labels))
+	ranges, errs := sharedkube.PoolPrefixes(pools, mine)
+	realServers, rsErrs := gatewayRealServers(nodes, sharedkube.GatewayGroup(clusters[idx].Labels))
 	errs = append(errs, rsErrs...)
 
 	d := model.Desired{VIPRanges: ranges}
 	owner := map[model.Key]string{}
 	var ready map[string]int // built on the first L7 Service
-	for _, svc := range AssignedServices(services, mine) {
+	for _, svc := range sharedkube.AssignedServices(services, mine) {
 		name := svc.Namespace + "/" + svc.Name
-		vips, vErrs := ServiceVIPs(svc, ranges)
+		vips, vErrs := sharedkube.ServiceVIPs(svc, ranges)
 		errs = append(errs, vErrs...)
 		for _, vip := range vips {
 			if !vip.Is4() {
-				errs = append(errs, &ObjectError{Kind: "Service", Name: name, Field: "status.loadBalancer.ingress",
+				errs = append(errs, &sharedkube.ObjectError{Kind: "Service", Name: name, Field: "status.loadBalancer.ingress",
 					Reason: fmt.Sprintf("%s is not IPv4 (real servers are IPv4 InternalIPs; IPIP carries IPv4 only); left out", vip)})
 				continue
 			}
@@ -74,7 +76,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 					continue
 				}
 				if prev, dup := owner[s.Key()]; dup {
-					errs = append(errs, &ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d]", i),
+					errs = append(errs, &sharedkube.ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d]", i),
 						Reason: fmt.Sprintf("%s is already served for the older Service %s; left out", s.Key(), prev)})
 					continue
 				}
@@ -83,7 +85,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 				d.Services = append(d.Services, s)
 				served = true
 			}
-			if served && IsL7(svc) && !IsGatewayVIP(svc) {
+			if served && sharedkube.IsL7(svc) && !sharedkube.IsGatewayVIP(svc) {
 				if ready == nil {
 					ready = ReadyBackends(endpointSlices)
 				}
@@ -93,7 +95,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 	}
 	d = d.Sorted()
 	if err := d.Validate(); err != nil {
-		return model.Desired{}, append(errs, fmt.Errorf("%w: the model built for L4 cluster %q is invalid: %w", ErrNotBuilt, clusterName, err))
+		return model.Desired{}, append(errs, fmt.Errorf("%w: the model built for L4 cluster %q is invalid: %w", sharedkube.ErrNotBuilt, clusterName, err))
 	}
 	return d, errs
 }
@@ -105,11 +107,11 @@ func virtualService(name string, i int, vip netip.Addr, p corev1.ServicePort) (m
 		proto = model.TCP
 	}
 	if proto != model.TCP && proto != model.UDP && proto != model.SCTP {
-		return model.Service{}, &ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d].protocol", i),
+		return model.Service{}, &sharedkube.ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d].protocol", i),
 			Reason: fmt.Sprintf("%q is not TCP, UDP or SCTP; left out", p.Protocol)}
 	}
 	if p.Port < 1 || p.Port > 65535 {
-		return model.Service{}, &ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d].port", i),
+		return model.Service{}, &sharedkube.ObjectError{Kind: "Service", Name: name, Field: fmt.Sprintf("spec.ports[%d].port", i),
 			Reason: fmt.Sprintf("%d is not 1..65535; left out", p.Port)}
 	}
 	return model.Service{VIP: vip, Protocol: proto, Port: uint16(p.Port)}, nil
@@ -126,23 +128,23 @@ func gatewayRealServers(nodes []*corev1.Node, group string) ([]model.RealServer,
 	var errs []error
 	seen := map[netip.Addr]string{}
 	for _, n := range sorted {
-		if !IsGateway(n) || GatewayGroup(n.Labels) != group {
+		if !sharedkube.IsGateway(n) || sharedkube.GatewayGroup(n.Labels) != group {
 			continue
 		}
 		addr, ok := NodeIPv4(n)
 		if !ok {
-			errs = append(errs, &ObjectError{Kind: "Node", Name: n.Name, Field: "status.addresses",
+			errs = append(errs, &sharedkube.ObjectError{Kind: "Node", Name: n.Name, Field: "status.addresses",
 				Reason: "no IPv4 InternalIP (IPIP needs one); left out of the real servers"})
 			continue
 		}
 		if prev, dup := seen[addr]; dup {
-			errs = append(errs, &ObjectError{Kind: "Node", Name: n.Name, Field: "status.addresses",
+			errs = append(errs, &sharedkube.ObjectError{Kind: "Node", Name: n.Name, Field: "status.addresses",
 				Reason: fmt.Sprintf("InternalIP %s is also node %s's; left out of the real servers", addr, prev)})
 			continue
 		}
 		seen[addr] = n.Name
 		w := model.DefaultWeight()
-		if !IsReady(n) {
+		if !sharedkube.IsReady(n) {
 			w = 0
 		}
 		out = append(out, model.RealServer{Addr: addr, Weight: w})

@@ -5,11 +5,13 @@ import (
 	"slices"
 	"testing"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
+	"github.com/tlbproject/tlb/internal/kube/kubetest"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -124,7 +126,7 @@ func TestBuildDesired(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got, errs := BuildDesired(tc.services, tc.nodes, tc.pools, clusters, nil, tc.cluster)
-			if b := Blocking(errs); b != tc.blocking {
+			if b := sharedkube.Blocking(errs); b != tc.blocking {
 				t.Errorf("Blocking = %v, want %v (errors %v)", b, tc.blocking, errs)
 			}
 			kubetest.ErrorsContain(t, errs, tc.errs)

@@ -8,8 +8,9 @@
 // it in informers and a single-key workqueue and hands each changed model
 // to a callback; while the API server is unreachable it emits nothing, so
 // the last model stays programmed. The plumbing of that loop (Caches,
-// QueueHandler, ModelLoop, ObjectErrorLog) is shared with the sources of
-// netd (netd/kube) and of L7 (l7/kube, ModelLoop and QueueHandler only).
+// QueueHandler, ModelLoop, ObjectErrorLog) and the readings of Services
+// and Nodes it shares with netd and L7 live in internal/kube; this
+// package holds only what is the director's own.
 //
 // The director's Source also watches EndpointSlices: an L7 Service's ready
 // endpoints decide whether its VIP is up for GTM (model.L7Service); netd's

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
+
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
@@ -28,7 +30,7 @@ func newEndpointSlices(client kubernetes.Interface, queue workqueue.TypedInterfa
 	if err := informer.SetTransform(trimEndpointSlice); err != nil {
 		return nil, fmt.Errorf("trim cached EndpointSlices: %w", err)
 	}
-	if _, err := informer.AddEventHandler(QueueHandler(queue, log)); err != nil {
+	if _, err := informer.AddEventHandler(sharedkube.QueueHandler(queue, log)); err != nil {
 		return nil, fmt.Errorf("add an event handler to the EndpointSlice informer: %w", err)
 	}
 	return &endpointSlices{factory: f, lister: inf.Lister(), synced: informer.HasSynced}, nil

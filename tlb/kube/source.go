@@ -7,13 +7,12 @@ import (
 	"log/slog"
 	"slices"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/tlbproject/tlb/api"
@@ -26,10 +25,10 @@ import (
 type Source struct {
 	cluster string
 	log     *slog.Logger
-	caches  *Caches
+	caches  *sharedkube.Caches
 	slices  *endpointSlices
 	queue   workqueue.TypedRateLimitingInterface[string]
-	errs    *ObjectErrorLog
+	errs    *sharedkube.ObjectErrorLog
 }
 
 // NewSource returns a Source for the director of L4 cluster clusterName.
@@ -46,7 +45,7 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 	log = log.With("l4Cluster", clusterName)
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 		workqueue.TypedRateLimitingQueueConfig[string]{Name: "tlb-director-model"})
-	caches, err := NewCaches(client, dyn, func(o *metav1.ListOptions) {
+	caches, err := sharedkube.NewCaches(client, dyn, func(o *metav1.ListOptions) {
 		o.LabelSelector = api.LabelGateway + "=true"
 	}, queue, log)
 	if err != nil {
@@ -62,7 +61,7 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 		caches:  caches,
 		slices:  eps,
 		queue:   queue,
-		errs:    &ObjectErrorLog{Log: log, Message: "API object left out of the director model"},
+		errs:    &sharedkube.ObjectErrorLog{Log: log, Message: "API object left out of the director model"},
 	}, nil
 }
 
@@ -73,7 +72,7 @@ func NewSource(client kubernetes.Interface, dyn dynamic.Interface, clusterName s
 // nothing is emitted. Run returns when ctx ends; an error only if the
 // caches never synced.
 func (s *Source) Run(ctx context.Context, emit func(model.Desired)) error {
-	loop := &ModelLoop[model.Desired]{
+	loop := &sharedkube.ModelLoop[model.Desired]{
 		What: "director model", Factories: []interface{ Start(<-chan struct{}) }{s.caches, s.slices.factory},
 		Shutdown: []func(){s.caches.Shutdown, s.slices.factory.Shutdown}, Synced: append(slices.Clone(s.caches.Synced), s.slices.synced),
 		Queue: s.queue, Build: s.build, Log: s.log, Changed: func(log *slog.Logger, d model.Desired) {
@@ -95,11 +94,11 @@ func (s *Source) build() (*model.Desired, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list Nodes: %w", err)
 	}
-	pools, err := ListTyped[v1alpha1.VIPPool](s.caches.Pools, "VIPPool")
+	pools, err := sharedkube.ListTyped[v1alpha1.VIPPool](s.caches.Pools, "VIPPool")
 	if err != nil {
 		return nil, err
 	}
-	clusters, err := ListTyped[v1alpha1.L4Cluster](s.caches.Clusters, "L4Cluster")
+	clusters, err := sharedkube.ListTyped[v1alpha1.L4Cluster](s.caches.Clusters, "L4Cluster")
 	if err != nil {
 		return nil, err
 	}
@@ -109,38 +108,8 @@ func (s *Source) build() (*model.Desired, error) {
 	}
 	d, errs := BuildDesired(svcs, nodes, pools, clusters, eps, s.cluster)
 	s.errs.Report(errs)
-	if Blocking(errs) {
+	if sharedkube.Blocking(errs) {
 		return nil, nil
 	}
 	return &d, nil
-}
-
-// ListTyped lists a dynamic cache and converts each object to T.
-func ListTyped[T any](l cache.GenericLister, kind string) ([]T, error) {
-	objs, err := l.List(labels.Everything())
-	if err != nil {
-		return nil, fmt.Errorf("list %ss: %w", kind, err)
-	}
-	out := make([]T, 0, len(objs))
-	for _, o := range objs {
-		var v T
-		if err := FromUnstructured(o, &v); err != nil {
-			return nil, fmt.Errorf("read a %s from the cache: %w", kind, err)
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
-// FromUnstructured converts an object of a dynamic informer's cache into
-// its typed form.
-func FromUnstructured(o runtime.Object, into any) error {
-	u, ok := o.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("unexpected %T in a dynamic cache", o)
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
-		return fmt.Errorf("convert %s %q: %w", u.GetKind(), u.GetName(), err)
-	}
-	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
+	"github.com/tlbproject/tlb/internal/kube/kubetest"
 )
 
 // TestSourceEmitsOnlyChanges runs a Source against fake clients (the real

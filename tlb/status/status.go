@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -23,34 +24,12 @@ type Lister interface {
 	GetDestinations(*ipvs.Service) ([]*ipvs.Destination, error)
 }
 
-// Service is one IPVS virtual service as the kernel holds it.
-type Service struct {
-	VIP       string   `json:"vip"`
-	Protocol  string   `json:"protocol"`
-	Port      uint16   `json:"port"`
-	FWMark    uint32   `json:"fwmark,omitempty"`
-	Scheduler string   `json:"scheduler"`
-	Flags     []string `json:"flags"`
-	// Owned is true when the director recorded the service as its own.
-	Owned       bool   `json:"owned"`
-	Connections uint32 `json:"connections"`
-	// CanonicalOrder is true when the real servers are listed in the
-	// canonical order (sorted by address), the order every director
-	// builds its Maglev table from.
-	CanonicalOrder bool         `json:"canonicalOrder"`
-	RealServers    []RealServer `json:"realServers"`
-}
+// Service is one IPVS virtual service as the kernel holds it (the JSON
+// of `tlb status --json`, declared in package api).
+type Service = api.IPVSService
 
-// RealServer is one IPVS destination, in the kernel's list order (the
-// order the Maglev table is built from).
-type RealServer struct {
-	Address           string `json:"address"`
-	Port              uint16 `json:"port"`
-	Weight            int    `json:"weight"`
-	Forwarding        string `json:"forwarding"`
-	ActiveConnections int    `json:"activeConnections"`
-	InactiveConns     int    `json:"inactiveConnections"`
-}
+// RealServer is one IPVS destination, in the kernel's list order.
+type RealServer = api.IPVSRealServer
 
 var forwarding = map[uint32]string{
 	ipvs.ConnFwdMasq:        "masq",

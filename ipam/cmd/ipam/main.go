@@ -21,11 +21,11 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
 	"github.com/tlbproject/tlb/internal/buildinfo"
-	election "github.com/tlbproject/tlb/internal/leader"
+	"github.com/tlbproject/tlb/internal/cli"
+	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/ipam"
 	"github.com/tlbproject/tlb/ipam/apicheck"
@@ -33,78 +33,81 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "version") {
+	if len(os.Args) == 2 && os.Args[1] == "version" {
 		fmt.Println(buildinfo.Read("ipam"))
 		return
 	}
-	if err := run(); err != nil {
+	common := cli.Register(flag.CommandLine, "ipam", cli.FormatJSON)
+	kf := cli.RegisterKube(flag.CommandLine, cli.KubeDefaults{QPS: defaultQPS, Burst: defaultBurst})
+	var lf leader.Flags
+	lf.Register(flag.CommandLine, "tlb-ipam")
+	o := options{
+		metricsAddr: flag.String("metrics-addr", "127.0.0.1:9470", "address for /metrics, /healthz and /readyz"),
+		defaultEnv:  flag.String("default-environment", "", "environment for Services that name no environment, pool or VIP; empty makes that an error"),
+		workers:     flag.Int("workers", 4, "Services synced in parallel"),
+	}
+	flag.Parse()
+	if common.Version(os.Stdout) {
+		return
+	}
+	log := common.Logger(os.Stderr).With("identity", lf.Identity)
+	lf.Warn(log)
+	if err := run(log, kf, &lf, o); err != nil {
 		fmt.Fprintln(os.Stderr, "ipam:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	host, _ := os.Hostname()
-	var (
-		kubeconfig  = flag.String("kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
-		metricsAddr = flag.String("metrics-addr", "127.0.0.1:9470", "address for /metrics, /healthz and /readyz")
-		defaultEnv  = flag.String("default-environment", "", "environment for Services that name no environment, pool or VIP; empty makes that an error")
-		workers     = flag.Int("workers", 4, "Services synced in parallel")
-		qps         = flag.Float64("kube-api-qps", defaultQPS, "API server requests per second (client-side limit; one write and one Event per allocation)")
-		burst       = flag.Int("kube-api-burst", defaultBurst, "API server requests allowed at once above kube-api-qps")
-		leaderElect = flag.Bool("leader-elect", true, "elect a leader through a Lease; only the leader allocates")
-		leaseNS     = flag.String("lease-namespace", envOr("POD_NAMESPACE", "tlb-system"), "namespace of the Lease")
-		leaseName   = flag.String("lease-name", "tlb-ipam", "name of the Lease")
-		identity    = flag.String("identity", envOr("POD_NAME", host), "this replica's name in the Lease")
-		leaseDur    = flag.Duration("lease-duration", 15*time.Second, "how long a Lease lasts without renewal")
-		renew       = flag.Duration("renew-deadline", 10*time.Second, "how long the leader tries to renew before giving up")
-		retry       = flag.Duration("retry-period", 2*time.Second, "how often replicas try to take or renew the Lease")
-	)
-	flag.Parse()
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("identity", *identity)
+// options are ipam's own flags.
+type options struct {
+	metricsAddr, defaultEnv *string
+	workers                 *int
+}
 
-	var cfg *rest.Config
-	var err error
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+// clients are the API server clients of the controller and of leader
+// election.
+type clients struct {
+	host   string
+	kube   kubernetes.Interface
+	dyn    dynamic.Interface
+	leader kubernetes.Interface
+}
+
+func newClients(kf *cli.Kube, identity string) (clients, error) {
+	cfg, err := kf.RESTConfig("tlb-ipam/" + identity)
 	if err != nil {
-		return fmt.Errorf("load API server configuration: %w", err)
+		return clients{}, err
 	}
-	cfg.QPS, cfg.Burst = float32(*qps), *burst
-	cfg.UserAgent = "tlb-ipam/" + *identity
 	// Services, Events and Leases travel as protobuf, which costs the API
 	// server and the controller less than JSON when thousands of Services
 	// change at once; VIPPools and L4Clusters (the dynamic client) stay JSON.
 	pbCfg := rest.CopyConfig(cfg)
 	pbCfg.ContentType = runtime.ContentTypeProtobuf
 	pbCfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	client, err := kubernetes.NewForConfig(pbCfg)
-	if err != nil {
-		return fmt.Errorf("build Kubernetes client: %w", err)
+	c := clients{host: cfg.Host}
+	if c.kube, err = kubernetes.NewForConfig(pbCfg); err != nil {
+		return clients{}, fmt.Errorf("build Kubernetes client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("build dynamic client: %w", err)
+	if c.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return clients{}, fmt.Errorf("build dynamic client: %w", err)
 	}
-	// Leader election has a client (and a rate limiter) of its own, so
-	// that renewing the Lease never waits behind a burst of allocations.
-	leCfg := rest.CopyConfig(pbCfg)
-	leCfg.QPS, leCfg.Burst = 5, 10
-	leCfg.UserAgent += "/leader-election"
-	leClient, err := kubernetes.NewForConfig(leCfg)
-	if err != nil {
-		return fmt.Errorf("build leader election client: %w", err)
+	if c.leader, err = leader.NewClient(pbCfg); err != nil {
+		return clients{}, err
 	}
+	return c, nil
+}
 
+func run(log *slog.Logger, kf *cli.Kube, lf *leader.Flags, o options) error {
+	c, err := newClients(kf, lf.Identity)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	srv := obs.NewServer(*metricsAddr, log)
-	leader := prometheus.NewGauge(prometheus.GaugeOpts{Name: "tlb_ipam_leader", Help: "1 while this replica holds the Lease and allocates."})
-	srv.Registry.MustRegister(leader)
+	srv := obs.NewServer(*o.metricsAddr, log)
+	leading := prometheus.NewGauge(prometheus.GaugeOpts{Name: "tlb_ipam_leader", Help: "1 while this replica holds the Lease and allocates."})
+	srv.Registry.MustRegister(leading)
 	if _, err := srv.Start(nil); err != nil {
 		return err
 	}
@@ -113,13 +116,38 @@ func run() error {
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	// Ready means "able to serve": the API server answers. A standby
-	// replica is ready too. While the API server does not answer, the
-	// checker logs and retries with backoff and /readyz says why.
-	srv.SetReady(false, "starting: API server "+cfg.Host+" not reached yet")
+	if !waitForAPIServer(ctx, c, srv, log) {
+		return nil
+	}
+	ctrl, err := controller.New(controller.Options{
+		Client: c.kube, Dynamic: c.dyn, Log: log, Registry: srv.Registry,
+		DefaultEnvironment: ipam.Environment(*o.defaultEnv), Workers: *o.workers, Identity: lf.Identity,
+	})
+	if err != nil {
+		return err
+	}
+	return lf.Lead(ctx, c.leader, log, "allocating VIPs", func(b bool) {
+		if b {
+			leading.Set(1)
+		} else {
+			leading.Set(0)
+		}
+	}, func(ctx context.Context) {
+		if err := ctrl.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("controller stopped", "err", err)
+		}
+	})
+}
+
+// waitForAPIServer returns once the API server answers (true), or when
+// ctx ends (false). Ready means "able to serve": the API server answers.
+// A standby replica is ready too. While the API server does not answer,
+// the checker logs and retries with backoff and /readyz says why.
+func waitForAPIServer(ctx context.Context, c clients, srv *obs.Server, log *slog.Logger) bool {
+	srv.SetReady(false, "starting: API server "+c.host+" not reached yet")
 	reached := make(chan struct{})
 	var once sync.Once
-	checker := apicheck.NewChecker(versionProber{client.Discovery().RESTClient()}, cfg.Host, log, clock.RealClock{},
+	checker := apicheck.NewChecker(versionProber{c.kube.Discovery().RESTClient()}, c.host, log, clock.RealClock{},
 		func(ok bool, reason string) {
 			srv.SetReady(ok, reason)
 			if ok {
@@ -129,47 +157,10 @@ func run() error {
 	go checker.Run(ctx)
 	select {
 	case <-reached:
+		return true
 	case <-ctx.Done():
-		return nil
+		return false
 	}
-
-	ctrl, err := controller.New(controller.Options{
-		Client: client, Dynamic: dyn, Log: log, Registry: srv.Registry,
-		DefaultEnvironment: ipam.Environment(*defaultEnv), Workers: *workers, Identity: *identity,
-	})
-	if err != nil {
-		return err
-	}
-	lead := func(ctx context.Context) {
-		if err := ctrl.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Error("controller stopped", "err", err)
-		}
-	}
-	if !*leaderElect {
-		leader.Set(1)
-		lead(ctx)
-		return nil
-	}
-	err = election.Run(ctx, election.Election{
-		Client: leClient, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
-		LeaseDuration: *leaseDur, RenewDeadline: *renew, RetryPeriod: *retry, Log: log, Work: "allocating VIPs",
-		OnLeading: func(b bool) {
-			if b {
-				leader.Set(1)
-			} else {
-				leader.Set(0)
-			}
-		},
-	}, lead)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() == nil {
-		// Leadership lost while still running: exit so the Pod restarts
-		// with fresh state rather than allocating from a stale view.
-		return errors.New("lost the Lease")
-	}
-	return nil
 }
 
 // Client-side rate limits, sized for a controller that owns thousands of
@@ -189,11 +180,4 @@ type versionProber struct{ rc rest.Interface }
 func (p versionProber) Probe(ctx context.Context) error {
 	_, err := p.rc.Get().AbsPath("/version").DoRaw(ctx)
 	return err
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }

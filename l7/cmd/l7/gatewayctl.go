@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,69 +12,38 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/internal/leader"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
+	"github.com/tlbproject/tlb/l7/xds"
 )
 
 // runGatewayController runs `l7 gateway-controller`: the Gateway API
 // controller (l7/gatewayctl) with leader election. It only wires.
 func runGatewayController(args []string) error {
-	host, _ := os.Hostname()
 	fs := flag.NewFlagSet("gateway-controller", flag.ExitOnError)
-	var (
-		kubeconfig  = fs.String("kubeconfig", "", "kubeconfig file; empty uses the in-cluster service account")
-		metricsAddr = fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz and /readyz")
-		leaderElect = fs.Bool("leader-elect", true, "elect a leader through a Lease; only the leader writes")
-		leaseNS     = fs.String("leader-election-namespace", podEnvOr("POD_NAMESPACE", "tlb-system"), "namespace of the Lease")
-		leaseName   = fs.String("lease-name", "tlb-gateway-controller", "name of the Lease")
-		identity    = fs.String("identity", podEnvOr("POD_NAME", host), "this replica's name in the Lease and in Events")
-		qps         = fs.Float64("kube-api-qps", 200, "API server requests per second (client-side limit; a status write per changed object)")
-		burst       = fs.Int("kube-api-burst", 400, "API server requests allowed at once above kube-api-qps")
-	)
+	common := cli.Register(fs, "l7", cli.FormatJSON, "schema", xds.Generation())
+	// A status write per changed object: a controller's rate limit.
+	kf := cli.RegisterKube(fs, cli.KubeDefaults{QPS: 200, Burst: 400})
+	var lf leader.Flags
+	lf.Register(fs, "tlb-gateway-controller")
+	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz and /readyz")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("identity", *identity)
+	if common.Version(os.Stdout) {
+		return nil
+	}
+	log := common.Logger(os.Stderr).With("identity", lf.Identity)
+	lf.Warn(log)
 
-	var cfg *rest.Config
-	var err error
-	if *kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", *kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	opts, leClient, err := gatewayClients(kf, lf.Identity)
 	if err != nil {
-		return fmt.Errorf("load API server configuration: %w", err)
+		return err
 	}
-	cfg.UserAgent = "tlb-gateway-controller/" + *identity
-	// Leader election has a client (and a rate limiter) of its own, so
-	// that renewing the Lease never waits behind a burst of status writes.
-	leCfg := rest.CopyConfig(cfg)
-	leCfg.QPS, leCfg.Burst = 5, 10
-	leCfg.UserAgent += "/leader-election"
-	leClient, err := kubernetes.NewForConfig(leCfg)
-	if err != nil {
-		return fmt.Errorf("build leader election client: %w", err)
-	}
-	cfg.QPS, cfg.Burst = float32(*qps), *burst
-	kc, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("build Kubernetes client: %w", err)
-	}
-	gc, err := gwclient.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("build Gateway API client: %w", err)
-	}
-	dc, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("build dynamic client: %w", err)
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := obs.NewServer(*metricsAddr, log)
@@ -89,36 +57,38 @@ func runGatewayController(args []string) error {
 	}()
 	srv.SetReady(true, "")
 
-	ctrl, err := gatewayctl.New(gatewayctl.Options{Kube: kc, Gateway: gc, Dynamic: dc, Log: log, Registry: srv.Registry, Identity: *identity})
+	opts.Log, opts.Registry, opts.Identity = log, srv.Registry, lf.Identity
+	ctrl, err := gatewayctl.New(opts)
 	if err != nil {
 		return err
 	}
-	lead := func(ctx context.Context) {
+	return lf.Lead(ctx, leClient, log, "reconciling Gateways", nil, func(ctx context.Context) {
 		if err := ctrl.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 			log.Error("gateway controller stopped", "err", err)
 		}
-	}
-	if !*leaderElect {
-		lead(ctx)
-		return nil
-	}
-	err = leader.Run(ctx, leader.Election{
-		Client: leClient, Namespace: *leaseNS, Name: *leaseName, Identity: *identity,
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second, Log: log, Work: "reconciling Gateways",
-	}, lead)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() == nil {
-		return errors.New("lost the Lease")
-	}
-	return nil
+	})
 }
 
-// podEnvOr returns the environment variable k, or def when it is unset.
-func podEnvOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
+// gatewayClients builds the controller's clients (in its Options) and the
+// leader election's.
+func gatewayClients(kf *cli.Kube, identity string) (gatewayctl.Options, kubernetes.Interface, error) {
+	cfg, err := kf.RESTConfig("tlb-gateway-controller/" + identity)
+	if err != nil {
+		return gatewayctl.Options{}, nil, err
 	}
-	return def
+	leClient, err := leader.NewClient(cfg)
+	if err != nil {
+		return gatewayctl.Options{}, nil, err
+	}
+	var o gatewayctl.Options
+	if o.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return o, nil, fmt.Errorf("build Kubernetes client: %w", err)
+	}
+	if o.Gateway, err = gwclient.NewForConfig(cfg); err != nil {
+		return o, nil, fmt.Errorf("build Gateway API client: %w", err)
+	}
+	if o.Dynamic, err = dynamic.NewForConfig(cfg); err != nil {
+		return o, nil, fmt.Errorf("build dynamic client: %w", err)
+	}
+	return o, leClient, nil
 }

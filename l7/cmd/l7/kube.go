@@ -6,10 +6,9 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 	"github.com/tlbproject/tlb/l7/kube"
 )
@@ -17,18 +16,11 @@ import (
 // newKubeSource builds the L7 controller's Kubernetes source and returns
 // it with its client; with gatewayAPI it also reads Gateway API objects
 // (when their CRDs are installed) through gatewayapi.Build.
-func newKubeSource(kubeconfig string, inCluster, gatewayAPI bool, log *slog.Logger, opts kube.Options) (*kube.Source, kubernetes.Interface, error) {
-	var cfg *rest.Config
-	var err error
-	if inCluster {
-		cfg, err = rest.InClusterConfig()
-	} else {
-		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
+func newKubeSource(kf *cli.Kube, gatewayAPI bool, log *slog.Logger, opts kube.Options) (*kube.Source, kubernetes.Interface, error) {
+	cfg, err := kf.RESTConfig("tlb-l7")
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubernetes client config: %w", err)
+		return nil, nil, err
 	}
-	cfg.UserAgent = "tlb-l7"
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes client: %w", err)

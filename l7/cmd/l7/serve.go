@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/l7/authz"
 	"github.com/tlbproject/tlb/l7/dsl"
@@ -44,8 +44,8 @@ func runServe(args []string) error {
 	debounce := fs.Duration("debounce", 200*time.Millisecond, "wait after a file change before reloading")
 	resync := fs.Duration("resync", time.Minute, "reload the directory at least this often")
 	grace := fs.Duration("shutdown-grace", 10*time.Second, "time for streams to end on SIGTERM")
-	kubeconfig := fs.String("kubeconfig", "", "also serve Services that opt into L7 from the API server of this kubeconfig")
-	inCluster := fs.Bool("in-cluster", false, "also serve Services that opt into L7 from the API server of the pod's service account")
+	common := cli.Register(fs, "l7", cli.FormatJSON, "schema", xds.Generation())
+	kf := cli.RegisterKube(fs, cli.ClientGoDefaults) // also serve what the API server says
 	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)")
 	gatewayAPI := fs.Bool("gateway-api", true, "with the API server, also serve the group's Gateway API Gateways and routes when their CRDs are installed")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
@@ -58,6 +58,9 @@ func runServe(args []string) error {
 	keyless := fs.Bool("keyless", false, keylessUsage)
 	dnsResolvers := fs.String("dns-resolvers", "", dnsResolversUsage)
 	_ = fs.Parse(args)
+	if common.Version(os.Stdout) {
+		return nil
+	}
 	if *dir == "" || *group == "" {
 		return errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
 	}
@@ -72,7 +75,7 @@ func runServe(args []string) error {
 	if *grpcClients {
 		kinds = append(kinds, translate.GRPC)
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("group", *group)
+	log := common.Logger(os.Stderr).With("group", *group)
 	serve.SetGCPercent(*gcPercent)
 
 	var standIn *tlscert.StandIn
@@ -103,7 +106,7 @@ func runServe(args []string) error {
 		Resolve: resolveOpts,
 	})
 	sources := []string{"dsl"}
-	kubeOn := *kubeconfig != "" || *inCluster
+	kubeOn := kf.Enabled()
 	if kubeOn {
 		sources = append(sources, "kubernetes")
 	}
@@ -115,7 +118,7 @@ func runServe(args []string) error {
 		pub = routes.Publishing(serve.NewCertificateExpiry(o.Registry, time.Now).Publishing(srv))
 	}
 	if kubeOn {
-		src, kc, err := newKubeSource(*kubeconfig, *inCluster, *gatewayAPI, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now, StandIn: standIn})
+		src, kc, err := newKubeSource(kf, *gatewayAPI, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now, StandIn: standIn})
 		if err != nil {
 			return err
 		}

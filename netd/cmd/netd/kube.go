@@ -6,21 +6,18 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/netd/config"
 	"github.com/tlbproject/tlb/netd/kube"
 	"github.com/tlbproject/tlb/netd/model"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // kubeFlags say where the node's VIPs come from when they come from
 // Kubernetes rather than from the file's vips: and ports:.
 type kubeFlags struct {
-	kubeconfig string
-	inCluster  bool
-	nodeName   string
+	*cli.Kube
+	nodeName string
 }
-
-func (k kubeFlags) enabled() bool { return k.kubeconfig != "" || k.inCluster }
 
 // kubeGateway holds the latest gateway model from the API server and
 // signals each new one on changed.
@@ -62,7 +59,7 @@ func startKube(ctx context.Context, k kubeFlags, file config.Config, log *slog.L
 	if k.nodeName == "" {
 		return nil, fmt.Errorf("--node (or NODE_NAME) is required with --kubeconfig or --in-cluster")
 	}
-	c, err := tlbkube.NewClients(k.kubeconfig, k.inCluster, "tlb-netd")
+	c, err := k.Clients("tlb-netd")
 	if err != nil {
 		return nil, err
 	}

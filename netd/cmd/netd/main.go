@@ -26,6 +26,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tlbproject/tlb/internal/buildinfo"
+	"github.com/tlbproject/tlb/internal/cli"
+	"github.com/tlbproject/tlb/internal/dirwatch"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/internal/procsys"
 	"github.com/tlbproject/tlb/netd"
@@ -44,34 +46,47 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("netd run", flag.ExitOnError)
-	cfgPath := fs.String("config", "/etc/tlb/netd.yaml", "configuration file (watched; changes are applied without restart)")
-	resync := fs.Duration("resync", 30*time.Second, "interval of reconciles that repair drift")
-	once := fs.Bool("once", false, "reconcile once and exit")
-	debug := fs.Bool("debug", false, "log at debug level")
+	common := cli.Register(fs, "netd", cli.FormatJSON)
+	fs.BoolFunc("debug", "log at debug level (the same as --log-level=debug)", func(string) error {
+		common.SetLevel(slog.LevelDebug)
+		return nil
+	})
+	var o options
+	fs.StringVar(&o.path, "config", "/etc/tlb/netd.yaml", "configuration file (watched; changes are applied without restart)")
+	fs.DurationVar(&o.resync, "resync", 30*time.Second, "interval of reconciles that repair drift")
+	fs.BoolVar(&o.once, "once", false, "reconcile once and exit")
 	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
-	metricsHost := fs.String("metrics-host", "", "serve metrics and health on this IP (with netd.metricsAddress's port) instead of the file's host; the DaemonSet passes the node's IP (status.hostIP)")
-	var kf kubeFlags
-	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take the node's VIPs from the Kubernetes API server of this kubeconfig instead of the file's vips:")
-	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take the node's VIPs from the API server of the pod's service account")
+	fs.StringVar(&o.metricsHost, "metrics-host", "", "serve metrics and health on this IP (with netd.metricsAddress's port) instead of the file's host; the DaemonSet passes the node's IP (status.hostIP)")
+	// With --kubeconfig or --in-cluster the node's VIPs come from the API
+	// server instead of the file's vips:.
+	kf := kubeFlags{Kube: cli.RegisterKube(fs, cli.ClientGoDefaults)}
 	fs.StringVar(&kf.nodeName, "node", os.Getenv("NODE_NAME"), "with Kubernetes: this node's name")
 	_ = fs.Parse(os.Args[2:])
-
-	level := slog.LevelInfo
-	if *debug {
-		level = slog.LevelDebug
+	if common.Version(os.Stdout) {
+		return
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("component", "netd")
-	if err := run(log, *cfgPath, *resync, *once, *metricsHost, procsys.ProcSys{Root: *sysctlDir}, kf); err != nil {
+	o.sysctls = procsys.ProcSys{Root: *sysctlDir}
+	log := common.Logger(os.Stderr).With("component", "netd")
+	if err := run(log, o, kf); err != nil {
 		log.Error("netd stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, path string, resync time.Duration, once bool, metricsHost string, sysctls procsys.ProcSys, kf kubeFlags) error {
-	if resync <= 0 {
-		return fmt.Errorf("--resync must be positive, got %s", resync)
+// options are netd run's own flags.
+type options struct {
+	path        string
+	resync      time.Duration
+	once        bool
+	metricsHost string
+	sysctls     procsys.ProcSys
+}
+
+func run(log *slog.Logger, o options, kf kubeFlags) error {
+	if o.resync <= 0 {
+		return fmt.Errorf("--resync must be positive, got %s", o.resync)
 	}
-	if _, err := obs.OnHost("127.0.0.1:0", metricsHost); err != nil {
+	if _, err := obs.OnHost("127.0.0.1:0", o.metricsHost); err != nil {
 		return fmt.Errorf("--metrics-host: %w", err)
 	}
 	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
@@ -79,57 +94,30 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, metrics
 		return fmt.Errorf("open netlink handle: %w", err)
 	}
 	defer h.Close()
-	gw := netd.NewGateway(kernel.NewLinks(h), sysctls, kernel.NewClamp(netns.None()), log)
+	gw := netd.NewGateway(kernel.NewLinks(h), o.sysctls, kernel.NewClamp(netns.None()), log)
 
 	// The metrics address comes from the file, so read it before serving;
 	// an invalid file stops netd here, before anything is changed.
-	cfg, err := config.Load(path)
+	cfg, err := config.Load(o.path)
 	if err != nil {
 		return err
 	}
-	metricsAddr, err := obs.OnHost(cfg.MetricsAddress, metricsHost)
+	metricsAddr, err := obs.OnHost(cfg.MetricsAddress, o.metricsHost)
 	if err != nil {
-		return fmt.Errorf("netd config %s: netd.metricsAddress: %w", path, err)
+		return fmt.Errorf("netd config %s: netd.metricsAddress: %w", o.path, err)
 	}
 	srv := obs.NewServer(metricsAddr, log)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	var a *agent.Agent
-	var kubeChanged <-chan struct{}
-	if kf.enabled() {
-		if once {
-			return fmt.Errorf("--once reads VIPs from the file; it does not combine with Kubernetes")
-		}
-		if len(cfg.Gateway.VIPs) > 0 || len(cfg.Gateway.Ports) > 0 {
-			return fmt.Errorf("netd config %s: vips, ports: not allowed when VIPs come from the Kubernetes API server; remove them (netd.listenerPorts sets the L7 port map)", path)
-		}
-		kg, err := startKube(ctx, kf, cfg, log)
-		if err != nil {
-			return err
-		}
-		a = agent.NewWithLoader("kubernetes node "+kf.nodeName, kg.load, gw, agent.NewMetrics(srv.Registry), log, time.Now)
-		kubeChanged = kg.changed
-	} else {
-		if len(cfg.ListenerPorts) > 0 {
-			return fmt.Errorf("netd config %s: netd.listenerPorts: used only when VIPs come from the Kubernetes API server; in a file, list ports: per VIP", path)
-		}
-		a = agent.New(path, gw, agent.NewMetrics(srv.Registry), log, time.Now)
-	}
-	// Watch before the first read, so no change falls between the two.
-	changed := kubeChanged
-	if changed == nil && !once {
-		dir := filepath.Dir(path)
-		n, err := agent.DirNotifier(dir)
-		if err != nil {
-			return fmt.Errorf("watch %s: %w", dir, err)
-		}
-		changed = agent.WatchFile(ctx, n, 200*time.Millisecond, path, log)
+	a, changed, err := newAgent(ctx, o, kf, cfg, gw, srv, log)
+	if err != nil {
+		return err
 	}
 	if err := a.Load(); err != nil {
 		return err
 	}
-	if once {
+	if o.once {
 		res, err := a.Reconcile()
 		if err != nil {
 			return err
@@ -155,7 +143,40 @@ func run(log *slog.Logger, path string, resync time.Duration, once bool, metrics
 		log.Info("gateway reconciled", "writes", res.Writes, "plan", res.Plan.String())
 		srv.SetReady(true, "")
 	}
-	a.Run(ctx, changed, resync, srv.SetReady)
+	a.Run(ctx, changed, o.resync, srv.SetReady)
 	log.Info("netd stopping; bound VIPs stay in place")
 	return nil
+}
+
+// newAgent builds the agent with its source of VIPs, the API server or
+// the file, and the channel of its changes: the source's models, or the
+// file's directory watched (before the first read, so no change falls
+// between the two; none with --once).
+func newAgent(ctx context.Context, o options, kf kubeFlags, cfg config.Config, gw *netd.Gateway, srv *obs.Server, log *slog.Logger) (*agent.Agent, <-chan struct{}, error) {
+	if kf.Enabled() {
+		if o.once {
+			return nil, nil, fmt.Errorf("--once reads VIPs from the file; it does not combine with Kubernetes")
+		}
+		if len(cfg.Gateway.VIPs) > 0 || len(cfg.Gateway.Ports) > 0 {
+			return nil, nil, fmt.Errorf("netd config %s: vips, ports: not allowed when VIPs come from the Kubernetes API server; remove them (netd.listenerPorts sets the L7 port map)", o.path)
+		}
+		kg, err := startKube(ctx, kf, cfg, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		return agent.NewWithLoader("kubernetes node "+kf.nodeName, kg.load, gw, agent.NewMetrics(srv.Registry), log, time.Now), kg.changed, nil
+	}
+	if len(cfg.ListenerPorts) > 0 {
+		return nil, nil, fmt.Errorf("netd config %s: netd.listenerPorts: used only when VIPs come from the Kubernetes API server; in a file, list ports: per VIP", o.path)
+	}
+	a := agent.New(o.path, gw, agent.NewMetrics(srv.Registry), log, time.Now)
+	if o.once {
+		return a, nil, nil
+	}
+	dir := filepath.Dir(o.path)
+	n, err := dirwatch.Watch(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("watch %s: %w", dir, err)
+	}
+	return a, agent.WatchFile(ctx, n, 200*time.Millisecond, o.path, log), nil
 }

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlbproject/tlb/tlb/console"
+	"github.com/tlbproject/tlb/internal/console"
 )
 
 func main() {

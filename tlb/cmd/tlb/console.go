@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/internal/cli"
+	"github.com/tlbproject/tlb/internal/console"
 	"github.com/tlbproject/tlb/tlb/config"
-	"github.com/tlbproject/tlb/tlb/console"
 	"github.com/tlbproject/tlb/tlb/director"
-	"github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/status"
 )
 
@@ -44,16 +44,15 @@ func (f endpointsFlag) Set(v string) error {
 	return nil
 }
 
-func consoleCommand(args []string, stderr io.Writer) int {
+func consoleCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tlb console", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8480", "address to serve the page on; loopback by default (reach it with kubectl port-forward)")
-	kubeconfig := fs.String("kubeconfig", "", "read the API server of this kubeconfig")
-	inCluster := fs.Bool("in-cluster", false, "read the API server of the pod's service account")
+	common := cli.Register(fs, "tlb", cli.FormatText)
+	kf := cli.RegisterKube(fs, cli.ClientGoDefaults) // show what the API server holds
 	leaseNS := fs.String("lease-namespace", "tlb-system", "namespace whose Leases (leader election) are shown")
 	podNS := fs.String("pod-namespace", "tlb-system", "with Kubernetes: find the director and netd Pods of this namespace by label and read each one's obs listener at its node's IP; empty: only the --director/--netd/--l7 endpoints")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long one page waits for its sources; a source that takes longer shows a banner")
-	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	localIPVS := fs.Bool("ipvs", false, "also read this host's IPVS (as `tlb status` does; on a director, as root): real servers with weights and connections")
 	runtimeDir := fs.String("runtime-dir", config.DefaultRuntimeDir, "with --ipvs: directory of the director's ownership record")
 	l7Token := fs.String("l7-token-file", "", "bearer token sent with l7's /routes: a ServiceAccount token of audience tlb-l7 whose user RBAC lets get /tlb.io/l7/routes (deploy/console projects one); empty: no routes")
@@ -68,18 +67,16 @@ func consoleCommand(args []string, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "tlb console: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		_, _ = fmt.Fprintf(stderr, "tlb console: --log-level: %v\n", err)
-		return 2
+	if common.Version(stdout) {
+		return 0
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	log := common.Logger(stderr)
 	col := console.Collector{Components: console.HTTPComponents{Endpoints: eps, Client: &http.Client{}, L7TokenFile: *l7Token}, Timeout: *timeout, Now: time.Now}
 	if *localIPVS {
 		col.IPVS = kernelIPVS{runtimeDir: *runtimeDir}
 	}
-	if *kubeconfig != "" || *inCluster {
-		c, err := kube.NewClients(*kubeconfig, *inCluster, "tlb-console")
+	if kf.Enabled() {
+		c, err := kf.Clients("tlb-console")
 		if err != nil {
 			_, _ = fmt.Fprintf(stderr, "tlb console: %v\n", err)
 			return 1

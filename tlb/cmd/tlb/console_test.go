@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/tlb/console"
+	"github.com/tlbproject/tlb/internal/console"
 )
 
 func TestConsoleFlags(t *testing.T) {

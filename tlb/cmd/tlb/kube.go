@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/tlb/kube"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -12,12 +13,9 @@ import (
 // kubeFlags say where the director's services come from when they come
 // from Kubernetes rather than from the file's services: list.
 type kubeFlags struct {
-	kubeconfig string // path, or "" with inCluster
-	inCluster  bool
-	l4Cluster  string // the L4Cluster this director serves
+	*cli.Kube
+	l4Cluster string // the L4Cluster this director serves
 }
-
-func (k kubeFlags) enabled() bool { return k.kubeconfig != "" || k.inCluster }
 
 // desiredSource emits every new desired model until ctx ends.
 type desiredSource interface {
@@ -29,7 +27,7 @@ func newKubeSource(k kubeFlags, log *slog.Logger) (desiredSource, error) {
 	if k.l4Cluster == "" {
 		return nil, fmt.Errorf("--l4-cluster is required with --kubeconfig or --in-cluster")
 	}
-	c, err := kube.NewClients(k.kubeconfig, k.inCluster, "tlb-director")
+	c, err := k.Clients("tlb-director")
 	if err != nil {
 		return nil, err
 	}

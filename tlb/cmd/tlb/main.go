@@ -5,7 +5,7 @@
 // `tlb status` prints what the kernel holds; `tlb console` serves the
 // read-only operations page. main only wires; the logic lives in
 // tlb/config, tlb/agent, tlb/director, tlb/health, bgp, tlb/status and
-// tlb/console.
+// internal/console.
 package main
 
 import (
@@ -35,11 +35,11 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "run":
-		return runCommand(args[1:], stderr)
+		return runCommand(args[1:], stdout, stderr)
 	case "status":
 		return statusCommand(args[1:], stdout, stderr)
 	case "console":
-		return consoleCommand(args[1:], stderr)
+		return consoleCommand(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		_, _ = fmt.Fprint(stdout, usage)
 		return 0

@@ -12,6 +12,7 @@ import (
 
 	"github.com/moby/ipvs"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/internal/procsys"
 	"github.com/tlbproject/tlb/tlb/anyip"
@@ -22,21 +23,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func runCommand(args []string, stderr io.Writer) int {
+func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tlb run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "YAML configuration file (required)")
-	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	common := cli.Register(fs, "tlb", cli.FormatText)
 	once := fs.Bool("once", false, "reconcile once and exit (status 0 only if it succeeded)")
-	var kf kubeFlags
-	fs.StringVar(&kf.kubeconfig, "kubeconfig", "", "take services from the Kubernetes API server of this kubeconfig instead of the file's services:")
-	fs.BoolVar(&kf.inCluster, "in-cluster", false, "take services from the Kubernetes API server of the pod's service account")
+	// With --kubeconfig or --in-cluster services come from the API server
+	// instead of the file's services:.
+	kf := kubeFlags{Kube: cli.RegisterKube(fs, cli.ClientGoDefaults)}
 	fs.StringVar(&kf.l4Cluster, "l4-cluster", "", "with Kubernetes: the L4Cluster whose VIPs this director serves")
 	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
 	routerID := fs.String("router-id", "", "BGP router ID (IPv4) overriding bgp.routerID, so one file serves a DaemonSet: pass the node's IP")
 	metricsHost := fs.String("metrics-host", "", "serve metrics, health and status on this IP (with director.metricsAddress's port) instead of the file's host; the DaemonSet passes the node's IP (status.hostIP)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if common.Version(stdout) {
+		return 0
 	}
 	if *routerID != "" {
 		if a, err := netip.ParseAddr(*routerID); err != nil || !a.Is4() || a.IsUnspecified() {
@@ -52,12 +56,7 @@ func runCommand(args []string, stderr io.Writer) int {
 		_, _ = fmt.Fprintln(stderr, "tlb run: --config is required")
 		return 2
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		_, _ = fmt.Fprintf(stderr, "tlb run: --log-level: %v\n", err)
-		return 2
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	log := common.Logger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if err := run(ctx, *path, *once, hostFlags{routerID: *routerID, metricsHost: *metricsHost}, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
@@ -78,7 +77,7 @@ type hostFlags struct {
 // watcher, and returns when ctx is done (or after one reconcile with once).
 func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls procsys.ProcSys, kf kubeFlags, log *slog.Logger) error {
 	load := config.Load
-	if kf.enabled() {
+	if kf.Enabled() {
 		// Services come from the API server; the file holds the rest.
 		load = config.LoadSettings
 	}
@@ -92,7 +91,7 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 		return fmt.Errorf("%s: director.metricsAddress: %w", path, err)
 	}
 	var source desiredSource
-	if kf.enabled() {
+	if kf.Enabled() {
 		if once {
 			return fmt.Errorf("--once reads services from the file; it does not combine with Kubernetes")
 		}

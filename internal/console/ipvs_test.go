@@ -7,20 +7,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/tlb/status"
+	"github.com/tlbproject/tlb/api"
 )
 
 // fakeIPVS returns svcs, or err when set.
 type fakeIPVS struct {
-	svcs []status.Service
+	svcs []api.IPVSService
 	err  error
 }
 
-func (f fakeIPVS) ReadIPVS(context.Context) ([]status.Service, error) { return f.svcs, f.err }
+func (f fakeIPVS) ReadIPVS(context.Context) ([]api.IPVSService, error) { return f.svcs, f.err }
 
 func TestLocalIPVSOnVIPPage(t *testing.T) {
-	ipvs := fakeIPVS{svcs: []status.Service{{VIP: "203.0.113.10", Protocol: "tcp", Port: 443, Scheduler: "mh", Flags: []string{"mh-fallback"}, Owned: true,
-		RealServers: []status.RealServer{{Address: "198.18.2.2", Port: 443, Weight: 1, Forwarding: "tunnel", ActiveConnections: 7, InactiveConns: 2},
+	ipvs := fakeIPVS{svcs: []api.IPVSService{{VIP: "203.0.113.10", Protocol: "tcp", Port: 443, Scheduler: "mh", Flags: []string{"mh-fallback"}, Owned: true,
+		RealServers: []api.IPVSRealServer{{Address: "198.18.2.2", Port: 443, Weight: 1, Forwarding: "tunnel", ActiveConnections: 7, InactiveConns: 2},
 			{Address: "198.18.2.3", Port: 443, Weight: 0, Forwarding: "tunnel"}}}}}
 	col := Collector{API: fakeAPI{st: testState()}, Components: fakeComponents(testComponents()), IPVS: ipvs, Timeout: 5 * time.Second}
 	_, page := getWith(t, col, "/vip/203.0.113.10")

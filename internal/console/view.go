@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tlbproject/tlb/tlb/status"
+	"github.com/tlbproject/tlb/api"
 )
 
 // View is the page's data: a Snapshot arranged into panels.
@@ -58,7 +58,7 @@ type VIPRow struct {
 	Up, Down int
 	// IPVS are the local kernel's IPVS services of the VIP (real servers
 	// with weight, forwarding and connections).
-	IPVS []status.Service
+	IPVS []api.IPVSService
 	// Routes are the L7 routes the l7 servers serve on the VIP, from the
 	// DSL files and the API server alike, sorted by port, host and path.
 	Routes []VIPRoute
@@ -140,26 +140,10 @@ func inventory(state APIState) []EnvironmentRow {
 // vipRows joins the API server's Services and pools with what every
 // component says, one row per VIP any source knows.
 func vipRows(s Snapshot) []VIPRow {
-	rows := map[netip.Addr]*VIPRow{}
-	row := func(a string) *VIPRow {
-		addr, err := netip.ParseAddr(a)
-		if err != nil {
-			return nil
-		}
-		r, ok := rows[addr]
-		if !ok {
-			r = &VIPRow{Address: addr.String(), addr: addr}
-			rows[addr] = r
-		}
-		return r
-	}
-	envOf := map[string]string{}
-	for _, c := range s.API.Clusters {
-		envOf[c.Name] = c.Environment
-	}
+	rows := vipIndex{}
 	for _, svc := range s.API.Services {
 		for _, a := range svc.VIPs {
-			if r := row(a); r != nil {
+			if r := rows.row(a); r != nil {
 				r.Services = append(r.Services, svc)
 				r.Pool, r.L4Cluster = cmp.Or(r.Pool, svc.Pool), cmp.Or(r.L4Cluster, svc.L4Cluster)
 			}
@@ -172,71 +156,106 @@ func vipRows(s Snapshot) []VIPRow {
 				certs[ct.Name] = ct
 			}
 		}
-		for a, ans := range c.GTM {
-			if r := row(a); r != nil {
-				d := directorVIP(r, c)
-				d.GTM, d.HasGTM = ans, true
-			}
-		}
-		for a, samples := range c.Traffic {
-			if r := row(a); r != nil {
-				directorVIP(r, c).Traffic = samples
-			}
-		}
-		for _, a := range c.Bound {
-			if r := row(a); r != nil {
-				r.BoundOn = append(r.BoundOn, c.Name)
-			}
-		}
-		for _, rt := range c.Routes {
-			if r := row(rt.VIP); r != nil {
-				r.Routes = append(r.Routes, VIPRoute{Server: c.Name, RouteRow: rt})
-			}
-		}
+		rows.addComponent(c)
 	}
 	for _, svc := range s.IPVS {
-		if r := row(svc.VIP); r != nil {
+		if r := rows.row(svc.VIP); r != nil {
 			r.IPVS = append(r.IPVS, svc)
 		}
 	}
+	envOf := map[string]string{}
+	for _, c := range s.API.Clusters {
+		envOf[c.Name] = c.Environment
+	}
 	pools := poolPrefixes(s.API.Pools)
 	out := make([]VIPRow, 0, len(rows))
-	for addr, r := range rows {
-		if r.Pool == "" {
-			for _, p := range pools {
-				if p.prefix.Contains(addr) {
-					r.Pool, r.L4Cluster = p.pool.Name, cmp.Or(r.L4Cluster, p.pool.L4Cluster)
-					break
-				}
-			}
-		}
-		r.Environment = envOf[r.L4Cluster]
-		slices.SortStableFunc(r.Routes, func(a, b VIPRoute) int {
-			return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(a.Host, b.Host), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Server, b.Server))
-		})
-		for _, svc := range r.Services {
-			if svc.L7 != nil && svc.L7.TLSSecret != "" {
-				// l7/kube names a Service's certificate namespace.name.secret.
-				if ct, ok := certs[svc.Namespace+"."+svc.Name+"."+svc.L7.TLSSecret]; ok {
-					r.Certificates = append(r.Certificates, ct)
-				}
-			}
-		}
-		for i := range r.Directors {
-			d := &r.Directors[i]
-			d.Announcing = d.Ready && d.SessionsUp > 0 && d.announced > 0 && (!d.HasGTM || d.GTM.Up)
-			if d.HasGTM && d.GTM.Up {
-				r.Up++
-			} else if d.HasGTM {
-				r.Down++
-			}
-		}
+	for _, r := range rows {
+		r.finish(pools, envOf, certs)
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b VIPRow) int {
 		return a.addr.Compare(b.addr)
 	})
 	return out
+}
+
+// vipIndex holds the VIP rows being built, by address.
+type vipIndex map[netip.Addr]*VIPRow
+
+// row returns the row of address a, adding it when new; nil when a is not
+// an address.
+func (x vipIndex) row(a string) *VIPRow {
+	addr, err := netip.ParseAddr(a)
+	if err != nil {
+		return nil
+	}
+	r, ok := x[addr]
+	if !ok {
+		r = &VIPRow{Address: addr.String(), addr: addr}
+		x[addr] = r
+	}
+	return r
+}
+
+// addComponent adds what component c says of each VIP: a director's GTM
+// answer and traffic, a netd's bound VIPs, an l7 server's routes.
+func (x vipIndex) addComponent(c Component) {
+	for a, ans := range c.GTM {
+		if r := x.row(a); r != nil {
+			d := directorVIP(r, c)
+			d.GTM, d.HasGTM = ans, true
+		}
+	}
+	for a, samples := range c.Traffic {
+		if r := x.row(a); r != nil {
+			directorVIP(r, c).Traffic = samples
+		}
+	}
+	for _, a := range c.Bound {
+		if r := x.row(a); r != nil {
+			r.BoundOn = append(r.BoundOn, c.Name)
+		}
+	}
+	for _, rt := range c.Routes {
+		if r := x.row(rt.VIP); r != nil {
+			r.Routes = append(r.Routes, VIPRoute{Server: c.Name, RouteRow: rt})
+		}
+	}
+}
+
+// finish completes a row once every source was read: its pool (from the
+// pools' CIDRs when no Service named one), environment, route order,
+// certificates and the directors' announcing and up/down counts.
+func (r *VIPRow) finish(pools []poolPrefix, envOf map[string]string, certs map[string]Certificate) {
+	if r.Pool == "" {
+		for _, p := range pools {
+			if p.prefix.Contains(r.addr) {
+				r.Pool, r.L4Cluster = p.pool.Name, cmp.Or(r.L4Cluster, p.pool.L4Cluster)
+				break
+			}
+		}
+	}
+	r.Environment = envOf[r.L4Cluster]
+	slices.SortStableFunc(r.Routes, func(a, b VIPRoute) int {
+		return cmp.Or(cmp.Compare(a.Port, b.Port), cmp.Compare(a.Host, b.Host), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Server, b.Server))
+	})
+	for _, svc := range r.Services {
+		if svc.L7 != nil && svc.L7.TLSSecret != "" {
+			// l7/kube names a Service's certificate namespace.name.secret.
+			if ct, ok := certs[svc.Namespace+"."+svc.Name+"."+svc.L7.TLSSecret]; ok {
+				r.Certificates = append(r.Certificates, ct)
+			}
+		}
+	}
+	for i := range r.Directors {
+		d := &r.Directors[i]
+		d.Announcing = d.Ready && d.SessionsUp > 0 && d.announced > 0 && (!d.HasGTM || d.GTM.Up)
+		if d.HasGTM && d.GTM.Up {
+			r.Up++
+		} else if d.HasGTM {
+			r.Down++
+		}
+	}
 }
 
 // directorVIP returns r's entry for director c, adding it when new.

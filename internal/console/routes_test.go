@@ -1,70 +1,12 @@
 package console
 
 import (
-	"context"
 	"net/http"
-	"net/http/httptest"
-	"net/netip"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tlbproject/tlb/api"
-	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
-	"github.com/tlbproject/tlb/l7/xds"
 )
-
-type nopPublisher struct{}
-
-func (nopPublisher) Publish(context.Context, model.Config) xds.Report { return xds.Report{} }
-
-// TestHTTPComponentsReadL7Routes: the console reads the routes of a real
-// l7 route table (l7/serve's GET /routes) from an l7 endpoint.
-func TestHTTPComponentsReadL7Routes(t *testing.T) {
-	table := serve.NewRouteTable("edge")
-	table.Publishing(nopPublisher{}).Publish(context.Background(), model.Config{
-		Gateways: []model.Gateway{{Name: "edge", Listeners: []model.Listener{{Name: "https", VIP: netip.MustParseAddr("203.0.113.10"), Port: 443, Protocol: model.HTTPS}}}},
-		Services: []model.Service{{Name: "shop", Origin: "shop.tlb", Hosts: []string{"shop.example.com"},
-			Listeners: []model.ListenerRef{{Gateway: "edge", Listener: "https"}},
-			Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "web", Weight: 1}}}},
-			Upstreams: []model.Upstream{{Name: "web", Endpoints: []model.Endpoint{{Addr: netip.MustParseAddrPort("10.0.0.1:8080")}}}}}},
-	})
-	mux := http.NewServeMux()
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ready\n")) })
-	mux.HandleFunc("/metrics", func(http.ResponseWriter, *http.Request) {})
-	mux.Handle("/routes", table)
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
-
-	got := HTTPComponents{Endpoints: []Endpoint{{Role: RoleL7, Name: "edge-a", URL: hs.URL}}}.ReadComponents(context.Background())
-	if len(got) != 1 || got[0].Err != "" {
-		t.Fatalf("components %+v", got)
-	}
-	want := []api.RouteRow{{Gateway: "edge", Listener: "https", VIP: "203.0.113.10", Port: 443, Protocol: "HTTPS", Host: "shop.example.com",
-		Match: "prefix", Path: "/", Service: "shop", Origin: "shop.tlb", Source: "dsl",
-		Upstreams: []api.RouteUpstream{{Name: "web", Weight: 1, Endpoints: []string{"10.0.0.1:8080"}}}}}
-	if !reflect.DeepEqual(got[0].Routes, want) {
-		t.Errorf("routes\n got %+v\nwant %+v", got[0].Routes, want)
-	}
-
-	// An l7 without /routes (404) is read as before; a broken body is an error.
-	mux2 := http.NewServeMux()
-	mux2.HandleFunc("/readyz", func(http.ResponseWriter, *http.Request) {})
-	mux2.HandleFunc("/metrics", func(http.ResponseWriter, *http.Request) {})
-	old := httptest.NewServer(mux2)
-	t.Cleanup(old.Close)
-	mux2.HandleFunc("/broken/routes", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{")) })
-	mux2.HandleFunc("/broken/readyz", func(http.ResponseWriter, *http.Request) {})
-	mux2.HandleFunc("/broken/metrics", func(http.ResponseWriter, *http.Request) {})
-	got = HTTPComponents{Endpoints: []Endpoint{{Role: RoleL7, Name: "old", URL: old.URL}, {Role: RoleL7, Name: "broken", URL: old.URL + "/broken"}}}.ReadComponents(context.Background())
-	if got[0].Err != "" || got[0].Routes != nil {
-		t.Errorf("l7 without /routes: %+v", got[0])
-	}
-	if !strings.Contains(got[1].Err, "GET /routes: parse routes") {
-		t.Errorf("l7 with a broken /routes: err %q", got[1].Err)
-	}
-}
 
 // routesComponents are testComponents with l7 edge-a serving a DSL route
 // and an annotation route on 203.0.113.10, and one on a VIP no other

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +16,7 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/tlb/kube/kubetest"
+	"github.com/tlbproject/tlb/internal/kube/kubetest"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
@@ -113,7 +115,7 @@ func TestBuildDesiredL7(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			d, errs := BuildDesired(tc.services, nodes, pools, clusters, tc.slices, "east")
-			if Blocking(errs) {
+			if sharedkube.Blocking(errs) {
 				t.Fatalf("model not built: %v", errs)
 			}
 			if !reflect.DeepEqual(d.L7, tc.want) {
@@ -193,29 +195,5 @@ func TestTrimEndpointSliceKeepsWhatIsCounted(t *testing.T) {
 	}
 	if s.Annotations == nil {
 		t.Error("trimming changed its input")
-	}
-}
-
-// TestGatewayVIPUsesListenerPorts: a Gateway's VIP Service (label
-// tlb.io/owning-gateway) and an L7 Service use the listeners' port map;
-// a plain Service does not.
-func TestGatewayVIPUsesListenerPorts(t *testing.T) {
-	plain := svc("team", "plain", "east", 1, nil)
-	gwVIP := svc("team", "shop-vip", "east", 1, nil)
-	gwVIP.Labels = map[string]string{api.LabelOwningGateway: "team.shop"}
-	for name, tc := range map[string]struct {
-		s                  *corev1.Service
-		gateway, listeners bool
-	}{
-		"plain":       {plain, false, false},
-		"L7":          {l7svc("team", "web"), false, true},
-		"Gateway VIP": {gwVIP, true, true},
-	} {
-		if got := IsGatewayVIP(tc.s); got != tc.gateway {
-			t.Errorf("%s: IsGatewayVIP = %v, want %v", name, got, tc.gateway)
-		}
-		if got := UsesListenerPorts(tc.s); got != tc.listeners {
-			t.Errorf("%s: UsesListenerPorts = %v, want %v", name, got, tc.listeners)
-		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tlbproject/tlb/tlb/status"
+	"github.com/tlbproject/tlb/api"
 )
 
 // Collector asks every source at once, each within Timeout.
@@ -31,7 +31,7 @@ type Snapshot struct {
 	// HasIPVS is set when the local kernel's IPVS was a source; IPVSErr
 	// says why it could not be read.
 	HasIPVS bool
-	IPVS    []status.Service
+	IPVS    []api.IPVSService
 	IPVSErr string
 }
 

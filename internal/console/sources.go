@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/api"
-	"github.com/tlbproject/tlb/tlb/status"
 )
 
 // APISource reads what the API server knows. It returns an error when
@@ -26,7 +25,7 @@ type ComponentSource interface {
 // (tlb/status.Read over a netlink handle: real servers with weights and
 // connection counts), for a console run on a director.
 type IPVSReader interface {
-	ReadIPVS(ctx context.Context) ([]status.Service, error)
+	ReadIPVS(ctx context.Context) ([]api.IPVSService, error)
 }
 
 // APIState is the part of the API server the console shows.

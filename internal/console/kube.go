@@ -19,7 +19,7 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	tlbkube "github.com/tlbproject/tlb/tlb/kube"
+	sharedkube "github.com/tlbproject/tlb/internal/kube"
 )
 
 // GatewayResource is the Gateway API's Gateway, shown when its CRD exists.
@@ -102,7 +102,7 @@ func (k KubeSource) services(ctx context.Context) ([]Service, error) {
 	var out []Service
 	for i := range l.Items {
 		svc := &l.Items[i]
-		if tlbkube.IsTLBService(svc) {
+		if sharedkube.IsTLBService(svc) {
 			out = append(out, serviceOf(svc))
 		}
 	}

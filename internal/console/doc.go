@@ -20,5 +20,9 @@
 // It only reads. It never reads Secrets (the page shows a Secret's name
 // when a Service's annotation names one, never its data), never writes to
 // the API server and never changes a component; the owners of the data
-// are ipam, the directors, netd and l7.
+// are ipam, the directors, netd and l7. It imports none of those roles:
+// what it reads of them is their user-facing contract (package api: the
+// route table rows, the IPVS services of `tlb status`, labels and
+// annotations), so it lives in internal/, beside no role; the proofs that
+// it reads what the roles really serve are in integration/console.
 package console
