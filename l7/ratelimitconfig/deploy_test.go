@@ -1,4 +1,4 @@
-package serve_test
+package ratelimitconfig_test
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package serve
+package pipeline
 
 import (
 	"context"
@@ -11,8 +11,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/xds"
 )
+
+// Publisher takes a configuration and says what became of it: the
+// Pipeline, or a Merger's door for one source (Merger.For).
+type Publisher interface {
+	Publish(ctx context.Context, cfg model.Config) Report
+}
 
 // Readiness receives whether the control plane has published a complete
 // config. *obs.Server implements it.
@@ -21,15 +26,15 @@ type Readiness interface {
 }
 
 // Merger joins the configurations of several sources (the DSL directory,
-// the Kubernetes L7 controller) into the one configuration the xDS server
-// publishes: each source replaces only its own part. Nothing is published
+// the Kubernetes L7 controller) into the one configuration the pipeline
+// resolves: each source replaces only its own part. Nothing is published
 // until every source has delivered a complete first part (the directory
 // read, the informers synced): a control plane that restarts while a
 // source is unreachable sends its gateways nothing, so they keep what they
 // have, instead of a config that lacks that source's part.
 type Merger struct {
 	mu      sync.Mutex
-	server  Publisher
+	next    Publisher
 	ready   Readiness
 	log     *slog.Logger
 	sources []string
@@ -39,11 +44,11 @@ type Merger struct {
 	published bool
 }
 
-// NewMerger returns a Merger publishing to server once each of sources has
+// NewMerger returns a Merger publishing to next once each of sources has
 // published. ready is told when that happens (nil: nobody); the gauge
 // tlb_l7_source_synced{source} goes to reg (nil: none).
-func NewMerger(server Publisher, ready Readiness, log *slog.Logger, reg prometheus.Registerer, sources ...string) *Merger {
-	m := &Merger{server: server, ready: ready, log: log, sources: slices.Sorted(slices.Values(sources)), parts: map[string]model.Config{},
+func NewMerger(next Publisher, ready Readiness, log *slog.Logger, reg prometheus.Registerer, sources ...string) *Merger {
+	m := &Merger{next: next, ready: ready, log: log, sources: slices.Sorted(slices.Values(sources)), parts: map[string]model.Config{},
 		synced: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "tlb_l7_source_synced",
 			Help: "1 once a config source has been read completely (directory read, informers synced); nothing is published before all are."}, []string{"source"})}
 	if reg != nil {
@@ -80,7 +85,7 @@ func (m *Merger) waiting() []string {
 
 // Publish replaces source's part and, once every source has published,
 // publishes the union. Before that it returns an empty Report.
-func (m *Merger) Publish(ctx context.Context, source string, cfg model.Config) xds.Report {
+func (m *Merger) Publish(ctx context.Context, source string, cfg model.Config) Report {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.parts[source] = cfg
@@ -90,9 +95,9 @@ func (m *Merger) Publish(ctx context.Context, source string, cfg model.Config) x
 		if m.ready != nil {
 			m.ready.SetReady(false, "waiting for "+joinNames(w))
 		}
-		return xds.Report{}
+		return Report{}
 	}
-	rep := m.server.Publish(ctx, Union(m.parts))
+	rep := m.next.Publish(ctx, Union(m.parts))
 	if m.ready != nil && !m.published {
 		m.ready.SetReady(true, "")
 	}
@@ -131,6 +136,6 @@ type sourcePublisher struct {
 	source string
 }
 
-func (p sourcePublisher) Publish(ctx context.Context, cfg model.Config) xds.Report {
+func (p sourcePublisher) Publish(ctx context.Context, cfg model.Config) Report {
 	return p.m.Publish(ctx, p.source, cfg)
 }

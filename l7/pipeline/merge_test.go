@@ -1,4 +1,4 @@
-package serve
+package pipeline
 
 import (
 	"context"
@@ -8,14 +8,13 @@ import (
 	"testing"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/xds"
 )
 
 type recordingPublisher struct{ got []model.Config }
 
-func (r *recordingPublisher) Publish(_ context.Context, cfg model.Config) xds.Report {
+func (r *recordingPublisher) Publish(_ context.Context, cfg model.Config) Report {
 	r.got = append(r.got, cfg)
-	return xds.Report{}
+	return Report{}
 }
 
 func names(cfg model.Config) []string {

@@ -1,4 +1,4 @@
-package serve_test
+package pipeline_test
 
 import (
 	"context"
@@ -9,26 +9,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlbproject/tlb/l7/certexpiry"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/pipeline"
+	"github.com/tlbproject/tlb/l7/routetable"
 	"github.com/tlbproject/tlb/l7/xds"
 	"github.com/tlbproject/tlb/l7/xdsbench"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
-// pipeline is l7 serve's chain of publishers (main.go): the merger, the
-// route table, the certificate expiry gauge and the xDS server.
-func pipeline(b *testing.B) serve.Publisher {
+// servePipeline is l7 serve's pipeline (serve.go): the merger, one
+// resolve, then the xDS snapshots, the certificate expiry gauge and the
+// route table.
+func servePipeline(b *testing.B) pipeline.Publisher {
 	b.Helper()
 	log := slog.New(slog.DiscardHandler)
 	srv := xds.New(b.Context(), log, nil, time.Now, xds.Options{Group: "edge"})
-	pub := serve.NewRouteTable("edge").Publishing(serve.NewCertificateExpiry(nil, time.Now).Publishing(srv))
-	return serve.NewMerger(pub, nil, log, nil, "dsl").For("dsl")
+	p := pipeline.New(model.NewResolver(), model.Options{}, time.Now,
+		xdsbuild.New(srv), certexpiry.New(nil, time.Now), routetable.New("edge"))
+	return pipeline.NewMerger(p, nil, log, nil, "dsl").For("dsl")
 }
 
 // BenchmarkPublishEndpointChange is one change of make bench-envoy's xDS
 // run: 10,000 services served, the endpoints of 100 of them change.
 func BenchmarkPublishEndpointChange(b *testing.B) {
-	p := pipeline(b)
+	p := servePipeline(b)
 	cfg := xdsbench.Config(10000)
 	ctx := context.Background()
 	if rep := p.Publish(ctx, cfg); len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
@@ -48,7 +53,7 @@ func BenchmarkPublishEndpointChange(b *testing.B) {
 // propagation run: 3,000 services on one listener, one more is added
 // (and the one added before removed, so the size stays).
 func BenchmarkPublishNewService(b *testing.B) {
-	p := pipeline(b)
+	p := servePipeline(b)
 	cfg := xdsbench.Config(3000)
 	ctx := context.Background()
 	if rep := p.Publish(ctx, cfg); len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
@@ -67,8 +72,8 @@ func BenchmarkPublishNewService(b *testing.B) {
 
 // round publishes cfg with the profile label round=1, so a profile of
 // the benchmark can leave out its first, full build (-tagfocus round=1).
-func round(ctx context.Context, p serve.Publisher, cfg model.Config) xds.Report {
-	var rep xds.Report
+func round(ctx context.Context, p pipeline.Publisher, cfg model.Config) pipeline.Report {
+	var rep pipeline.Report
 	pprof.Do(ctx, pprof.Labels("round", "1"), func(ctx context.Context) { rep = p.Publish(ctx, cfg) })
 	return rep
 }

@@ -1,4 +1,4 @@
-package serve_test
+package dslsource_test
 
 import (
 	"os"

@@ -1,4 +1,8 @@
-package serve
+// Package certexpiry is the pipeline consumer that reports the days left
+// on each certificate published (tlb_l7_certificate_expiry_days), for the
+// alert that fires before a gateway serves an expired one. It reads the
+// merged configuration's certificates and nothing else.
+package certexpiry
 
 import (
 	"context"
@@ -8,16 +12,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/tlscert"
-	"github.com/tlbproject/tlb/l7/xds"
 )
 
-// CertificateExpiry is the gauge tlb_l7_certificate_expiry_days
+// Gauge is the gauge tlb_l7_certificate_expiry_days
 // {certificate}: days left until the end of validity of each certificate
 // last published, computed at scrape time against the clock given. Label
 // values are the model's certificate names only, so the series are the
 // certificates served and go when they do.
-type CertificateExpiry struct {
+type Gauge struct {
 	now  func() time.Time
 	desc *prometheus.Desc
 
@@ -25,9 +29,9 @@ type CertificateExpiry struct {
 	notAfter map[string]time.Time
 }
 
-// NewCertificateExpiry returns the gauge, registered with reg (nil: none).
-func NewCertificateExpiry(reg prometheus.Registerer, now func() time.Time) *CertificateExpiry {
-	e := &CertificateExpiry{now: now, notAfter: map[string]time.Time{},
+// New returns the gauge, registered with reg (nil: none).
+func New(reg prometheus.Registerer, now func() time.Time) *Gauge {
+	e := &Gauge{now: now, notAfter: map[string]time.Time{},
 		desc: prometheus.NewDesc("tlb_l7_certificate_expiry_days",
 			"Days until the certificate served under this name expires (negative once expired).", []string{"certificate"}, nil)}
 	if reg != nil {
@@ -37,7 +41,7 @@ func NewCertificateExpiry(reg prometheus.Registerer, now func() time.Time) *Cert
 }
 
 // Set replaces the certificates reported by those of certs.
-func (e *CertificateExpiry) Set(certs []model.Certificate) {
+func (e *Gauge) Set(certs []model.Certificate) {
 	m := make(map[string]time.Time, len(certs))
 	for _, c := range certs {
 		if leaf, err := tlscert.Leaf(c.Chain); err == nil {
@@ -50,10 +54,10 @@ func (e *CertificateExpiry) Set(certs []model.Certificate) {
 }
 
 // Describe implements prometheus.Collector.
-func (e *CertificateExpiry) Describe(ch chan<- *prometheus.Desc) { ch <- e.desc }
+func (e *Gauge) Describe(ch chan<- *prometheus.Desc) { ch <- e.desc }
 
 // Collect implements prometheus.Collector.
-func (e *CertificateExpiry) Collect(ch chan<- prometheus.Metric) {
+func (e *Gauge) Collect(ch chan<- prometheus.Metric) {
 	now := e.now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -62,17 +66,8 @@ func (e *CertificateExpiry) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Publishing returns a Publisher that publishes to p and then reports the
-// certificates of what it published.
-func (e *CertificateExpiry) Publishing(p Publisher) Publisher { return expiryPublisher{p, e} }
-
-type expiryPublisher struct {
-	inner Publisher
-	e     *CertificateExpiry
-}
-
-func (p expiryPublisher) Publish(ctx context.Context, cfg model.Config) xds.Report {
-	rep := p.inner.Publish(ctx, cfg)
-	p.e.Set(cfg.Certificates)
-	return rep
+// Consume implements pipeline.Consumer: the certificates reported are
+// those of the change.
+func (e *Gauge) Consume(_ context.Context, c pipeline.Change, _ *pipeline.Report) {
+	e.Set(c.Config.Certificates)
 }

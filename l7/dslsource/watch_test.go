@@ -1,4 +1,4 @@
-package serve_test
+package dslsource_test
 
 import (
 	"context"
@@ -9,20 +9,19 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
-	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/pipeline"
 )
 
 // writeOnFirstPublish is a Publisher that, right after the first load has
 // been read, writes one more file into the directory: the change that used
 // to fall between the first read and the start of the watch.
 type writeOnFirstPublish struct {
-	inner serve.Publisher
+	inner pipeline.Publisher
 	write func()
 	once  sync.Once
 }
 
-func (p *writeOnFirstPublish) Publish(ctx context.Context, cfg model.Config) xds.Report {
+func (p *writeOnFirstPublish) Publish(ctx context.Context, cfg model.Config) pipeline.Report {
 	rep := p.inner.Publish(ctx, cfg)
 	p.once.Do(p.write)
 	return rep
@@ -38,7 +37,7 @@ func TestRunSeesChangeRightAfterFirstRead(t *testing.T) {
 	// in the reloader's goroutine (a plain variable raced, go test -race).
 	firstCh := make(chan string, 1)
 	const routes = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
-	rl.Server = &writeOnFirstPublish{inner: srv, write: func() {
+	rl.Server = &writeOnFirstPublish{inner: rl.Server, write: func() {
 		firstCh <- srv.Versions()["gateway/edge"][routes]
 		if err := os.WriteFile(filepath.Join(dir, "late.yaml"), []byte(body), 0o600); err != nil {
 			t.Error(err)

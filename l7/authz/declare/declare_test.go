@@ -1,4 +1,4 @@
-package serve
+package declare
 
 import (
 	"context"
@@ -8,35 +8,20 @@ import (
 	"github.com/tlbproject/tlb/l7/authz"
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/pipeline"
 )
 
-type orderDeclarer struct {
-	got    []authz.Declared
-	events *[]string
-}
+type recordingDeclarer struct{ got []authz.Declared }
 
-func (r *orderDeclarer) Declare(d authz.Declared) {
-	r.got = append(r.got, d)
-	*r.events = append(*r.events, "declare")
-}
+func (r *recordingDeclarer) Declare(d authz.Declared) { r.got = append(r.got, d) }
 
-type orderPublisher struct{ events *[]string }
-
-func (p orderPublisher) Publish(context.Context, model.Config) xds.Report {
-	*p.events = append(*p.events, "publish")
-	return xds.Report{}
-}
-
-// TestDeclaringToTellsOnlyTheOperatorsEndpoints: the authorization
-// service learns, before each publication, the endpoints and files of the
+// TestToTellsOnlyTheOperatorsEndpoints: the authorization service
+// learns, from each change, the endpoints and files of the
 // group's catalogs and of the operator's own services; what a tenant's
 // service names itself (which Resolve refuses) is never declared, nor is
 // another group's.
-func TestDeclaringToTellsOnlyTheOperatorsEndpoints(t *testing.T) {
-	var events []string
-	d := &orderDeclarer{events: &events}
-	pub := DeclaringTo(d, "edge", orderPublisher{events: &events})
+func TestToTellsOnlyTheOperatorsEndpoints(t *testing.T) {
+	d := &recordingDeclarer{}
 	ext := func(transport, where string) chain.Interceptor {
 		in := chain.Interceptor{Type: chain.TypeExternal, ID: "x", Transport: transport}
 		if transport == chain.TransportGRPC {
@@ -64,7 +49,7 @@ func TestDeclaringToTellsOnlyTheOperatorsEndpoints(t *testing.T) {
 			svc(model.Operator, "other", ext(chain.TransportGRPC, "10.8.8.8:1")),
 		},
 	}
-	pub.Publish(context.Background(), cfg)
+	To{Declarer: d, Group: "edge"}.Consume(context.Background(), pipeline.Change{Config: cfg}, &pipeline.Report{})
 	want := authz.Declared{
 		GRPC:       map[string]bool{"10.0.0.5:8081": true},
 		REST:       map[string]bool{"https://authz.internal/check": true},
@@ -72,8 +57,5 @@ func TestDeclaringToTellsOnlyTheOperatorsEndpoints(t *testing.T) {
 	}
 	if len(d.got) != 1 || !reflect.DeepEqual(d.got[0], want) {
 		t.Errorf("declared %+v, want %+v", d.got, want)
-	}
-	if !reflect.DeepEqual(events, []string{"declare", "publish"}) {
-		t.Errorf("order %v: the service must know before Envoy gets the routes", events)
 	}
 }

@@ -1,4 +1,8 @@
-package serve
+// Package routetable is the pipeline consumer that keeps the routes of the
+// configuration last published and serves them as JSON (GET /routes on the
+// obs listener) for the console and for operators. It shows names,
+// addresses and paths only: no certificate, key or credential reaches it.
+package routetable
 
 import (
 	"cmp"
@@ -10,15 +14,15 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/pipeline"
 )
 
-// RouteTable keeps the routes of the config last published, without the
+// Table keeps the routes of the config last published, without the
 // services the xDS server left out, and serves them as JSON (GET /routes
 // on the obs listener) for the console and for operators: one row per
 // gateway listener, host and route. It shows names, addresses and paths
 // only: no certificate, key or credential ever reaches it.
-type RouteTable struct {
+type Table struct {
 	group string
 
 	mu sync.Mutex
@@ -30,21 +34,27 @@ type RouteTable struct {
 	rows     []api.RouteRow
 }
 
-// NewRouteTable returns an empty table of group's routes.
-func NewRouteTable(group string) *RouteTable { return &RouteTable{group: group} }
+// New returns an empty table of group's routes.
+func New(group string) *Table { return &Table{group: group} }
 
 // Set replaces the table with the routes of cfg, leaving out the
-// services rep says were rejected. cfg is read when the table is asked
-// for; its sources do not change a published config.
-func (t *RouteTable) Set(cfg model.Config, rep xds.Report) {
+// services problems say were rejected. cfg is read when the table is
+// asked for; its sources do not change a published config.
+func (t *Table) Set(cfg model.Config, problems []model.Problem) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.cfg, t.problems, t.rows = cfg, rep.Problems, nil
+	t.cfg, t.problems, t.rows = cfg, problems, nil
+}
+
+// Consume implements pipeline.Consumer: the table becomes the routes of
+// the change, without the services its resolve rejected.
+func (t *Table) Consume(_ context.Context, c pipeline.Change, rep *pipeline.Report) {
+	t.Set(c.Config, rep.Problems)
 }
 
 // current returns the table's rows, made on first use after a Set;
 // callers only read them.
-func (t *RouteTable) current() []api.RouteRow {
+func (t *Table) current() []api.RouteRow {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rows == nil {
@@ -56,23 +66,8 @@ func (t *RouteTable) current() []api.RouteRow {
 	return t.rows
 }
 
-// Publishing returns a Publisher that publishes to p and then keeps the
-// routes of what was served.
-func (t *RouteTable) Publishing(p Publisher) Publisher { return routePublisher{p, t} }
-
-type routePublisher struct {
-	inner Publisher
-	t     *RouteTable
-}
-
-func (p routePublisher) Publish(ctx context.Context, cfg model.Config) xds.Report {
-	rep := p.inner.Publish(ctx, cfg)
-	p.t.Set(cfg, rep)
-	return rep
-}
-
 // ServeHTTP answers GET with the table as JSON.
-func (t *RouteTable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (t *Table) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

@@ -1,4 +1,4 @@
-package serve
+package routetable
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/pipeline"
 )
 
-// rejecting publishes nothing and reports the services it names rejected.
-type rejecting []model.Problem
-
-func (r rejecting) Publish(context.Context, model.Config) xds.Report { return xds.Report{Problems: r} }
+// publish hands cfg to t as the pipeline does, with the resolve's problems.
+func publish(t *Table, cfg model.Config, problems ...model.Problem) {
+	t.Consume(context.Background(), pipeline.Change{Config: cfg}, &pipeline.Report{Problems: problems})
+}
 
 func routesConfig() model.Config {
 	vip := netip.MustParseAddr("203.0.113.10")
@@ -47,9 +47,9 @@ func routesConfig() model.Config {
 }
 
 func TestRouteTableServesWhatWasPublished(t *testing.T) {
-	table := NewRouteTable("edge")
-	pub := table.Publishing(rejecting{{Kind: "service", Name: "bad", Origin: "shop/bad", Rejected: true}})
-	pub.Publish(context.Background(), routesConfig())
+	table := New("edge")
+	rejected := model.Problem{Kind: "service", Name: "bad", Origin: "shop/bad", Rejected: true}
+	publish(table, routesConfig(), rejected)
 
 	rec := httptest.NewRecorder()
 	table.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/routes", nil))
@@ -76,7 +76,7 @@ func TestRouteTableServesWhatWasPublished(t *testing.T) {
 	}
 
 	// A later publication replaces the table.
-	pub.Publish(context.Background(), model.Config{})
+	publish(table, model.Config{})
 	rec = httptest.NewRecorder()
 	table.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/routes", nil))
 	if body := strings.TrimSpace(rec.Body.String()); body != `{"group":"edge","routes":[]}` {

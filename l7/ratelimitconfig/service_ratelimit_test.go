@@ -1,6 +1,6 @@
 //go:build ratelimit
 
-package serve_test
+package ratelimitconfig_test
 
 import (
 	"context"
@@ -23,11 +23,14 @@ import (
 
 	"github.com/tlbproject/tlb/l7/authz/redisproc"
 	"github.com/tlbproject/tlb/l7/dsl"
+	"github.com/tlbproject/tlb/l7/dslsource"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/ratelimit/rlsproc"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/ratelimitconfig"
 	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
 const rlGateway = `kind: gateway/gateway/v1
@@ -100,7 +103,13 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := model.Options{RateLimitService: &model.RateLimitService{Host: "127.0.0.1", Port: 8081}}
-	gateways := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge", Resolve: opts})
+	// l7 serve's pipeline, with the gateways' xDS consumer before the
+	// rate limit service's.
+	servePipeline := func(ctx context.Context, configs ratelimitconfig.Configs) *pipeline.Pipeline {
+		gateways := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge"})
+		return pipeline.New(model.NewResolver(), opts, time.Now, xdsbuild.New(gateways),
+			&ratelimitconfig.Consumer{Group: "edge", Configs: configs, Log: log})
+	}
 	// On a unix socket, as deploy/ shares one between l7 and the service.
 	sockDir, err := os.MkdirTemp("", "rl")
 	if err != nil {
@@ -113,7 +122,8 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	srvCtx, stopServer := context.WithCancel(ctx)
-	pub, done := serve.ServeRateLimitConfigs(srvCtx, log, lis, "edge", opts, gateways)
+	cs, done := ratelimitconfig.Serve(srvCtx, lis)
+	pub := servePipeline(ctx, cs)
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -121,7 +131,7 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 			<-done
 		}
 	})
-	rl := &serve.Reloader{Dir: dsl.NewDir(dir, time.Now), Server: pub, Log: log}
+	rl := &dslsource.Reloader{Dir: dsl.NewDir(dir, time.Now), Server: pub, Log: log}
 	reload := func() {
 		t.Helper()
 		res := rl.Reload(ctx)
@@ -222,7 +232,8 @@ func TestRateLimitServiceTakesOurConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("shop.yaml", rlShop) // cart: 3 per client again, home unlimited
-	pub2, done2 := serve.ServeRateLimitConfigs(ctx, log, lis2, "edge", opts, xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge", Resolve: opts}))
+	cs2, done2 := ratelimitconfig.Serve(ctx, lis2)
+	pub2 := servePipeline(ctx, cs2)
 	t.Cleanup(func() { cancel(); <-done2 })
 	rl.Server = pub2
 	start := time.Now()

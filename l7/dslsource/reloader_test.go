@@ -1,4 +1,4 @@
-package serve_test
+package dslsource_test
 
 import (
 	"bytes"
@@ -16,8 +16,11 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/l7/dsl"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/dslsource"
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
 type syncBuffer struct {
@@ -62,13 +65,14 @@ func copyExample(t *testing.T) string {
 	return dst
 }
 
-func newReloader(t *testing.T, dir string) (*serve.Reloader, *xds.Server, *syncBuffer) {
+func newReloader(t *testing.T, dir string) (*dslsource.Reloader, *xds.Server, *syncBuffer) {
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge"})
-	return &serve.Reloader{Dir: dsl.NewDir(dir, time.Now), Server: srv, Log: log}, srv, logs
+	pub := pipeline.New(model.NewResolver(), model.Options{}, time.Now, xdsbuild.New(srv))
+	return &dslsource.Reloader{Dir: dsl.NewDir(dir, time.Now), Server: pub, Log: log}, srv, logs
 }
 
 func sameVersions(a, b map[string]map[string]string) bool { return maps.EqualFunc(a, b, maps.Equal) }

@@ -1,4 +1,4 @@
-package serve_test
+package certexpiry_test
 
 import (
 	"context"
@@ -8,16 +8,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tlbproject/tlb/l7/certexpiry"
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/tlscert"
-	"github.com/tlbproject/tlb/l7/xds"
 )
 
-type nopPublisher struct{}
-
-func (nopPublisher) Publish(context.Context, model.Config) xds.Report { return xds.Report{} }
+// publish hands cfg to the gauge as the pipeline does.
+func publish(e *certexpiry.Gauge, cfg model.Config) {
+	e.Consume(context.Background(), pipeline.Change{Config: cfg}, &pipeline.Report{})
+}
 
 // TestCertificateExpiryGauge: every certificate published has a series
 // with its days left at scrape time, named after the model's certificate;
@@ -33,9 +34,8 @@ func TestCertificateExpiryGauge(t *testing.T) {
 	}
 	now := leaf.NotAfter.Add(-10 * 24 * time.Hour)
 	reg := prometheus.NewPedanticRegistry()
-	e := serve.NewCertificateExpiry(reg, func() time.Time { return now })
-	p := e.Publishing(nopPublisher{})
-	p.Publish(context.Background(), model.Config{Certificates: []model.Certificate{{Name: "public.shop", Chain: chain}}})
+	e := certexpiry.New(reg, func() time.Time { return now })
+	publish(e, model.Config{Certificates: []model.Certificate{{Name: "public.shop", Chain: chain}}})
 	if got := expiryDays(t, reg); len(got) != 1 || got["public.shop"] != 10 {
 		t.Fatalf("days left %v; want public.shop 10", got)
 	}
@@ -43,7 +43,7 @@ func TestCertificateExpiryGauge(t *testing.T) {
 	if got := expiryDays(t, reg); len(got) != 1 || got["public.shop"] != 8.5 {
 		t.Fatalf("days left %v; want public.shop 8.5", got)
 	}
-	p.Publish(context.Background(), model.Config{})
+	publish(e, model.Config{})
 	if got := expiryDays(t, reg); len(got) != 0 {
 		t.Fatalf("series %v after the certificate went; want none", got)
 	}
@@ -52,7 +52,7 @@ func TestCertificateExpiryGauge(t *testing.T) {
 	if err != nil || len(errs) > 0 {
 		t.Fatal(err, errs)
 	}
-	p.Publish(context.Background(), cfg)
+	publish(e, cfg)
 	if got := expiryDays(t, reg); len(got) != len(cfg.Certificates) || len(got) == 0 {
 		t.Fatalf("series %v for %d certificates", got, len(cfg.Certificates))
 	}

@@ -1,4 +1,10 @@
-package serve
+// Package dslsource is the source stage of the DSL directory: on start and
+// on every change of the directory it loads the group's files and
+// publishes the configuration they make (to the Merger's door for "dsl"),
+// and logs what was rejected and why (file and field). It owns that loop
+// only; parsing is l7/dsl's, what happens after the publish is the
+// pipeline's (l7/pipeline).
+package dslsource
 
 import (
 	"context"
@@ -6,19 +12,13 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/l7/dsl"
-	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/pipeline"
 )
 
-// Publisher is the part of the xDS server the loop needs.
-type Publisher interface {
-	Publish(ctx context.Context, cfg model.Config) xds.Report
-}
-
-// Reloader loads the DSL directory into the xDS server.
+// Reloader loads the DSL directory into the pipeline.
 type Reloader struct {
 	Dir    *dsl.Dir
-	Server Publisher
+	Server pipeline.Publisher
 	Log    *slog.Logger
 }
 
@@ -57,7 +57,7 @@ type Result struct {
 	// Unreadable is set when the directory could not be read at all.
 	Unreadable error
 	FileErrors []error
-	xds.Report
+	pipeline.Report
 }
 
 // Run reloads once the directory is watched, then after every change of

@@ -1,4 +1,9 @@
-package serve
+// Package render is what "l7 render" prints: a group's configuration run
+// through the same stages as l7 serve (load, resolve, translate, validate)
+// once, formatted as a static Envoy bootstrap, the xDS resources as served
+// (keys redacted) or the rate limit service's file. It does no I/O but
+// reading the directory it is given.
+package render
 
 import (
 	"bytes"
@@ -89,4 +94,14 @@ func Render(d *dsl.Dir, group string, kind translate.Kind, format string, opts m
 		return nil, errs, fmt.Errorf("render: unknown format %q (want %s, %s or %s)", format, FormatBootstrap, FormatXDS, FormatRateLimit)
 	}
 	return out.Bytes(), errs, nil
+}
+
+// rateLimitYAML is the rate limit service's configuration of group, as
+// the file (ratelimit.ServiceConfig.YAML) the service can load.
+func rateLimitYAML(r model.Resolved, group string) ([]byte, error) {
+	cfg, err := model.GroupRateLimits(r, group)
+	if err != nil {
+		return nil, fmt.Errorf("render group %q: rate limit configuration: %w", group, err)
+	}
+	return cfg.YAML()
 }
