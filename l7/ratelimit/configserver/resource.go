@@ -1,20 +1,22 @@
-package ratelimit
+package configserver
 
 import (
 	rlsconf "github.com/envoyproxy/go-control-plane/ratelimit/config/ratelimit/v3"
+
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
-// Proto is c as the xDS resource the rate limit service fetches when run
+// Resource is c as the xDS resource the rate limit service fetches when run
 // with CONFIG_TYPE=GRPC_XDS_SOTW (type
 // ratelimit.config.ratelimit.v3.RateLimitConfig), named after its domain.
 // It carries the same tree as YAML, so either delivery gives the service
-// the same limits. l7 serves it (l7/ratelimit/configserver, wired by
-// l7 serve --ratelimit-xds-listen); docs/ratelimit.md says why.
-func (c ServiceConfig) Proto() *rlsconf.RateLimitConfig {
+// the same limits. l7 serves it (Server, wired by l7 serve
+// --ratelimit-xds-listen); docs/ratelimit.md says why.
+func Resource(c ratelimit.ServiceConfig) *rlsconf.RateLimitConfig {
 	return &rlsconf.RateLimitConfig{Name: c.Domain, Domain: c.Domain, Descriptors: protoDescriptors(c.Descriptors)}
 }
 
-func protoDescriptors(ds []ServiceDescriptor) []*rlsconf.RateLimitDescriptor {
+func protoDescriptors(ds []ratelimit.ServiceDescriptor) []*rlsconf.RateLimitDescriptor {
 	var out []*rlsconf.RateLimitDescriptor
 	for _, d := range ds {
 		p := &rlsconf.RateLimitDescriptor{Key: d.Key, Value: d.Value, Descriptors: protoDescriptors(d.Descriptors)}
@@ -26,13 +28,13 @@ func protoDescriptors(ds []ServiceDescriptor) []*rlsconf.RateLimitDescriptor {
 	return out
 }
 
-func protoUnit(u Unit) rlsconf.RateLimitUnit {
+func protoUnit(u ratelimit.Unit) rlsconf.RateLimitUnit {
 	switch u {
-	case Second:
+	case ratelimit.Second:
 		return rlsconf.RateLimitUnit_SECOND
-	case Minute:
+	case ratelimit.Minute:
 		return rlsconf.RateLimitUnit_MINUTE
-	case Hour:
+	case ratelimit.Hour:
 		return rlsconf.RateLimitUnit_HOUR
 	}
 	return rlsconf.RateLimitUnit_UNKNOWN

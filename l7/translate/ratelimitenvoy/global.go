@@ -1,4 +1,4 @@
-package ratelimit
+package ratelimitenvoy
 
 import (
 	"time"
@@ -8,12 +8,14 @@ import (
 	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	rls "github.com/envoyproxy/go-control-plane/envoy/config/ratelimit/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-	ratelimitfilter "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
+	ratelimitenvoy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	upstreamhttp "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // GlobalFilterName is the name of Envoy's (global) rate limit HTTP filter.
@@ -22,11 +24,6 @@ const GlobalFilterName = "envoy.filters.http.ratelimit"
 // ServiceCluster is the name of the cluster that reaches the rate limit
 // service; GlobalFilter points at it and Cluster builds it.
 const ServiceCluster = "ratelimit"
-
-// DescriptorRoute is the descriptor key that names the route (a
-// generic_key action with this descriptor_key); its value is
-// RouteLimits.Route.
-const DescriptorRoute = "route"
 
 // serviceTimeout bounds each call to the rate limit service (Envoy's
 // default is 20 ms); past it the request goes on unlimited (fail open).
@@ -43,7 +40,7 @@ const serviceTimeout = 100 * time.Millisecond
 // (the largest duration_until_reset of the over-limit descriptors) and the
 // draft-03 X-RateLimit headers.
 func GlobalFilter(domain string) *hcm.HttpFilter {
-	f := &ratelimitfilter.RateLimit{
+	f := &ratelimitenvoy.RateLimit{
 		Domain:          domain,
 		Timeout:         durationpb.New(serviceTimeout),
 		FailureModeDeny: false,
@@ -53,7 +50,7 @@ func GlobalFilter(domain string) *hcm.HttpFilter {
 			}},
 			TransportApiVersion: core.ApiVersion_V3,
 		},
-		EnableXRatelimitHeaders: ratelimitfilter.RateLimit_DRAFT_VERSION_03,
+		EnableXRatelimitHeaders: ratelimitenvoy.RateLimit_DRAFT_VERSION_03,
 		EnableRetryAfterHeader:  true,
 		RateLimitedStatus:       &typev3.HttpStatus{Code: typev3.StatusCode_TooManyRequests},
 	}
@@ -71,7 +68,7 @@ func GlobalFilter(domain string) *hcm.HttpFilter {
 //
 // The local filter never reads them: its per-route configuration carries
 // its own actions, which take precedence. Nil when l has no global limit.
-func RouteRateLimits(l RouteLimits) []*route.RateLimit {
+func RouteRateLimits(l ratelimit.RouteLimits) []*route.RateLimit {
 	g := l.Global
 	if g == nil {
 		return nil
@@ -88,7 +85,7 @@ func RouteRateLimits(l RouteLimits) []*route.RateLimit {
 
 func routeAction(name string) *route.RateLimit_Action {
 	return &route.RateLimit_Action{ActionSpecifier: &route.RateLimit_Action_GenericKey_{
-		GenericKey: &route.RateLimit_Action_GenericKey{DescriptorKey: DescriptorRoute, DescriptorValue: name},
+		GenericKey: &route.RateLimit_Action_GenericKey{DescriptorKey: ratelimit.DescriptorRoute, DescriptorValue: name},
 	}}
 }
 

@@ -1,9 +1,11 @@
-package ratelimit
+package ratelimitenvoy
 
 import (
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // Apply adds the limits of l to a built route: the local filter's
@@ -12,7 +14,7 @@ import (
 // untouched, so both filters pass it by. r must be a forwarding route
 // (rate_limits live on its RouteAction); Apply on a redirect or a direct
 // response sets only the local limit.
-func Apply(r *route.Route, l RouteLimits) {
+func Apply(r *route.Route, l ratelimit.RouteLimits) {
 	if l.Local != nil {
 		if r.TypedPerFilterConfig == nil {
 			r.TypedPerFilterConfig = map[string]*anypb.Any{}
@@ -29,7 +31,7 @@ func mustAny(m proto.Message) *anypb.Any {
 	if err != nil {
 		// anypb.New fails only for a nil or unregistered message, which
 		// would be a bug in this package.
-		panic("ratelimit: pack " + string(proto.MessageName(m)) + ": " + err.Error())
+		panic("ratelimitenvoy: pack " + string(proto.MessageName(m)) + ": " + err.Error())
 	}
 	return a
 }

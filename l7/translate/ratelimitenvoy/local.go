@@ -1,4 +1,10 @@
-package ratelimit
+// Package ratelimitenvoy builds the Envoy side of the rate limits of
+// l7/ratelimit for the translator: the local and global rate limit HTTP
+// filters, their per-route configuration and route actions, and the
+// cluster of the rate limit service. It lives with the translator, so
+// that the model (and l7/ratelimit, which the model imports) holds no
+// Envoy protobuf. Pure and deterministic: limits in, protobufs out.
+package ratelimitenvoy
 
 import (
 	common "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -9,16 +15,13 @@ import (
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
 // LocalFilterName is the name of Envoy's local rate limit HTTP filter, and
 // the key of its per-route configuration in typed_per_filter_config.
 const LocalFilterName = "envoy.filters.http.local_ratelimit"
-
-// DescriptorClientIP is the descriptor key Envoy's remote_address action
-// produces; its value is the client's address (the trusted address of
-// X-Forwarded-For, or the peer when there is none).
-const DescriptorClientIP = "remote_address"
 
 // localStatPrefix roots the filter's stats at <prefix>.http_local_rate_limit
 // (Envoy 1.40: local_rate_limit.http_local_rate_limit.rate_limited).
@@ -57,12 +60,12 @@ func LocalFilter() *hcm.HttpFilter {
 // descriptor matches, which cannot happen since every request has an
 // address. Rejected requests get 429 with Retry-After, the draft-03
 // X-RateLimit headers and RateLimitedHeader, as the global filter's.
-func LocalPerRoute(l Local) *localrl.LocalRateLimit {
-	b := newBucket(l.RequestsPerSecond)
+func LocalPerRoute(l ratelimit.Local) *localrl.LocalRateLimit {
+	b := ratelimit.NewRefill(l.RequestsPerSecond)
 	tb := &typev3.TokenBucket{
 		MaxTokens:     l.Burst,
-		TokensPerFill: wrapperspb.UInt32(b.tokens),
-		FillInterval:  durationpb.New(b.interval),
+		TokensPerFill: wrapperspb.UInt32(b.Tokens),
+		FillInterval:  durationpb.New(b.Interval),
 	}
 	return &localrl.LocalRateLimit{
 		StatPrefix:     localStatPrefix,
@@ -71,7 +74,7 @@ func LocalPerRoute(l Local) *localrl.LocalRateLimit {
 		FilterEnabled:  full("local_rate_limit_enabled"),
 		FilterEnforced: full("local_rate_limit_enforced"),
 		Descriptors: []*rlcommon.LocalRateLimitDescriptor{{
-			Entries:     []*rlcommon.RateLimitDescriptor_Entry{{Key: DescriptorClientIP}},
+			Entries:     []*rlcommon.RateLimitDescriptor_Entry{{Key: ratelimit.DescriptorClientIP}},
 			TokenBucket: tb,
 		}},
 		RateLimits:                      []*route.RateLimit{{Actions: []*route.RateLimit_Action{clientIPAction()}}},
