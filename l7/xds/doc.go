@@ -5,8 +5,10 @@
 // It is the publish end of the pipeline (l7/pipeline): Apply takes the
 // resource sets of every snapshot key, already resolved, translated and
 // validated (l7/xdsbuild), and swaps only the snapshots that changed. A key
-// whose set failed validation keeps its last good snapshot; nothing here
-// resolves or translates.
+// whose set failed validation keeps its last good snapshot. Nothing here
+// resolves or translates a configuration served; the schema generation
+// hashes what the translator makes of a fixed reference config
+// (translate.WriteReference).
 //
 // Versions are content hashes, per type, prefixed with the schema
 // generation, so a restarted server produces the same versions for the same
