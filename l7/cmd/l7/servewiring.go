@@ -141,7 +141,7 @@ type sideServices struct {
 
 // startSideServices starts the authorization service (--authz-listen) and
 // the rate limit service's configuration server (--ratelimit-xds-listen);
-// both stop when ctx ends.
+// both stop when ctx ends (wait for them with wait).
 func startSideServices(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, f serveFlags) (sideServices, error) {
 	var s sideServices
 	if *f.authzAddr != "" {
@@ -154,7 +154,7 @@ func startSideServices(ctx context.Context, log *slog.Logger, reg prometheus.Reg
 	if *f.rlXDS != "" {
 		cs, done, err := startRateLimitConfigs(ctx, log, *f.rlXDS, *f.group)
 		if err != nil {
-			return s, errors.Join(err, s.wait())
+			return s, err // the authorization service stops with ctx, as serve returns
 		}
 		s.rateLimits, s.done = cs, append(s.done, done)
 	}
