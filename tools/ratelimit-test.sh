@@ -19,9 +19,9 @@ TLB_RATELIMIT_BIN="$(./tools/ratelimit/build.sh)"
 export TLB_RATELIMIT_BIN
 
 go vet -tags ratelimit ./l7/ratelimit/...
-go vet -tags ratelimit ./l7/serve/
+go vet -tags ratelimit ./l7/ratelimitconfig/
 go vet -tags ratelimit ./integration/l7envoy/authz/
-go test -tags ratelimit -count=1 -timeout 5m "$@" ./l7/ratelimit/... ./l7/serve/...
+go test -tags ratelimit -count=1 -timeout 5m "$@" ./l7/ratelimit/... ./l7/ratelimitconfig/...
 # Only the tests that need the service: the package's others run in
 # make unit-test.
 exec go test -tags ratelimit -count=1 -timeout 10m -run 'RateLimitAcross' "$@" ./integration/l7envoy/authz/

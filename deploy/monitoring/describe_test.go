@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlbproject/tlb/bgp"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/certexpiry"
 	"github.com/tlbproject/tlb/l7/xds"
 	netdagent "github.com/tlbproject/tlb/netd/agent"
 	"github.com/tlbproject/tlb/tlb/director"
@@ -53,7 +53,7 @@ func TestSourceScanAgreesWithDescribe(t *testing.T) {
 	}
 	reg.MustRegister(director.NewTrafficCollector(nil, nil))
 	netdagent.NewMetrics(reg)
-	serve.NewCertificateExpiry(reg, time.Now)
+	certexpiry.New(reg, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	xds.New(ctx, log, reg, time.Now, xds.Options{Group: "edge"})

@@ -17,8 +17,7 @@ import (
 	"github.com/tlbproject/tlb/internal/console"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
-	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/routetable"
 	"github.com/tlbproject/tlb/tlb/health"
 )
 
@@ -104,21 +103,17 @@ func TestHTTPComponentsDegrade(t *testing.T) {
 	}
 }
 
-type nopPublisher struct{}
-
-func (nopPublisher) Publish(context.Context, model.Config) xds.Report { return xds.Report{} }
-
 // TestHTTPComponentsReadL7Routes: the console reads the routes of a real
-// l7 route table (l7/serve's GET /routes) from an l7 endpoint.
+// l7 route table (l7/routetable's GET /routes) from an l7 endpoint.
 func TestHTTPComponentsReadL7Routes(t *testing.T) {
-	table := serve.NewRouteTable("edge")
-	table.Publishing(nopPublisher{}).Publish(context.Background(), model.Config{
+	table := routetable.New("edge")
+	table.Set(model.Config{
 		Gateways: []model.Gateway{{Name: "edge", Listeners: []model.Listener{{Name: "https", VIP: netip.MustParseAddr("203.0.113.10"), Port: 443, Protocol: model.HTTPS}}}},
 		Services: []model.Service{{Name: "shop", Origin: "shop.tlb", Hosts: []string{"shop.example.com"},
 			Listeners: []model.ListenerRef{{Gateway: "edge", Listener: "https"}},
 			Routes:    []model.Route{{Prefix: "/", Targets: []model.WeightedTarget{{Upstream: "web", Weight: 1}}}},
 			Upstreams: []model.Upstream{{Name: "web", Endpoints: []model.Endpoint{{Addr: netip.MustParseAddrPort("10.0.0.1:8080")}}}}}},
-	})
+	}, nil)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ready\n")) })
 	mux.HandleFunc("/metrics", func(http.ResponseWriter, *http.Request) {})

@@ -67,11 +67,13 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, s
 	poll.Explained(t, d, what, cond)
 }
 
-// serverOptions and sourceOptions serve group edge from the namespace of
-// the tests, whose gRPC Service (no hosts) may use the catch-all host.
+// serverOptions, resolveOptions and sourceOptions serve group edge from
+// the namespace of the tests, whose gRPC Service (no hosts) may use the
+// catch-all host.
 var (
-	serverOptions = tlbxds.Options{Group: "edge", Resolve: model.Options{CatchAllNamespaces: []string{ns}}}
-	sourceOptions = l7kube.Options{Group: "edge", Namespaces: []string{ns}, Now: time.Now}
+	serverOptions  = tlbxds.Options{Group: "edge"}
+	resolveOptions = model.Options{CatchAllNamespaces: []string{ns}}
+	sourceOptions  = l7kube.Options{Group: "edge", Namespaces: []string{ns}, Now: time.Now}
 )
 
 // withoutOrigins returns cfg with every Origin, owner namespace and

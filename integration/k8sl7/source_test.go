@@ -30,7 +30,9 @@ import (
 	"github.com/tlbproject/tlb/l7/dsl"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	tlbxds "github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
 const ns = "shop"
@@ -219,6 +221,7 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 
 	log, logs := captureLog(t)
 	srv := tlbxds.New(ctx, log, prometheus.NewRegistry(), time.Now, serverOptions)
+	pub := pipeline.New(model.NewResolver(), resolveOptions, time.Now, xdsbuild.New(srv))
 	addr := startXDS(t, ctx, srv)
 	src, err := l7kube.NewSource(kc, log, sourceOptions)
 	if err != nil {
@@ -226,7 +229,7 @@ func TestSourceAgainstAPIServer(t *testing.T) {
 	}
 	rec := &recorder{}
 	runSource(ctx, t, src, func(ctx context.Context, cfg model.Config) []model.Problem {
-		rep := srv.Publish(ctx, cfg)
+		rep := pub.Publish(ctx, cfg)
 		rec.add(cfg) // after Publish: a test that sees the model may expect it served
 		log.Info("published", "changed", rep.Changed, "invalid", fmt.Sprint(rep.Invalid), "problems", fmt.Sprint(rep.Problems))
 		return rep.Problems

@@ -43,6 +43,24 @@ func RouteLimits(s Service, i int) ratelimit.RouteLimits {
 	return out
 }
 
+// GroupRateLimits is the rate limit service's configuration of a group:
+// the global limits of the routes of its resolved services, each named by
+// RouteID, as the translator names their descriptors.
+func GroupRateLimits(r Resolved, group string) (ratelimit.ServiceConfig, error) {
+	var routes []ratelimit.RouteLimits
+	for _, s := range r.Config.Services {
+		if s.Group != group {
+			continue
+		}
+		for i := range s.Routes {
+			if l := RouteLimits(s, i); l.Global != nil {
+				routes = append(routes, l)
+			}
+		}
+	}
+	return ratelimit.Service(group, routes)
+}
+
 // checkRateLimits adds the field errors of the service's limits and its
 // routes', as l7/ratelimit validates them (the one validator); a route
 // identifier l7/ratelimit refuses is reported on the route's name. A

@@ -12,10 +12,11 @@ const maxRequestsPerSecond = 1_000_000
 // ("must be >= 50ms to avoid too aggressive refills", LocalRateLimit.token_bucket).
 const minFill = 50 * time.Millisecond
 
-// bucket is an Envoy token bucket refill: tokens every interval.
-type bucket struct {
-	tokens   uint32
-	interval time.Duration
+// Refill is a token bucket's refill: Tokens every Interval (Envoy's
+// tokens_per_fill and fill_interval).
+type Refill struct {
+	Tokens   uint32
+	Interval time.Duration
 }
 
 // milli returns rps in thousandths of a request per second, or -1 when
@@ -28,17 +29,17 @@ func milli(rps float64) int64 {
 	return int64(m)
 }
 
-// newBucket turns a validated rate into the shortest refill that is a
+// NewRefill turns a validated rate into the shortest refill that is a
 // multiple of 50 ms and adds a whole number of tokens: 10/s is 1 token per
 // 100 ms, 100/s is 5 per 50 ms, 0.5/s is 1 per 2 s, 3/s is 3 per second.
 // Since Envoy 1.31 the bucket refills continuously at tokens/interval
 // (envoyproxy/envoy#35207), so the interval sets only the rate's precision,
 // not a step in which tokens arrive.
-func newBucket(rps float64) bucket {
+func NewRefill(rps float64) Refill {
 	m := milli(rps)
 	const perFill = 20_000 // milli-requests per second x (1 s / 50 ms)
 	k := perFill / gcd(m, perFill)
-	return bucket{tokens: uint32(m * k / perFill), interval: time.Duration(k) * minFill}
+	return Refill{Tokens: uint32(m * k / perFill), Interval: time.Duration(k) * minFill}
 }
 
 func gcd(a, b int64) int64 {

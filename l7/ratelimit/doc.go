@@ -1,5 +1,5 @@
 // Package ratelimit owns the rate limits of L7 routes as the DSL carries
-// them, and what they become for Envoy and for the rate limit service:
+// them, and what they mean for Envoy and for the rate limit service:
 //
 //   - a local limit per gateway and per client IP (a token bucket:
 //     requestsPerSecond, burst) enforced by Envoy's local_ratelimit HTTP
@@ -12,7 +12,12 @@
 //     YAML file it loads (the delivery used) and the same tree as its xDS
 //     resource.
 //
-// Everything here is pure and deterministic: limits in, protobufs and bytes
-// out. The package does no I/O, keeps no state, and does not touch the DSL,
-// the model or the translator; they call it. See docs/ratelimit.md.
+// Everything here is pure and deterministic: limits in, validation, token
+// bucket refills and the service's configuration (bytes) out. It imports no
+// Envoy protobuf, so the model that carries its limits imports none either:
+// the Envoy filters, route actions and cluster are built by
+// l7/translate/ratelimitenvoy, the service's xDS resource by
+// l7/ratelimit/configserver. The package does no I/O, keeps no state, and
+// does not touch the DSL, the model or the translator; they call it. See
+// docs/ratelimit.md.
 package ratelimit

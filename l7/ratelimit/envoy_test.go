@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/translate/ratelimitenvoy"
 	"github.com/tlbproject/tlb/l7/validate"
 )
 
@@ -46,7 +47,7 @@ func TestEveryResourcePassesValidateAll(t *testing.T) {
 		{Route: "slow", Local: &ratelimit.Local{RequestsPerSecond: 0.5, Burst: 1}},
 	} {
 		r := forwarding(l.Route)
-		ratelimit.Apply(r, l)
+		ratelimitenvoy.Apply(r, l)
 		routes = append(routes, r)
 	}
 	m := &hcm.HttpConnectionManager{
@@ -56,11 +57,11 @@ func TestEveryResourcePassesValidateAll(t *testing.T) {
 			VirtualHosts: []*route.VirtualHost{{Name: "web", Domains: []string{"*"}, Routes: routes}},
 		}},
 		HttpFilters: []*hcm.HttpFilter{
-			ratelimit.LocalFilter(), ratelimit.GlobalFilter("edge"),
+			ratelimitenvoy.LocalFilter(), ratelimitenvoy.GlobalFilter("edge"),
 			{Name: wellknown.Router, ConfigType: &hcm.HttpFilter_TypedConfig{TypedConfig: pack(t, &router.Router{})}},
 		},
 	}
-	for name, msg := range map[string]proto.Message{"connection manager": m, "cluster": ratelimit.Cluster("ratelimit.tlb-system.svc", 8081)} {
+	for name, msg := range map[string]proto.Message{"connection manager": m, "cluster": ratelimitenvoy.Cluster("ratelimit.tlb-system.svc", 8081)} {
 		if err := validate.Message(msg); err != nil {
 			t.Errorf("%s fails ValidateAll: %v", name, err)
 		}
@@ -68,7 +69,7 @@ func TestEveryResourcePassesValidateAll(t *testing.T) {
 }
 
 func TestLocalFilterIsInertInTheChain(t *testing.T) {
-	f := unpackLocal(t, ratelimit.LocalFilter().GetTypedConfig())
+	f := unpackLocal(t, ratelimitenvoy.LocalFilter().GetTypedConfig())
 	if f.GetTokenBucket() != nil || f.GetFilterEnabled() != nil || len(f.GetDescriptors()) > 0 || len(f.GetRateLimits()) > 0 {
 		t.Errorf("chain-level local filter limits something: %v", f)
 	}
@@ -91,13 +92,13 @@ func TestApplyTouchesOnlyWhatIsAsked(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			r := forwarding("r")
-			ratelimit.Apply(r, tc.limits)
+			ratelimitenvoy.Apply(r, tc.limits)
 			if !tc.wantLocal && tc.wantDescriptors == 0 {
 				if !proto.Equal(forwarding("r"), r) {
 					t.Errorf("route without limits changed: %v", r)
 				}
 			}
-			_, hasLocal := r.GetTypedPerFilterConfig()[ratelimit.LocalFilterName]
+			_, hasLocal := r.GetTypedPerFilterConfig()[ratelimitenvoy.LocalFilterName]
 			if hasLocal != tc.wantLocal || len(r.GetTypedPerFilterConfig()) > 1 {
 				t.Errorf("typed_per_filter_config = %v, want local limit %v and nothing else", r.GetTypedPerFilterConfig(), tc.wantLocal)
 			}
@@ -112,7 +113,7 @@ func TestApplyTouchesOnlyWhatIsAsked(t *testing.T) {
 // the filter's own remote_address action, answered with 429 and
 // Retry-After.
 func TestLocalLimitIsPerClient(t *testing.T) {
-	c := ratelimit.LocalPerRoute(ratelimit.Local{RequestsPerSecond: 10, Burst: 20})
+	c := ratelimitenvoy.LocalPerRoute(ratelimit.Local{RequestsPerSecond: 10, Burst: 20})
 	bucket := &typev3.TokenBucket{MaxTokens: 20}
 	if len(c.GetDescriptors()) != 1 {
 		t.Fatalf("descriptors = %v, want one", c.GetDescriptors())
@@ -151,7 +152,7 @@ func TestLocalLimitIsPerClient(t *testing.T) {
 
 // TestGlobalDescriptors: what Envoy sends for a request from one client.
 func TestGlobalDescriptors(t *testing.T) {
-	got, err := envoyDescriptors(ratelimit.RouteRateLimits(ratelimit.RouteLimits{Route: "shop/0", Global: global}), "198.51.100.9")
+	got, err := envoyDescriptors(ratelimitenvoy.RouteRateLimits(ratelimit.RouteLimits{Route: "shop/0", Global: global}), "198.51.100.9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func unpackLocal(t *testing.T, a *anypb.Any) *localrl.LocalRateLimit {
 // a broken per-route bucket packed in an Any is caught.
 func TestValidationReachesPerRouteConfig(t *testing.T) {
 	r := forwarding("r")
-	ratelimit.Apply(r, ratelimit.RouteLimits{Route: "r", Local: &ratelimit.Local{Burst: 1}}) // rate 0: no tokens per fill
+	ratelimitenvoy.Apply(r, ratelimit.RouteLimits{Route: "r", Local: &ratelimit.Local{Burst: 1}}) // rate 0: no tokens per fill
 	if err := validate.Message(r); err == nil {
 		t.Fatal("a token bucket adding 0 tokens passed ValidateAll")
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/translate/ratelimitenvoy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -85,12 +86,12 @@ func TestGoldenEnvoyConfig(t *testing.T) {
 		}
 		out.WriteString("# " + title + "\n" + string(y) + "---\n")
 	}
-	add("HTTP filter (local)", ratelimit.LocalFilter())
-	add("HTTP filter (global)", ratelimit.GlobalFilter("edge"))
-	add("cluster", ratelimit.Cluster("ratelimit.tlb-system.svc.cluster.local", 8081))
+	add("HTTP filter (local)", ratelimitenvoy.LocalFilter())
+	add("HTTP filter (global)", ratelimitenvoy.GlobalFilter("edge"))
+	add("cluster", ratelimitenvoy.Cluster("ratelimit.tlb-system.svc.cluster.local", 8081))
 	for _, l := range exampleGroup() {
 		r := forwarding(l.Route)
-		ratelimit.Apply(r, l)
+		ratelimitenvoy.Apply(r, l)
 		add("route "+l.Route, &route.Route{Name: r.GetName(), TypedPerFilterConfig: r.GetTypedPerFilterConfig(),
 			Action: &route.Route_Route{Route: &route.RouteAction{RateLimits: r.GetRoute().GetRateLimits()}}})
 	}

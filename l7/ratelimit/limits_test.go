@@ -79,15 +79,15 @@ func TestBucketKeepsTheRateAndEnvoysMinimumInterval(t *testing.T) {
 		{33.333, 33333, 1000 * time.Second},
 	}
 	for _, tc := range tests {
-		b := newBucket(tc.rps)
-		if b.tokens != tc.tokens || b.interval != tc.interval {
-			t.Errorf("newBucket(%v) = %d per %s, want %d per %s", tc.rps, b.tokens, b.interval, tc.tokens, tc.interval)
+		b := NewRefill(tc.rps)
+		if b.Tokens != tc.tokens || b.Interval != tc.interval {
+			t.Errorf("NewRefill(%v) = %d per %s, want %d per %s", tc.rps, b.Tokens, b.Interval, tc.tokens, tc.interval)
 		}
-		if b.interval < minFill || b.interval%minFill != 0 {
-			t.Errorf("newBucket(%v) interval %s is not a multiple of %s", tc.rps, b.interval, minFill)
+		if b.Interval < minFill || b.Interval%minFill != 0 {
+			t.Errorf("NewRefill(%v) interval %s is not a multiple of %s", tc.rps, b.Interval, minFill)
 		}
-		if got := float64(b.tokens) / b.interval.Seconds(); got < tc.rps*0.999999 || got > tc.rps*1.000001 {
-			t.Errorf("newBucket(%v) rate = %v", tc.rps, got)
+		if got := float64(b.Tokens) / b.Interval.Seconds(); got < tc.rps*0.999999 || got > tc.rps*1.000001 {
+			t.Errorf("NewRefill(%v) rate = %v", tc.rps, got)
 		}
 	}
 }

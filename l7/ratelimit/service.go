@@ -9,6 +9,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// DescriptorRoute is the descriptor key that names the route (Envoy's
+// generic_key action with this descriptor_key); its value is
+// RouteLimits.Route.
+const DescriptorRoute = "route"
+
+// DescriptorClientIP is the descriptor key Envoy's remote_address action
+// produces; its value is the client's address (the trusted address of
+// X-Forwarded-For, or the peer when there is none).
+const DescriptorClientIP = "remote_address"
+
 // ServiceConfig is the configuration of the envoyproxy/ratelimit service
 // for one domain (one gateway group), in the service's own YAML schema
 // (its README, "Configuration"): a tree of descriptors; a request's

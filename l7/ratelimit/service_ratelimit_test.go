@@ -12,6 +12,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/authz/redisproc"
 	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/translate/ratelimitenvoy"
 )
 
 // The routes of group "edge" the tests drive, each its own counters.
@@ -70,7 +71,7 @@ type gateway struct {
 
 func (g gateway) call(l ratelimit.RouteLimits, clientIP string) *rlsv3.RateLimitResponse {
 	g.t.Helper()
-	descs, err := envoyDescriptors(ratelimit.RouteRateLimits(l), clientIP)
+	descs, err := envoyDescriptors(ratelimitenvoy.RouteRateLimits(l), clientIP)
 	if err != nil {
 		g.t.Fatal(err)
 	}

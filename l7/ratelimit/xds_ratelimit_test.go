@@ -20,6 +20,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/authz/redisproc"
 	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/ratelimit/configserver"
 )
 
 // xdsNode is the node ID the service presents to the xDS server.
@@ -59,7 +60,7 @@ func TestRealServiceOverXDS(t *testing.T) {
 		t.Helper()
 		var res []types.Resource
 		for _, c := range cfgs {
-			res = append(res, c.Proto())
+			res = append(res, configserver.Resource(c))
 		}
 		snap, err := cachev3.NewSnapshot(version, map[resource.Type][]types.Resource{resource.RateLimitConfigType: res})
 		if err != nil {

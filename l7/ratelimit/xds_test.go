@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/ratelimit/configserver"
 )
 
 // TestProtoCarriesTheSameTree: the xDS form of the service configuration
@@ -24,7 +25,7 @@ func TestProtoCarriesTheSameTree(t *testing.T) {
 			RateLimit: &rlsconf.RateLimitPolicy{Unit: rlsconf.RateLimitUnit_SECOND, RequestsPerUnit: 10},
 		}},
 	}}}
-	if got := cfg.Proto(); !proto.Equal(got, want) {
+	if got := configserver.Resource(cfg); !proto.Equal(got, want) {
 		t.Errorf("Proto() = %v\nwant %v", got, want)
 	}
 }

@@ -3,10 +3,11 @@ package translate
 import (
 	jwtauthn "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/translate/ratelimitenvoy"
 )
 
 // httpFilters says which HTTP filters a gateway listener's connection
@@ -71,44 +72,52 @@ func servicesOn(el model.EnvoyListener, byName map[string]model.Service) []model
 	return out
 }
 
-// chain is the connection manager's filter list, router last: CORS
-// first (preflights carry no credentials), then identity (the identity
-// headers of the listener cleared, token verified, roles checked), then
-// the interceptors, which
-// see the verified claims' headers, then the rate limits, which count
-// only the requests that got through: the local bucket first (per
-// gateway, no network call), then the global limit, so a flood one
-// gateway already refuses costs the rate limit service and Redis nothing.
+// httpFilter is one HTTP filter a gateway listener's connection manager
+// may run: on says whether the listener's routes need it, build makes it.
+type httpFilter struct {
+	name  string
+	on    func(f httpFilters) bool
+	build func(f httpFilters, jwt *jwtauthn.JwtAuthentication) *hcm.HttpFilter
+}
+
+// httpFilterOrder is every HTTP filter of a gateway listener, in the order
+// the connection manager runs them, router last: the access log mark
+// first (it marks even the requests a later filter answers), the error
+// pages, CORS (preflights carry no credentials), then identity (the
+// identity headers of the listener cleared, before anything sets one; the
+// token verified; roles checked), then the interceptors, which see the
+// verified claims' headers, then the rate limits, which count only the
+// requests that got through: the local bucket first (per gateway, no
+// network call), then the global limit, so a flood one gateway already
+// refuses costs the rate limit service and Redis nothing.
+func httpFilterOrder() []httpFilter {
+	return []httpFilter{
+		{HeaderToMetadataFilter, func(f httpFilters) bool { return f.accessLogOff }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return headerToMetadataFilter() }},
+		{CustomResponseFilter, func(f httpFilters) bool { return f.errorPages }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return customResponseFilter() }},
+		{CORSFilter, func(f httpFilters) bool { return f.cors }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return corsFilter() }},
+		{HeaderMutationFilter, func(f httpFilters) bool { return f.jwt || f.identity != "" }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return headerMutationFilter() }},
+		{JWTFilter, func(f httpFilters) bool { return f.jwt }, func(_ httpFilters, jwt *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return jwtFilter(jwt) }},
+		{RBACFilter, func(f httpFilters) bool { return f.rbac }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return rbacFilter() }},
+		{RolesClaimFilter, func(f httpFilters) bool { return f.rbac }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return rolesClaimFilter() }},
+		{ExtAuthzFilter, func(f httpFilters) bool { return f.authz }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return extAuthzFilter() }},
+		{LocalRateLimitFilter, func(f httpFilters) bool { return f.localRL }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return ratelimitenvoy.LocalFilter() }},
+		{GlobalRateLimitFilter, func(f httpFilters) bool { return f.globalRL != "" }, func(f httpFilters, _ *jwtauthn.JwtAuthentication) *hcm.HttpFilter {
+			return ratelimitenvoy.GlobalFilter(f.globalRL)
+		}},
+		{wellknown.Router, func(httpFilters) bool { return true }, func(httpFilters, *jwtauthn.JwtAuthentication) *hcm.HttpFilter { return routerFilter() }},
+	}
+}
+
+// chain is the connection manager's filter list: the filters of
+// httpFilterOrder the listener's routes need, in that order.
 func (f httpFilters) chain(jwt *jwtauthn.JwtAuthentication) []*hcm.HttpFilter {
 	var out []*hcm.HttpFilter
-	if f.accessLogOff {
-		out = append(out, headerToMetadataFilter()) // first: marks even the requests a later filter answers
+	for _, h := range httpFilterOrder() {
+		if h.on(f) {
+			out = append(out, h.build(f, jwt))
+		}
 	}
-	if f.errorPages {
-		out = append(out, customResponseFilter())
-	}
-	if f.cors {
-		out = append(out, corsFilter())
-	}
-	if f.jwt || f.identity != "" {
-		out = append(out, headerMutationFilter()) // before anything that sets an identity
-	}
-	if f.jwt {
-		out = append(out, jwtFilter(jwt))
-	}
-	if f.rbac {
-		out = append(out, rbacFilter(), rolesClaimFilter())
-	}
-	if f.authz {
-		out = append(out, extAuthzFilter())
-	}
-	if f.localRL {
-		out = append(out, ratelimit.LocalFilter())
-	}
-	if f.globalRL != "" {
-		out = append(out, ratelimit.GlobalFilter(f.globalRL))
-	}
-	return append(out, routerFilter())
+	return out
 }
 
 // perRoute is a route's typed_per_filter_config for the listener's

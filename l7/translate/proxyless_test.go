@@ -19,8 +19,10 @@ import (
 	"google.golang.org/grpc/xds"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/translate"
 	tlbxds "github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
 // proxyless publishes cfg for group "internal" on a real xDS server and
@@ -47,7 +49,7 @@ func proxyless(t *testing.T, cfg model.Config, nodeID string) (testgrpc.TestServ
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(func() { gs.Stop(); cancel() })
-	if rep := srv.Publish(ctx, cfg); len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
+	if rep := pipeline.New(model.NewResolver(), model.Options{}, time.Now, xdsbuild.New(srv)).Publish(ctx, cfg); len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
 		t.Fatalf("publish: %v %v", rep.Problems, rep.Invalid)
 	}
 	bootstrap := fmt.Sprintf(`{

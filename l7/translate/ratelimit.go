@@ -4,12 +4,12 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/translate/ratelimitenvoy"
 )
 
 // LocalRateLimitFilter is the HTTP filter name of Envoy's local rate limit
 // filter, the key of its per-route token buckets.
-const LocalRateLimitFilter = ratelimit.LocalFilterName
+const LocalRateLimitFilter = ratelimitenvoy.LocalFilterName
 
 // hasLocalRateLimit reports whether a route of svcs has a local limit.
 // Global limits are not served: no group has a rate limit service yet, and
@@ -32,5 +32,5 @@ func localRateLimitPerRoute(s model.Service, r model.Route) *anypb.Any {
 	if l == nil || l.Local == nil {
 		return nil
 	}
-	return mustAny(ratelimit.LocalPerRoute(*l.Local))
+	return mustAny(ratelimitenvoy.LocalPerRoute(*l.Local))
 }

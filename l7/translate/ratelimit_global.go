@@ -9,16 +9,16 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/translate/ratelimitenvoy"
 )
 
 // GlobalRateLimitFilter is the HTTP filter name of Envoy's (global) rate
 // limit filter, which calls the rate limit service.
-const GlobalRateLimitFilter = ratelimit.GlobalFilterName
+const GlobalRateLimitFilter = ratelimitenvoy.GlobalFilterName
 
 // RateLimitCluster is the cluster through which gateways reach the rate
 // limit service.
-const RateLimitCluster = ratelimit.ServiceCluster
+const RateLimitCluster = ratelimitenvoy.ServiceCluster
 
 // globalRateLimitDomain is the rate limit domain of a gateway listener
 // serving svcs: its group when the operator configured a rate limit
@@ -46,7 +46,7 @@ func globalRateLimitActions(s model.Service, i int, f httpFilters) []*route.Rate
 	if f.globalRL == "" {
 		return nil
 	}
-	return ratelimit.RouteRateLimits(model.RouteLimits(s, i))
+	return ratelimitenvoy.RouteRateLimits(model.RouteLimits(s, i))
 }
 
 // rateLimitCluster is the cluster of the group's rate limit service when
@@ -72,7 +72,7 @@ func rateLimitCluster(r model.Resolved, group string) *cluster.Cluster {
 // listener's global filter calls, resolved by the resolvers when named by
 // DNS.
 func rateLimitClusterFor(el model.EnvoyListener, resolvers []netip.AddrPort) *cluster.Cluster {
-	c := ratelimit.Cluster(el.RateLimitService.Host, el.RateLimitService.Port)
+	c := ratelimitenvoy.Cluster(el.RateLimitService.Host, el.RateLimitService.Port)
 	withDNSResolvers(c, resolvers)
 	return c
 }

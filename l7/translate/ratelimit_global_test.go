@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/ratelimit"
 	"github.com/tlbproject/tlb/l7/translate"
+	"github.com/tlbproject/tlb/l7/translate/ratelimitenvoy"
 	"github.com/tlbproject/tlb/l7/validate"
 )
 
@@ -109,7 +109,7 @@ func TestGlobalRateLimitOnlyWhereAsked(t *testing.T) {
 			}
 		}))
 	}
-	if !proto.Equal(c, ratelimit.Cluster("ratelimit.tlb-system.svc", 8081)) {
+	if !proto.Equal(c, ratelimitenvoy.Cluster("ratelimit.tlb-system.svc", 8081)) {
 		t.Errorf("ratelimit cluster = %v", c)
 	}
 	// Proxyless gRPC clients run no rate limit filter: no cluster for them.
@@ -201,7 +201,7 @@ func TestGlobalRateLimitStaticBootstrap(t *testing.T) {
 		switch c.GetName() {
 		case translate.RateLimitCluster:
 			found = true
-			if !proto.Equal(c, ratelimit.Cluster("ratelimit.tlb-system.svc", 8081)) {
+			if !proto.Equal(c, ratelimitenvoy.Cluster("ratelimit.tlb-system.svc", 8081)) {
 				t.Errorf("bootstrap ratelimit cluster = %v", c)
 			}
 		default:

@@ -8,7 +8,7 @@ import (
 
 // ACK times: for the last response sent on each stream and type, the
 // server keeps since when the version it carries could reach that
-// client: the start of the Publish that made it, or the stream's opening
+// client: the start of the change that made it (Update.Start), or the stream's opening
 // when that is later (an initial sync). When the client acknowledges that
 // response, the time since then is observed in
 // tlb_l7_xds_ack_delay_seconds{group,type}: how long a published change
@@ -23,7 +23,7 @@ type pendingAck struct {
 }
 
 // published records that key's snapshot about to be set comes from a
-// Publish that started at start. It returns what it replaced, for
+// change that started at start (Apply). It returns what it replaced, for
 // restoring when the snapshot could not be set.
 func (c *streamLog) published(key string, start time.Time) (prev time.Time) {
 	c.mu.Lock()

@@ -57,7 +57,7 @@ func waitAckCount(t *testing.T, reg *prometheus.Registry, typ string, n uint64) 
 // before it ACKs, and a NACK observes nothing.
 func TestDeltaAckDelay(t *testing.T) {
 	r := startServer(t, "")
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newDelta(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	deltaSync(t, c, nil)
 	for _, typ := range allTypes {
@@ -68,7 +68,7 @@ func TestDeltaAckDelay(t *testing.T) {
 	// An endpoint change, ACKed after the client took 200 ms to apply it.
 	const hold = 200 * time.Millisecond
 	t0 := time.Now()
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080", "198.51.100.21:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080", "198.51.100.21:8080"))
 	resp := nextOf(t, c, resource.EndpointType)
 	time.Sleep(hold)
 	c.apply(resp)
@@ -79,13 +79,13 @@ func TestDeltaAckDelay(t *testing.T) {
 	}
 
 	// A NACKed change observes nothing; the next ACKed one is observed.
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.22:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.22:8080"))
 	resp = nextOf(t, c, resource.EndpointType)
 	if err := c.stream.Send(&discovery.DeltaDiscoveryRequest{TypeUrl: resource.EndpointType, ResponseNonce: resp.GetNonce(),
 		ErrorDetail: &rpcstatus.Status{Code: int32(codes.InvalidArgument), Message: "test: refused"}}); err != nil {
 		t.Fatal(err)
 	}
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.23:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.23:8080"))
 	c.apply(nextOf(t, c, resource.EndpointType))
 	waitAckCount(t, r.reg, resource.EndpointType, 3)
 	if n, _ := ackDelays(t, r.reg, resource.ClusterType); n != 1 {
@@ -96,11 +96,11 @@ func TestDeltaAckDelay(t *testing.T) {
 // TestSotwAckDelay: SotW streams are timed the same way.
 func TestSotwAckDelay(t *testing.T) {
 	r := startServer(t, "")
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newSotw(t, dial(t, r.addr), node("gw-s", "edge", "gateway", schema))
 	sotwSync(t, c)
 	waitAckCount(t, r.reg, resource.EndpointType, 1)
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.21:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.21:8080"))
 	resp, err := c.next(5 * time.Second)
 	if err != nil || resp.GetTypeUrl() != resource.EndpointType {
 		t.Fatalf("want an endpoint update, got %s %v", resp.GetTypeUrl(), err)

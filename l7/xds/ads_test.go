@@ -91,12 +91,12 @@ func consistent(t *testing.T, srv *xds.Server, got map[string]*discovery.Discove
 
 func TestSotWConsistentSetThenOnlyEndpoints(t *testing.T) {
 	r := startServer(t, "")
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	got := sotwSync(t, c)
 	consistent(t, r.srv, got)
 
-	rep := r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080", "198.51.100.21:8080"))
+	rep := r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080", "198.51.100.21:8080"))
 	if !slices.Equal(rep.Changed, []string{gatewayKey, "grpc/edge"}) {
 		t.Fatalf("changed keys = %v", rep.Changed)
 	}
@@ -143,7 +143,7 @@ func deltaSync(t *testing.T, c *deltaClient, initial map[string]map[string]strin
 
 func TestDeltaConsistentSetThenOnlyTheChangedResource(t *testing.T) {
 	r := startServer(t, "")
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	c := newDelta(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	deltaSync(t, c, nil)
 	set := map[string][]types.Resource{}
@@ -157,7 +157,7 @@ func TestDeltaConsistentSetThenOnlyTheChangedResource(t *testing.T) {
 		t.Fatalf("delta set: %v", c.have)
 	}
 
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080", "198.51.100.21:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080", "198.51.100.21:8080"))
 	resp, err := c.next(5 * time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestDeltaConsistentSetThenOnlyTheChangedResource(t *testing.T) {
 func TestRestartResyncsWithoutChange(t *testing.T) {
 	cfg := edgeConfig("198.51.100.20:8080")
 	a := startServer(t, "")
-	a.srv.Publish(context.Background(), cfg)
+	a.pub.Publish(context.Background(), cfg)
 	addr := a.addr
 	dc := newDelta(t, dial(t, addr), node("gw-d", "edge", "gateway", schema))
 	deltaSync(t, dc, nil)
@@ -199,7 +199,7 @@ func TestRestartResyncsWithoutChange(t *testing.T) {
 	}
 
 	b := startServer(t, addr)
-	b.srv.Publish(context.Background(), cfg)
+	b.pub.Publish(context.Background(), cfg)
 	if !maps.EqualFunc(versionsA, b.srv.Versions(), maps.Equal) {
 		t.Fatalf("restarted server versions differ:\nA %v\nB %v", versionsA, b.srv.Versions())
 	}
@@ -252,7 +252,7 @@ func TestRestartResyncsWithoutChange(t *testing.T) {
 // The generation is derived from the build, not a constant.
 func TestOneGeneration(t *testing.T) {
 	r := startServer(t, "")
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	cc := dial(t, r.addr)
 	for name, tc := range map[string]struct {
 		group, schema string
@@ -301,7 +301,7 @@ func TestOneGeneration(t *testing.T) {
 func TestNACKKeepsLastAccepted(t *testing.T) {
 	r := startServer(t, "")
 	cfg := edgeConfig("198.51.100.20:8080")
-	r.srv.Publish(context.Background(), cfg)
+	r.pub.Publish(context.Background(), cfg)
 	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	got := sotwSync(t, c)
 	accepted := got[resource.ListenerType].GetVersionInfo()
@@ -309,7 +309,7 @@ func TestNACKKeepsLastAccepted(t *testing.T) {
 	// A new listener version arrives; the client rejects it.
 	cfg.Gateways[0].Listeners = append(cfg.Gateways[0].Listeners, cfg.Gateways[0].Listeners[0])
 	cfg.Gateways[0].Listeners[2].Name, cfg.Gateways[0].Listeners[2].Port = "alt", 8081
-	r.srv.Publish(context.Background(), cfg)
+	r.pub.Publish(context.Background(), cfg)
 	resp, err := c.next(5 * time.Second)
 	if err != nil || resp.GetTypeUrl() != resource.ListenerType {
 		t.Fatalf("want a listener update, got %v %v", resp.GetTypeUrl(), err)
@@ -329,7 +329,7 @@ func TestNACKKeepsLastAccepted(t *testing.T) {
 	}
 	// A fixed config is pushed.
 	cfg.Gateways[0].Listeners[2].Port = 8082
-	r.srv.Publish(context.Background(), cfg)
+	r.pub.Publish(context.Background(), cfg)
 	next, err := c.next(5 * time.Second)
 	if err != nil || next.GetTypeUrl() != resource.ListenerType || next.GetVersionInfo() == resp.GetVersionInfo() {
 		t.Fatalf("want the next listener version, got %v %v", next.GetVersionInfo(), err)

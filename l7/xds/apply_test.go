@@ -2,10 +2,10 @@ package xds
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"maps"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,64 +14,57 @@ import (
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
+	"github.com/tlbproject/tlb/l7/validate"
 )
 
-// TestInvalidSetIsNeverSent hands apply a resource set that fails
-// validation (a listener refers to a route configuration that is not in
-// the set): the key keeps its snapshot, the other keys are served.
-func TestInvalidSetIsNeverSent(t *testing.T) {
+// validSet translates the example config for kind and validates it, as
+// l7/xdsbuild does.
+func validSet(t *testing.T, r model.Resolved, kind translate.Kind) Set {
+	t.Helper()
+	set := translate.Group(r, "edge", kind)
+	sums, err := validate.NewMemo().Set(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Set{Resources: set, Sums: sums}
+}
+
+// TestInvalidKeyKeepsItsSnapshot: a key the update says is invalid keeps
+// the very snapshot it had and is not removed, while a valid change of
+// another key goes out.
+func TestInvalidKeyKeepsItsSnapshot(t *testing.T) {
 	cfg, errs, _ := dsl.NewDir("../testdata/config", time.Now).Load()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
+	r := model.Resolve(cfg, model.Options{})
 	s := New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), nil, time.Now, Options{Group: "edge", Kinds: []translate.Kind{translate.Gateway, translate.GRPC}})
-	if rep := s.Publish(context.Background(), cfg); len(rep.Invalid) > 0 || len(rep.Changed) != 2 {
-		t.Fatalf("first publish: %+v", rep)
+	gw, grpc := Key(translate.Gateway, "edge"), Key(translate.GRPC, "edge")
+	res := s.Apply(context.Background(), Update{Start: time.Now(), Sets: map[string]Set{
+		gw: validSet(t, r, translate.Gateway), grpc: validSet(t, r, translate.GRPC)}})
+	if len(res.Invalid) > 0 || len(res.Changed) != 2 {
+		t.Fatalf("first apply: %+v", res)
 	}
-	key := Key(translate.Gateway, "edge")
-	before, err := s.cache.GetSnapshot(key)
+	before, err := s.cache.GetSnapshot(gw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	versions := s.Versions()
 
-	r := model.Resolve(cfg, model.Options{})
-	sets := map[string]translate.Resources{}
-	for _, kind := range []translate.Kind{translate.Gateway, translate.GRPC} {
-		sets[Key(kind, "edge")] = translate.Group(r, "edge", kind)
+	empty := translate.Resources{resource.ListenerType: nil, resource.RouteType: nil, resource.ClusterType: nil, resource.EndpointType: nil}
+	res = s.Apply(context.Background(), Update{Start: time.Now(),
+		Sets:    map[string]Set{grpc: {Resources: empty, Sums: map[resource.Type][]validate.Sum{}}},
+		Invalid: map[string]error{gw: errors.New("dangling reference")}})
+	if res.Invalid[gw] == nil {
+		t.Errorf("the invalid key is not reported: %+v", res)
 	}
-	bad := translate.Resources{}
-	for typ, items := range sets[key] {
-		bad[typ] = items
+	if after, _ := s.cache.GetSnapshot(gw); after != before {
+		t.Error("the snapshot of the invalid key was replaced")
 	}
-	delete(bad, resource.RouteType)
-	sets[key] = bad
-	// Also change the gRPC clients' set, which is valid and must go out.
-	sets[Key(translate.GRPC, "edge")] = translate.Resources{
-		resource.ListenerType: nil, resource.RouteType: nil, resource.ClusterType: nil, resource.EndpointType: nil,
+	if !maps.Equal(s.Versions()[gw], versions[gw]) || len(res.Removed) > 0 {
+		t.Errorf("the invalid key changed or went: versions %v -> %v, removed %v", versions[gw], s.Versions()[gw], res.Removed)
 	}
-
-	var rep Report
-	s.mu.Lock()
-	s.apply(context.Background(), time.Now(), sets, &rep)
-	s.mu.Unlock()
-
-	if err := rep.Invalid[key]; err == nil || !strings.Contains(err.Error(), "dangling reference") {
-		t.Fatalf("invalid set not reported: %v", rep.Invalid)
-	}
-	after, _ := s.cache.GetSnapshot(key)
-	if after != before {
-		t.Fatal("the snapshot of the invalid key was replaced")
-	}
-	if !maps.Equal(s.Versions()[key], versions[key]) {
-		t.Fatalf("versions of %s changed: %v -> %v", key, versions[key], s.Versions()[key])
-	}
-	for _, k := range rep.Removed {
-		if k == key {
-			t.Fatal("an invalid key was removed instead of kept")
-		}
-	}
-	if len(rep.Changed) != 1 || rep.Changed[0] != Key(translate.GRPC, "edge") {
-		t.Fatalf("changed = %v; the valid change must go out", rep.Changed)
+	if len(res.Changed) != 1 || res.Changed[0] != grpc {
+		t.Errorf("changed %v; the valid change must go out", res.Changed)
 	}
 }

@@ -2,11 +2,13 @@
 // proxyless gRPC clients over ADS (state of the world and delta), built on
 // go-control-plane's snapshot cache with one snapshot per (kind, group).
 //
-// Publish is the single entry point for any source (the DSL directory, a
-// Kubernetes controller): it takes a whole model.Config, resolves it,
-// translates it per group, validates every resource, and only then swaps the
-// group's snapshot, and only if something changed. A set that fails
-// validation is never sent; the group keeps its last good snapshot.
+// It is the publish end of the pipeline (l7/pipeline): Apply takes the
+// resource sets of every snapshot key, already resolved, translated and
+// validated (l7/xdsbuild), and swaps only the snapshots that changed. A key
+// whose set failed validation keeps its last good snapshot. Nothing here
+// resolves or translates a configuration served; the schema generation
+// hashes what the translator makes of a fixed reference config
+// (translate.WriteReference).
 //
 // Versions are content hashes, per type, prefixed with the schema
 // generation, so a restarted server produces the same versions for the same

@@ -87,7 +87,7 @@ func count(t *testing.T, client testgrpc.TestServiceClient, n int, md metadata.M
 func TestProxylessGRPCClient(t *testing.T) {
 	a, b, c := startBackend(t, "a"), startBackend(t, "b"), startBackend(t, "c")
 	r := startGroupServer(t, "", "internal")
-	rep := r.srv.Publish(context.Background(), greeterConfig(a.addr, b.addr))
+	rep := r.pub.Publish(context.Background(), greeterConfig(a.addr, b.addr))
 	if len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
 		t.Fatalf("publish: %v %v", rep.Problems, rep.Invalid)
 	}
@@ -119,7 +119,7 @@ func TestProxylessGRPCClient(t *testing.T) {
 		}
 	})
 	t.Run("EDS change moves traffic", func(t *testing.T) {
-		r.srv.Publish(context.Background(), greeterConfig(c.addr, b.addr))
+		r.pub.Publish(context.Background(), greeterConfig(c.addr, b.addr))
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			got := count(t, client, 40, nil)

@@ -20,8 +20,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
 // syncBuffer is a log sink safe for concurrent writes.
@@ -45,6 +47,7 @@ func (s *syncBuffer) String() string {
 // running is an xDS server on a unix socket, as in the gateway pod.
 type running struct {
 	srv  *xds.Server
+	pub  *pipeline.Pipeline
 	reg  *prometheus.Registry
 	logs *syncBuffer
 	addr string
@@ -80,12 +83,18 @@ func startGroupServer(t *testing.T, addr, group string) *running {
 	gs := grpc.NewServer()
 	srv.Register(gs)
 	go func() { _ = gs.Serve(lis) }()
-	r := &running{srv: srv, reg: reg, logs: logs, addr: addr, gs: gs}
+	r := &running{srv: srv, pub: publisher(srv), reg: reg, logs: logs, addr: addr, gs: gs}
 	t.Cleanup(func() { gs.Stop(); cancel() })
 	return r
 }
 
 func (r *running) stop() { r.gs.Stop() }
+
+// publisher is the pipeline l7 serve runs in front of srv: resolve, then
+// translate and validate (xdsbuild), then srv.
+func publisher(srv *xds.Server) *pipeline.Pipeline {
+	return pipeline.New(model.NewResolver(), model.Options{}, time.Now, xdsbuild.New(srv))
+}
 
 func node(id, group, kind, schema string) *core.Node {
 	md, _ := structpb.NewStruct(map[string]any{xds.MetaKind: kind, xds.MetaSchema: schema})

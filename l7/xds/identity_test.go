@@ -113,8 +113,9 @@ func startTLSServer(t *testing.T, p *pki) (*running, string) {
 	cfg.Gateways = append(cfg.Gateways, model.Gateway{Name: "other", Group: "other", Listeners: []model.Listener{
 		{Name: "tls", VIP: ap("203.0.113.99:1").Addr(), Port: 443, Protocol: model.HTTPS, TLS: []model.SNICertificate{{ServerNames: []string{"other.example.com"}, Certificate: "other"}}}}})
 	cfg.Certificates = append(cfg.Certificates, model.Certificate{Name: "other", Gateway: model.GatewayID{Name: "other"}, Chain: []byte(testChain), Key: model.NewPrivateKey([]byte(otherKey))})
-	srv.Publish(context.Background(), cfg)
-	return &running{srv: srv, reg: reg, logs: logs, addr: lis.Addr().String(), gs: gs}, lis.Addr().String()
+	pub := publisher(srv)
+	pub.Publish(context.Background(), cfg)
+	return &running{srv: srv, pub: pub, reg: reg, logs: logs, addr: lis.Addr().String(), gs: gs}, lis.Addr().String()
 }
 
 const otherKey = "-----BEGIN PRIVATE KEY-----\nOTHERGROUPKEYMATERIAL0123456789\n-----END PRIVATE KEY-----\n"
@@ -202,7 +203,7 @@ func TestIdentityDecidesWhatIsServed(t *testing.T) {
 // the pod itself and given the group's private keys.
 func TestPlainTCPIsNobody(t *testing.T) {
 	r := startServer(t, "")
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -62,8 +62,8 @@ func served(t *testing.T, addr string) map[string][]byte {
 func TestReplicasStartedApartServeIdenticalBytes(t *testing.T) {
 	first, now := history()
 	old := startServer(t, "")
-	old.srv.Publish(context.Background(), first)
-	rep := old.srv.Publish(context.Background(), now)
+	old.pub.Publish(context.Background(), first)
+	rep := old.pub.Publish(context.Background(), now)
 	var rejected []string
 	for _, p := range rep.Problems {
 		if p.Rejected {
@@ -76,7 +76,7 @@ func TestReplicasStartedApartServeIdenticalBytes(t *testing.T) {
 	}
 
 	fresh := startServer(t, "")
-	fresh.srv.Publish(context.Background(), now)
+	fresh.pub.Publish(context.Background(), now)
 
 	if !maps.EqualFunc(old.srv.Versions(), fresh.srv.Versions(), maps.Equal) {
 		t.Fatalf("versions differ:\nold   %v\nfresh %v", old.srv.Versions(), fresh.srv.Versions())
@@ -108,7 +108,7 @@ func TestNothingServedBeforeTheFirstPublish(t *testing.T) {
 	if resp, err := c.next(time.Second); err == nil {
 		t.Fatalf("sent %s (%d resources, removed %v) before anything was published", resp.GetTypeUrl(), len(resp.GetResources()), resp.GetRemovedResources())
 	}
-	r.srv.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
+	r.pub.Publish(context.Background(), edgeConfig("198.51.100.20:8080"))
 	seen := map[string]bool{}
 	for len(seen) < len(allTypes) {
 		resp, err := c.next(5 * time.Second)

@@ -11,11 +11,11 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
-	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/validate"
 )
@@ -42,8 +42,6 @@ type Options struct {
 	// Group is the one gateway group served: its gateways and its
 	// proxyless gRPC clients. Nothing of another group is built or sent.
 	Group string
-	// Resolve are the operator's rules for conflicts (model.Resolve).
-	Resolve model.Options
 	// TrustDomain is the SPIFFE trust domain of client certificates on
 	// TLS streams (default "tlb.io"); see Identity.
 	TrustDomain string
@@ -56,7 +54,10 @@ type Options struct {
 // serves reports whether the server builds resources for kind.
 func (o Options) serves(kind translate.Kind) bool { return slices.Contains(o.Kinds, kind) }
 
-// Server is the L7 xDS control plane of one gateway group.
+// Server is the L7 xDS control plane of one gateway group: versions,
+// snapshots and the ADS service. It serves resource sets already
+// translated and validated (l7/xdsbuild); it does not resolve or
+// translate.
 type Server struct {
 	log        *slog.Logger
 	cache      *kindCaches
@@ -66,23 +67,17 @@ type Server struct {
 	opts       Options
 	generation string
 
-	mu       sync.Mutex                   // serialises Publish
+	mu       sync.Mutex                   // serialises Apply
 	versions map[string]map[string]string // key -> type URL -> version
 
 	streams *streamLog
-	// memos check each key's resource sets, each resource once per
-	// content; served are the snapshots last set, from which the next
-	// ones are built. Both by key.
-	memos  map[string]*validate.Memo
+	// served are the snapshots last set, by key, from which the next
+	// ones are built.
 	served map[string]*snapshot
-	// resolver and translations redo only what the services that changed
-	// need.
-	resolver     *model.Resolver
-	translations *translate.Cache
 }
 
 // New returns a Server for opts.Group. Metrics go to reg (nil: none); now
-// is the clock. Nothing is served until the first Publish: streams of the
+// is the clock. Nothing is served until the first Apply: streams of the
 // group wait (their clients keep what they have), others are refused.
 func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now func() time.Time, opts Options) *Server {
 	if opts.TrustDomain == "" {
@@ -92,16 +87,13 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 		opts.Kinds = []translate.Kind{translate.Gateway}
 	}
 	s := &Server{
-		log:          log,
-		metrics:      newMetrics(reg),
-		now:          now,
-		opts:         opts,
-		generation:   Generation(),
-		versions:     map[string]map[string]string{},
-		memos:        map[string]*validate.Memo{},
-		served:       map[string]*snapshot{},
-		resolver:     model.NewResolver(),
-		translations: translate.NewCache(),
+		log:        log,
+		metrics:    newMetrics(reg),
+		now:        now,
+		opts:       opts,
+		generation: Generation(),
+		versions:   map[string]map[string]string{},
+		served:     map[string]*snapshot{},
 	}
 	s.cache = newKindCaches(cacheLogger{log})
 	s.streams = newStreamLog(s)
@@ -116,87 +108,74 @@ func (s *Server) Register(g *grpc.Server) {
 	discovery.RegisterAggregatedDiscoveryServiceServer(g, s.xds)
 }
 
-// Report says what a Publish did.
-type Report struct {
-	// Problems are per-object errors; those objects were left out.
-	Problems []model.Problem
-	// Invalid maps a snapshot key to why its resource set failed
-	// validation; that key kept its previous snapshot.
-	Invalid map[string]error
-	// Changed lists the keys whose snapshot was swapped.
-	Changed []string
-	// Removed lists the keys no longer served.
-	Removed []string
-	// Resolved is the resolved config the publish translated, for the
-	// consumers after it (the rate limit service's configuration), so
-	// that no one resolves it again. Read only.
-	Resolved *model.Resolved
-}
-
 // Generation returns the schema generation this server serves.
 func (s *Server) Generation() string { return s.generation }
 
 // Group returns the gateway group this server serves.
 func (s *Server) Group() string { return s.opts.Group }
 
-// Publish makes cfg the desired state of the server's group: resolve,
-// translate for each kind of client, validate, and swap only the
-// snapshots that changed. The result is a function of cfg alone (and the
-// build): objects with problems are left out, conflicts are settled by
-// claim order. A set that fails validation is never sent; its key keeps
-// the previous snapshot. cfg must be complete: the caller publishes only
-// once every source has been read.
-func (s *Server) Publish(ctx context.Context, cfg model.Config) Report {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	start := s.now()
-	var rep Report
-	resolved := s.resolver.Resolve(cfg, s.opts.Resolve)
-	rep.Problems, rep.Resolved = resolved.Problems, &resolved
-	s.metrics.problems.Set(float64(len(resolved.Problems)))
+// Kinds returns the kinds of client served, one snapshot key each.
+func (s *Server) Kinds() []translate.Kind { return slices.Clone(s.opts.Kinds) }
 
-	g := s.opts.Group
-	shared := s.translations.Shared(resolved, g)
-	sets := map[string]translate.Resources{}
-	for _, kind := range s.opts.Kinds {
-		sets[Key(kind, g)] = s.translations.ForKind(resolved, g, kind, shared)
-	}
-	s.apply(ctx, start, sets, &rep)
-	s.translations.Sweep()
-	return rep
+// Set is the validated resource set of one snapshot key, with the
+// content sum of each resource (validate.Memo.Set), in set order.
+type Set struct {
+	Resources translate.Resources
+	Sums      map[resource.Type][]validate.Sum
 }
 
-// apply validates every key's resource set and swaps the snapshots that
-// changed. A set that fails validation is never sent: its key keeps the
-// snapshot it had. Keys absent from sets (and not invalid) are removed.
-func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]translate.Resources, rep *Report) {
+// Update is one change of the group's resource sets.
+type Update struct {
+	// Start is when the change began (before resolve): the origin of the
+	// build and push durations and of the ACK delays.
+	Start time.Time
+	// Problems is how many problems the resolve found.
+	Problems int
+	// Sets are the validated sets by key; a served key absent from Sets
+	// and Invalid is no longer served.
+	Sets map[string]Set
+	// Invalid are the keys whose set failed validation, and why: they
+	// keep their snapshot.
+	Invalid map[string]error
+}
+
+// Result says what Apply did.
+type Result struct {
+	// Invalid are the update's invalid keys and those whose snapshot
+	// could not be built or set; each kept its previous snapshot.
+	Invalid map[string]error
+	// Changed lists the keys whose snapshot was swapped.
+	Changed []string
+	// Removed lists the keys no longer served.
+	Removed []string
+}
+
+// Apply swaps the snapshots whose sets changed. A key that is invalid
+// keeps the snapshot it had; a served key absent from u is removed.
+func (s *Server) Apply(ctx context.Context, u Update) Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.metrics.problems.Set(float64(u.Problems))
 	type built struct {
 		snap     *snapshot
 		versions map[string]string
 	}
 	next := map[string]built{}
-	rep.Invalid = map[string]error{}
-	for _, key := range slices.Sorted(maps.Keys(sets)) {
-		set := sets[key]
-		memo := s.memos[key]
-		if memo == nil {
-			memo = validate.NewMemo()
-			s.memos[key] = memo
-		}
-		sums, err := memo.Set(set)
+	res := Result{Invalid: map[string]error{}}
+	for _, key := range slices.Sorted(maps.Keys(u.Invalid)) {
+		res.Invalid[key] = u.Invalid[key]
+		s.metrics.rejected.WithLabelValues(key).Inc()
+	}
+	for _, key := range slices.Sorted(maps.Keys(u.Sets)) {
+		set := u.Sets[key]
+		snap, vers, err := nextSnapshot(s.generation, s.served[key], set.Resources, set.Sums)
 		if err != nil {
-			rep.Invalid[key] = fmt.Errorf("validate resources of %s: %w", key, err)
-			s.metrics.rejected.WithLabelValues(key).Inc()
-			continue
-		}
-		snap, vers, err := nextSnapshot(s.generation, s.served[key], set, sums)
-		if err != nil {
-			rep.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
+			res.Invalid[key] = fmt.Errorf("build snapshot of %s: %w", key, err)
 			continue
 		}
 		next[key] = built{snap, vers}
 	}
-	s.metrics.build.Observe(s.now().Sub(start).Seconds())
+	s.metrics.build.Observe(s.now().Sub(u.Start).Seconds())
 
 	for _, key := range slices.Sorted(maps.Keys(next)) {
 		b := next[key]
@@ -204,10 +183,10 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 			continue // nothing changed for this key
 		}
 		// Before the snapshot is set: its responses may go out at once.
-		prev := s.streams.published(key, start)
+		prev := s.streams.published(key, u.Start)
 		if err := s.cache.SetSnapshot(ctx, key, b.snap); err != nil {
 			s.streams.unpublish(key, prev)
-			rep.Invalid[key] = fmt.Errorf("set snapshot of %s: %w", key, err)
+			res.Invalid[key] = fmt.Errorf("set snapshot of %s: %w", key, err)
 			continue
 		}
 		s.metrics.version.DeletePartialMatch(prometheus.Labels{"key": key})
@@ -217,22 +196,22 @@ func (s *Server) apply(ctx context.Context, start time.Time, sets map[string]tra
 		s.metrics.publishes.WithLabelValues(key).Inc()
 		s.versions[key] = b.versions
 		s.served[key] = b.snap
-		rep.Changed = append(rep.Changed, key)
+		res.Changed = append(res.Changed, key)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.versions)) {
-		if _, ok := next[key]; ok || rep.Invalid[key] != nil {
+		if _, ok := next[key]; ok || res.Invalid[key] != nil {
 			continue
 		}
 		s.cache.ClearSnapshot(key)
 		s.metrics.version.DeletePartialMatch(prometheus.Labels{"key": key})
 		delete(s.versions, key)
 		delete(s.served, key)
-		delete(s.memos, key)
-		rep.Removed = append(rep.Removed, key)
+		res.Removed = append(res.Removed, key)
 	}
-	if len(rep.Changed) > 0 || len(rep.Removed) > 0 {
-		s.metrics.push.Observe(s.now().Sub(start).Seconds())
+	if len(res.Changed) > 0 || len(res.Removed) > 0 {
+		s.metrics.push.Observe(s.now().Sub(u.Start).Seconds())
 	}
+	return res
 }
 
 // Versions returns the served versions: key -> type URL -> version.

@@ -81,7 +81,7 @@ func perType(format string, version func(typ string) string) []string {
 func TestStreamMetricsServedAckedNacked(t *testing.T) {
 	r := startServer(t, "")
 	cfg := edgeConfig("198.51.100.20:8080")
-	r.srv.Publish(context.Background(), cfg)
+	r.pub.Publish(context.Background(), cfg)
 	c := newSotw(t, dial(t, r.addr), node("gw-1", "edge", "gateway", schema))
 	got := sotwSync(t, c)
 	version := func(typ string) string { return got[typ].GetVersionInfo() }
@@ -94,7 +94,7 @@ func TestStreamMetricsServedAckedNacked(t *testing.T) {
 	// A new listener version; the client rejects it.
 	cfg.Gateways[0].Listeners = append(cfg.Gateways[0].Listeners, cfg.Gateways[0].Listeners[0])
 	cfg.Gateways[0].Listeners[2].Name, cfg.Gateways[0].Listeners[2].Port = "alt", 8081
-	r.srv.Publish(context.Background(), cfg)
+	r.pub.Publish(context.Background(), cfg)
 	resp, err := c.next(5 * time.Second)
 	if err != nil || resp.GetTypeUrl() != resource.ListenerType {
 		t.Fatalf("want a listener update, got %v %v", resp.GetTypeUrl(), err)

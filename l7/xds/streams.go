@@ -52,7 +52,7 @@ func newStreamLog(s *Server) *streamLog {
 // identity does not grant. Refusing the whole stream before anything is
 // sent means a client never holds a mix of two generations, and never
 // receives what it may not have. A stream of the server's own group that
-// arrives before the first Publish is admitted and waits: its client keeps
+// arrives before the first Apply is admitted and waits: its client keeps
 // what it has until there is something complete to send.
 func (c *streamLog) admit(id int64, n *core.Node) error {
 	schema := n.GetMetadata().GetFields()[MetaSchema].GetStringValue()

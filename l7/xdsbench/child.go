@@ -15,9 +15,12 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/gcpercent"
+	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/pipeline"
 	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
 // Child is the server side: it publishes n services, serves ADS on
@@ -31,9 +34,10 @@ import (
 // a replica started after them would read it.
 func Child(ctx context.Context, n, applyRounds int, kinds []translate.Kind, in io.Reader, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	serve.SetGCPercent(serve.DefaultGCPercent) // as l7 serve does
+	gcpercent.Set(gcpercent.Default) // as l7 serve does
 
 	srv := xds.New(ctx, log, nil, time.Now, xds.Options{Group: "edge", Kinds: kinds})
+	pub := pipeline.New(model.NewResolver(), model.Options{}, time.Now, xdsbuild.New(srv))
 	gs := grpc.NewServer(grpc.MaxConcurrentStreams(10000))
 	srv.Register(gs)
 	// A unix socket, as in the gateway pod: l7 serves no plain TCP.
@@ -55,7 +59,7 @@ func Child(ctx context.Context, n, applyRounds int, kinds []translate.Kind, in i
 		Mutate(&cfg, k)
 	}
 	start := time.Now()
-	rep := srv.Publish(ctx, cfg)
+	rep := pub.Publish(ctx, cfg)
 	build := time.Since(start)
 	if len(rep.Problems) > 0 || len(rep.Invalid) > 0 {
 		return fmt.Errorf("bench config rejected: %v %v", rep.Problems, rep.Invalid)
@@ -69,7 +73,7 @@ func Child(ctx context.Context, n, applyRounds int, kinds []translate.Kind, in i
 			k, _ := strconv.Atoi(f[1])
 			t := time.Now()
 			Mutate(&cfg, k)
-			srv.Publish(ctx, cfg)
+			pub.Publish(ctx, cfg)
 			_, _ = fmt.Fprintf(out, "published %d %.1f\n", k, ms(time.Since(t)))
 		case len(f) == 1 && f[0] == "stats":
 			_, _ = fmt.Fprintf(out, "hwm %d\n", VmHWM())

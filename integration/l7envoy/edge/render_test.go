@@ -11,7 +11,7 @@ import (
 	"github.com/tlbproject/tlb/integration/envoyproc"
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/render"
 	"github.com/tlbproject/tlb/l7/translate"
 )
 
@@ -47,7 +47,7 @@ func TestRenderedBootstrapsValidate(t *testing.T) {
 	}
 	for _, group := range []string{"edge", "internal"} {
 		t.Run(group, func(t *testing.T) {
-			out, errs, err := serve.Render(dsl.NewDir(cfgDir, time.Now), group, translate.Gateway, serve.FormatBootstrap, model.Options{})
+			out, errs, err := render.Render(dsl.NewDir(cfgDir, time.Now), group, translate.Gateway, render.FormatBootstrap, model.Options{})
 			if err != nil || len(errs) > 0 {
 				t.Fatalf("render: %v %v", err, errs)
 			}

@@ -6,7 +6,8 @@ import (
 	"log/slog"
 
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/ratelimit/configserver"
+	"github.com/tlbproject/tlb/l7/ratelimitconfig"
 )
 
 const rateLimitAddressUsage = "HOST:PORT (gRPC) of the group's rate limit service (envoyproxy/ratelimit); gateways then enforce global limits through it; default none: global limits are reported and not served"
@@ -29,9 +30,10 @@ func rateLimitOptions(opts model.Options, addr string) (model.Options, error) {
 
 // startRateLimitConfigs serves the rate limit service's configuration
 // over xDS on the unix socket addr (unix:///PATH, shared with the service
-// in its pod) until ctx ends, and returns the Publisher that feeds it
-// after next (the gateways) and the channel that receives Serve's result.
-func startRateLimitConfigs(ctx context.Context, log *slog.Logger, addr, group string, opts model.Options, next serve.Publisher) (serve.Publisher, <-chan error, error) {
+// in its pod) until ctx ends, and returns the server to give it to (the
+// pipeline's ratelimitconfig.Consumer) and the channel that receives
+// Serve's result.
+func startRateLimitConfigs(ctx context.Context, log *slog.Logger, addr, group string) (*configserver.Server, <-chan error, error) {
 	path, err := podSocket("--ratelimit-xds-listen", addr)
 	if err != nil {
 		return nil, nil, err
@@ -40,7 +42,7 @@ func startRateLimitConfigs(ctx context.Context, log *slog.Logger, addr, group st
 	if err != nil {
 		return nil, nil, fmt.Errorf("--ratelimit-xds-listen: %w", err)
 	}
-	pub, done := serve.ServeRateLimitConfigs(ctx, log, lis, group, opts, next)
+	cs, done := ratelimitconfig.Serve(ctx, lis)
 	log.Info("serving the rate limit service's configuration over xDS", "addr", addr, "domain", group)
-	return pub, done, nil
+	return cs, done, nil
 }

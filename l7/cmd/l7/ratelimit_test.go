@@ -27,11 +27,11 @@ func TestRateLimitFlags(t *testing.T) {
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	for _, addr := range []string{"0.0.0.0:18000", "10.0.0.1:18000", "ratelimit:18000", "18000", "127.0.0.1:18000", "localhost:18000", "unix://rel.sock"} {
-		if _, _, err := startRateLimitConfigs(ctx, log, addr, "edge", model.Options{}, nil); err == nil {
+		if _, _, err := startRateLimitConfigs(ctx, log, addr, "edge"); err == nil {
 			t.Errorf("--ratelimit-xds-listen %s is accepted", addr)
 		}
 	}
-	_, done, err := startRateLimitConfigs(ctx, log, "unix://"+filepath.Join(t.TempDir(), "rl.sock"), "edge", model.Options{}, nil)
+	_, done, err := startRateLimitConfigs(ctx, log, "unix://"+filepath.Join(t.TempDir(), "rl.sock"), "edge")
 	if err != nil {
 		t.Fatal(err)
 	}

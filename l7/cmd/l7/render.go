@@ -9,7 +9,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/render"
 	"github.com/tlbproject/tlb/l7/translate"
 )
 
@@ -20,7 +20,7 @@ func runRender(args []string) error {
 	dir := fs.String("config", "", "DSL directory")
 	group := fs.String("group", "", "gateway group to render")
 	kind := fs.String("kind", string(translate.Gateway), "client kind: gateway or grpc")
-	format := fs.String("format", serve.FormatBootstrap, "bootstrap (static, for envoy --mode validate), xds (resources as served) or ratelimit (the rate limit service's configuration of the group, its file form)")
+	format := fs.String("format", render.FormatBootstrap, "bootstrap (static, for envoy --mode validate), xds (resources as served) or ratelimit (the rate limit service's configuration of the group, its file form)")
 	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
 	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
 	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
@@ -36,7 +36,7 @@ func runRender(args []string) error {
 	if opts, err = dnsResolversOption(opts, *dnsResolvers); err != nil {
 		return err
 	}
-	out, problems, err := serve.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...).ForGroup(*group), *group, translate.Kind(*kind), *format, opts)
+	out, problems, err := render.Render(dsl.NewDir(*dir, time.Now, splitList(*certDirs)...).ForGroup(*group), *group, translate.Kind(*kind), *format, opts)
 	for _, p := range problems {
 		fmt.Fprintln(os.Stderr, "rejected:", p)
 	}

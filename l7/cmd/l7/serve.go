@@ -18,192 +18,183 @@ import (
 
 	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/internal/obs"
-	"github.com/tlbproject/tlb/l7/authz"
-	"github.com/tlbproject/tlb/l7/dsl"
-	"github.com/tlbproject/tlb/l7/kube"
+	"github.com/tlbproject/tlb/l7/authz/declare"
+	"github.com/tlbproject/tlb/l7/certexpiry"
+	"github.com/tlbproject/tlb/l7/gcpercent"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/serve"
+	"github.com/tlbproject/tlb/l7/pipeline"
+	"github.com/tlbproject/tlb/l7/ratelimitconfig"
+	"github.com/tlbproject/tlb/l7/routetable"
 	"github.com/tlbproject/tlb/l7/tlscert"
 	"github.com/tlbproject/tlb/l7/translate"
 	"github.com/tlbproject/tlb/l7/xds"
+	"github.com/tlbproject/tlb/l7/xdsbuild"
 )
 
 const keylessUsage = "read no private key and no Secret: every certificate a gateway names is a stand-in, and no ADS is served (the l7 beside the rate limit service, with --ratelimit-xds-listen); it resolves the group as the gateways' l7 does"
 
-func runServe(args []string) error {
+// serveFlags are the flags of "l7 serve".
+type serveFlags struct {
+	group, dir, certDirs, xdsAddr, metricsAddr *string
+	certFile, keyFile, caFile, trustDomain     *string
+	debounce, resync, grace                    *time.Duration
+	namespaces, catchAll                       *string
+	gatewayAPI, grpcClients                    *bool
+	gcPercent                                  *int
+	authzAddr, rlAddr, rlXDS, dnsResolvers     *string
+	keyless                                    *bool
+	authz                                      authzOptions
+	common                                     *cli.Common
+	kube                                       *cli.Kube // also serve what the API server says
+}
+
+// errVersionPrinted is parseServeFlags' answer to --version: the build
+// was printed and there is nothing to serve.
+var errVersionPrinted = errors.New("version printed")
+
+// parseServeFlags parses the flags of "l7 serve" and checks those that
+// go together.
+func parseServeFlags(args []string) (serveFlags, error) {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
-	group := fs.String("group", "", "the gateway group served (required): nothing of another group is built or sent")
-	dir := fs.String("config", "", "DSL directory to serve and watch")
-	certDirs := fs.String("cert-dir", defaultCertDir, certDirUsage)
-	xdsAddr := fs.String("xds-addr", "unix:///run/tlb/xds.sock", "ADS address: unix:///PATH (the pod's volume), or host:port with mutual TLS (--xds-tls-*)")
-	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz, /readyz and, with the API server, /routes (the routes served, as JSON, to callers RBAC lets get "+routesPath+")")
-	certFile := fs.String("xds-tls-cert", "", "server certificate for ADS (mutual TLS)")
-	keyFile := fs.String("xds-tls-key", "", "server key for ADS")
-	caFile := fs.String("xds-client-ca", "", "CA that signs client certificates for ADS")
-	trustDomain := fs.String("trust-domain", xds.DefaultTrustDomain, "SPIFFE trust domain of client certificates (spiffe://TD/tlb/l7/KIND/GROUP)")
-	debounce := fs.Duration("debounce", 200*time.Millisecond, "wait after a file change before reloading")
-	resync := fs.Duration("resync", time.Minute, "reload the directory at least this often")
-	grace := fs.Duration("shutdown-grace", 10*time.Second, "time for streams to end on SIGTERM")
-	common := cli.Register(fs, "l7", cli.FormatJSON, "schema", xds.Generation())
-	kf := cli.RegisterKube(fs, cli.ClientGoDefaults) // also serve what the API server says
-	namespaces := fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)")
-	gatewayAPI := fs.Bool("gateway-api", true, "with the API server, also serve the group's Gateway API Gateways and routes when their CRDs are installed")
-	catchAll := fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\"")
-	gcPercent := fs.Int("gc-percent", serve.DefaultGCPercent, "garbage collector target (GOGC wins when set)")
-	authzAddr := fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) on this unix socket: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at); default off")
-	authzOpts := authzFlags(fs)
-	grpcClients := fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)")
-	rlAddr := fs.String("ratelimit-address", "", rateLimitAddressUsage)
-	rlXDS := fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage)
-	keyless := fs.Bool("keyless", false, keylessUsage)
-	dnsResolvers := fs.String("dns-resolvers", "", dnsResolversUsage)
+	f := serveFlags{
+		group:        fs.String("group", "", "the gateway group served (required): nothing of another group is built or sent"),
+		dir:          fs.String("config", "", "DSL directory to serve and watch"),
+		certDirs:     fs.String("cert-dir", defaultCertDir, certDirUsage),
+		xdsAddr:      fs.String("xds-addr", "unix:///run/tlb/xds.sock", "ADS address: unix:///PATH (the pod's volume), or host:port with mutual TLS (--xds-tls-*)"),
+		metricsAddr:  fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz, /readyz and, with the API server, /routes (the routes served, as JSON, to callers RBAC lets get "+routesPath+")"),
+		certFile:     fs.String("xds-tls-cert", "", "server certificate for ADS (mutual TLS)"),
+		keyFile:      fs.String("xds-tls-key", "", "server key for ADS"),
+		caFile:       fs.String("xds-client-ca", "", "CA that signs client certificates for ADS"),
+		trustDomain:  fs.String("trust-domain", xds.DefaultTrustDomain, "SPIFFE trust domain of client certificates (spiffe://TD/tlb/l7/KIND/GROUP)"),
+		debounce:     fs.Duration("debounce", 200*time.Millisecond, "wait after a file change before reloading"),
+		resync:       fs.Duration("resync", time.Minute, "reload the directory at least this often"),
+		grace:        fs.Duration("shutdown-grace", 10*time.Second, "time for streams to end on SIGTERM"),
+		namespaces:   fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)"),
+		gatewayAPI:   fs.Bool("gateway-api", true, "with the API server, also serve the group's Gateway API Gateways and routes when their CRDs are installed"),
+		catchAll:     fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\""),
+		gcPercent:    fs.Int("gc-percent", gcpercent.Default, "garbage collector target (GOGC wins when set)"),
+		authzAddr:    fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) on this unix socket: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at); default off"),
+		authz:        authzFlags(fs),
+		grpcClients:  fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)"),
+		rlAddr:       fs.String("ratelimit-address", "", rateLimitAddressUsage),
+		rlXDS:        fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage),
+		keyless:      fs.Bool("keyless", false, keylessUsage),
+		dnsResolvers: fs.String("dns-resolvers", "", dnsResolversUsage),
+		common:       cli.Register(fs, "l7", cli.FormatJSON, "schema", xds.Generation()),
+		kube:         cli.RegisterKube(fs, cli.ClientGoDefaults),
+	}
 	_ = fs.Parse(args)
-	if common.Version(os.Stdout) {
+	if f.common.Version(os.Stdout) {
+		return f, errVersionPrinted
+	}
+	if *f.dir == "" || *f.group == "" {
+		return f, errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
+	}
+	if *f.keyless && (*f.authzAddr != "" || *f.grpcClients) {
+		return f, errors.New("serve: --keyless serves no gateway: it takes neither --authz-listen nor --grpc-clients")
+	}
+	return f, nil
+}
+
+// kinds are the kinds of client served.
+func (f serveFlags) kinds() []translate.Kind {
+	if *f.grpcClients {
+		return []translate.Kind{translate.Gateway, translate.GRPC}
+	}
+	return []translate.Kind{translate.Gateway}
+}
+
+// resolveOptions are the operator's rules the one resolve applies.
+func (f serveFlags) resolveOptions() (model.Options, error) {
+	opts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*f.catchAll)}, *f.rlAddr)
+	if err != nil {
+		return opts, err
+	}
+	return dnsResolversOption(opts, *f.dnsResolvers)
+}
+
+// standIn is the stand-in certificate of --keyless; nil without it.
+func (f serveFlags) standIn() (*tlscert.StandIn, error) {
+	if !*f.keyless {
+		return nil, nil
+	}
+	si, err := tlscert.NewStandIn(time.Now())
+	return &si, err
+}
+
+// runServe wires the pipeline of "l7 serve" (l7/pipeline):
+//
+//	sources (DSL directory, Kubernetes) -> merge -> one resolve -> consumers, in order:
+//	  authorization service's declarations -> xDS snapshots -> certificate expiry -> route table -> rate limit service's configuration
+func runServe(args []string) error {
+	f, err := parseServeFlags(args)
+	if errors.Is(err, errVersionPrinted) {
 		return nil
 	}
-	if *dir == "" || *group == "" {
-		return errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
-	}
-	resolveOpts, err := rateLimitOptions(model.Options{CatchAllNamespaces: splitList(*catchAll)}, *rlAddr)
 	if err != nil {
 		return err
 	}
-	if resolveOpts, err = dnsResolversOption(resolveOpts, *dnsResolvers); err != nil {
-		return err
-	}
-	kinds := []translate.Kind{translate.Gateway}
-	if *grpcClients {
-		kinds = append(kinds, translate.GRPC)
-	}
-	log := common.Logger(os.Stderr).With("group", *group)
-	serve.SetGCPercent(*gcPercent)
-
-	var standIn *tlscert.StandIn
-	if *keyless {
-		if *authzAddr != "" || *grpcClients {
-			return errors.New("serve: --keyless serves no gateway: it takes neither --authz-listen nor --grpc-clients")
-		}
-		si, err := tlscert.NewStandIn(time.Now())
-		if err != nil {
-			return err
-		}
-		standIn = &si
-	}
-	network, address, err := xdsListenAddr(*xdsAddr)
+	resolveOpts, err := f.resolveOptions()
 	if err != nil {
 		return err
 	}
-	creds, err := xdsCredentials(network, address, *certFile, *keyFile, *caFile)
+	log := f.common.Logger(os.Stderr).With("group", *f.group)
+	gcpercent.Set(*f.gcPercent)
+	standIn, err := f.standIn()
+	if err != nil {
+		return err
+	}
+	ads, err := newADSListener(*f.xdsAddr, *f.certFile, *f.keyFile, *f.caFile)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-
-	o := obs.NewServer(*metricsAddr, log)
-	srv := xds.New(ctx, log, o.Registry, time.Now, xds.Options{
-		Group: *group, TrustDomain: *trustDomain, Kinds: kinds,
-		Resolve: resolveOpts,
-	})
-	sources := []string{"dsl"}
-	kubeOn := kf.Enabled()
-	if kubeOn {
-		sources = append(sources, "kubernetes")
-	}
-	var kubeSrc *kube.Source
-	mux := o.Handler()
-	routes := serve.NewRouteTable(*group)
-	var pub serve.Publisher = srv
-	if standIn == nil {
-		pub = routes.Publishing(serve.NewCertificateExpiry(o.Registry, time.Now).Publishing(srv))
-	}
-	if kubeOn {
-		src, kc, err := newKubeSource(kf, *gatewayAPI, log, kube.Options{Group: *group, Namespaces: splitList(*namespaces), Now: time.Now, StandIn: standIn})
-		if err != nil {
-			return err
-		}
-		kubeSrc = src
-		if standIn == nil {
-			// GET /routes: the routes served, for the console, to callers
-			// the API server authenticates and RBAC authorizes.
-			mux.Handle("/routes", routesGuard(kc, log).Wrap(routes))
-		}
-	}
-	var authzDone <-chan error
-	if *authzAddr != "" {
-		var svc *authz.Service
-		if svc, authzDone, err = startAuthz(ctx, log, o.Registry, *authzAddr, authzOpts); err != nil {
-			return err
-		}
-		// The service learns what the operator declared before Envoy
-		// gets the routes that use it.
-		pub = serve.DeclaringTo(svc, *group, pub)
-	}
-	var rlDone <-chan error
-	if *rlXDS != "" {
-		if pub, rlDone, err = startRateLimitConfigs(ctx, log, *rlXDS, *group, resolveOpts, pub); err != nil {
-			return err
-		}
-	}
-	merger := serve.NewMerger(pub, o, log, o.Registry, sources...)
-	if _, err := o.Start(mux); err != nil {
+	o := obs.NewServer(*f.metricsAddr, log)
+	srv := xds.New(ctx, log, o.Registry, time.Now, xds.Options{Group: *f.group, TrustDomain: *f.trustDomain, Kinds: f.kinds()})
+	routes := routetable.New(*f.group)
+	src, err := newServeSources(f, log, standIn, o.Handler(), routes)
+	if err != nil {
 		return err
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = o.Shutdown(sctx)
-	}()
+	side, err := startSideServices(ctx, log, o.Registry, f)
+	if err != nil {
+		return err
+	}
 
-	gs := grpc.NewServer(adsServerOptions(creds)...)
+	// The consumers of each resolved change, in the order they run.
+	var consumers []pipeline.Consumer
+	if side.authz != nil { // the service learns what the operator declared before Envoy gets the routes that use it
+		consumers = append(consumers, declare.To{Declarer: side.authz, Group: *f.group})
+	}
+	consumers = append(consumers, xdsbuild.New(srv)) // translate, validate, swap the snapshot of each kind of client
+	if standIn == nil {
+		consumers = append(consumers, certexpiry.New(o.Registry, time.Now), routes)
+	}
+	if side.rateLimits != nil { // after xDS: keeps its last good limits when the gateways keep theirs
+		consumers = append(consumers, &ratelimitconfig.Consumer{Group: *f.group, Configs: side.rateLimits, Log: log})
+	}
+	merger := pipeline.NewMerger(pipeline.New(model.NewResolver(), resolveOpts, time.Now, consumers...), o, log, o.Registry, src.names()...)
+
+	if _, err := o.Start(src.mux); err != nil {
+		return err
+	}
+	defer shutdownObs(o)
+	gs := grpc.NewServer(adsServerOptions(ads.creds)...)
 	srv.Register(gs)
 	errc := make(chan error, 3)
-	if standIn == nil {
-		lis, err := listenADS(network, address)
-		if err != nil {
-			return err
-		}
-		go func() { errc <- gs.Serve(lis) }()
-		log.Info("serving ADS; nothing is sent until every source is read", "addr", *xdsAddr, "config", *dir, "generation", srv.Generation(), "sources", sources)
-	} else {
-		log.Info("keyless: no key is read and no ADS is served", "config", *dir, "sources", sources)
+	if err := serveADS(log, gs, ads, standIn == nil, errc, "addr", *f.xdsAddr, "config", *f.dir, "generation", srv.Generation(), "sources", src.names()); err != nil {
+		return err
 	}
-
-	d := dsl.NewDir(*dir, time.Now, splitList(*certDirs)...).ForGroup(*group)
-	if standIn != nil {
-		d.WithoutKeys(*standIn)
-	}
-	rl := &serve.Reloader{Dir: d, Server: merger.For("dsl"), Log: log}
-	if kubeSrc != nil {
-		fromKube := merger.For("kubernetes")
-		go func() {
-			errc <- kubeSrc.Run(ctx, func(ctx context.Context, cfg model.Config) []model.Problem {
-				return fromKube.Publish(ctx, cfg).Problems
-			})
-		}()
-	}
-	go func() { errc <- rl.Run(ctx, *debounce, *resync) }()
+	src.run(ctx, merger, errc)
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
 	o.SetReady(false, "shutting down")
-	done := make(chan struct{})
-	go func() { gs.GracefulStop(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(*grace):
-		gs.Stop()
-	}
-	if authzDone != nil {
-		stop() // the authorization service stops with ctx
-		err = errors.Join(err, <-authzDone)
-	}
-	if rlDone != nil {
-		stop() // the rate limit configuration server stops with ctx
-		err = errors.Join(err, <-rlDone)
-	}
-	return err
+	stopGracefully(gs, *f.grace)
+	stop() // the side services stop with ctx
+	return errors.Join(err, side.wait())
 }
 
 // adsServerOptions are the ADS gRPC server's limits and keepalives, with

@@ -75,7 +75,7 @@ func (s *Server) Set(ctx context.Context, cfgs ...ratelimit.ServiceConfig) (bool
 			return false, fmt.Errorf("rate limit configuration: domain %q given twice", c.Domain)
 		}
 		seen[c.Domain] = true
-		p := c.Proto()
+		p := Resource(c)
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
 		if err != nil {
 			return false, fmt.Errorf("rate limit configuration of %s: %w", c.Domain, err)
