@@ -83,14 +83,19 @@ func (s *TrafficPolicySpec) DeepCopyInto(out *TrafficPolicySpec) {
 	}
 	out.Interceptors = s.Interceptors.DeepCopy()
 	if s.JWT != nil {
-		j := *s.JWT
-		s.JWT.JWT.DeepCopyInto(&j.JWT)
-		j.HMACSecretRef = clonePtr(j.HMACSecretRef)
-		out.JWT = &j
+		out.JWT = new(PolicyJWT)
+		s.JWT.DeepCopyInto(out.JWT)
 	}
 	out.Auth = s.Auth.DeepCopy()
 	out.CORS = s.CORS.DeepCopy()
 	out.RateLimit = s.RateLimit.DeepCopy()
+}
+
+// DeepCopyInto copies j into out.
+func (j *PolicyJWT) DeepCopyInto(out *PolicyJWT) {
+	*out = *j
+	j.JWT.DeepCopyInto(&out.JWT)
+	out.HMACSecretRef = clonePtr(j.HMACSecretRef)
 }
 
 // clonePtr returns a new pointer to a copy of *p, or nil.
