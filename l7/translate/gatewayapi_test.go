@@ -14,7 +14,6 @@ import (
 
 	"github.com/tlbproject/tlb/l7/model"
 	"github.com/tlbproject/tlb/l7/translate"
-	"github.com/tlbproject/tlb/l7/validate"
 )
 
 // gatewayAPIModel uses every model field Gateway API brought: exact,
@@ -76,34 +75,6 @@ func gatewayAPIModel(t *testing.T) model.Resolved {
 		t.Fatalf("problems: %v", r.Problems)
 	}
 	return r
-}
-
-// TestGatewayAPIGolden: the translation of every Gateway API field, valid
-// for Envoy, as in the golden file.
-func TestGatewayAPIGolden(t *testing.T) {
-	r := gatewayAPIModel(t)
-	set := translate.Group(r, "g", translate.Gateway)
-	if err := validate.Set(set); err != nil {
-		t.Fatalf("translated set fails validation: %v", err)
-	}
-	y, err := translate.ResourcesYAML(set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "gatewayapi.gateway.yaml", y)
-	// The cache gives the same resources.
-	c := translate.NewCache()
-	cached := c.ForKind(r, "g", translate.Gateway, c.Shared(r, "g"))
-	for _, typ := range []string{resource.ListenerType, resource.RouteType} {
-		if len(cached[typ]) != len(set[typ]) {
-			t.Fatalf("%s: cache %d, direct %d", typ, len(cached[typ]), len(set[typ]))
-		}
-		for i := range set[typ] {
-			if !proto.Equal(cached[typ][i], set[typ][i]) {
-				t.Errorf("%s[%d] differs between the cache and the direct translation", typ, i)
-			}
-		}
-	}
 }
 
 func gatewayAPIRoutes(t *testing.T, r model.Resolved) map[string]*route.Route {
