@@ -1,13 +1,8 @@
 package v1alpha1
 
 import (
-	"maps"
-	"slices"
-
 	"k8s.io/apimachinery/pkg/runtime"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/tlbproject/tlb/l7/authz/chain"
 )
 
 // DeepCopyInto copies c into out.
@@ -86,43 +81,21 @@ func (s *TrafficPolicySpec) DeepCopyInto(out *TrafficPolicySpec) {
 			s.TargetRefs[i].DeepCopyInto(&out.TargetRefs[i])
 		}
 	}
-	if s.Interceptors != nil {
-		out.Interceptors = make(chain.Chain, len(s.Interceptors))
-		for i, in := range s.Interceptors {
-			in.Headers = maps.Clone(in.Headers)
-			in.AllowedOrigins = slices.Clone(in.AllowedOrigins)
-			in.Parameters = maps.Clone(in.Parameters)
-			out.Interceptors[i] = in
-		}
-	}
+	out.Interceptors = s.Interceptors.DeepCopy()
 	if s.JWT != nil {
-		j := *s.JWT
-		j.Audiences = slices.Clone(j.Audiences)
-		if j.HMACSecretRef != nil {
-			r := *j.HMACSecretRef
-			j.HMACSecretRef = &r
-		}
-		j.ClaimMappings = maps.Clone(j.ClaimMappings)
-		j.Required = clonePtr(j.Required)
-		out.JWT = &j
+		out.JWT = new(PolicyJWT)
+		s.JWT.DeepCopyInto(out.JWT)
 	}
-	if s.Auth != nil {
-		a := PolicyAuth{Required: clonePtr(s.Auth.Required), Roles: slices.Clone(s.Auth.Roles), RolesAll: slices.Clone(s.Auth.RolesAll)}
-		out.Auth = &a
-	}
-	if s.CORS != nil {
-		c := *s.CORS
-		c.AllowOrigins, c.AllowMethods = slices.Clone(c.AllowOrigins), slices.Clone(c.AllowMethods)
-		c.AllowHeaders, c.ExposeHeaders = slices.Clone(c.AllowHeaders), slices.Clone(c.ExposeHeaders)
-		out.CORS = &c
-	}
-	if s.RateLimit != nil {
-		r := PolicyRateLimit{Local: clonePtr(s.RateLimit.Local)}
-		if g := s.RateLimit.Global; g != nil {
-			r.Global = &GlobalRateLimit{PerClientIP: clonePtr(g.PerClientIP), PerRoute: clonePtr(g.PerRoute)}
-		}
-		out.RateLimit = &r
-	}
+	out.Auth = s.Auth.DeepCopy()
+	out.CORS = s.CORS.DeepCopy()
+	out.RateLimit = s.RateLimit.DeepCopy()
+}
+
+// DeepCopyInto copies j into out.
+func (j *PolicyJWT) DeepCopyInto(out *PolicyJWT) {
+	*out = *j
+	j.JWT.DeepCopyInto(&out.JWT)
+	out.HMACSecretRef = clonePtr(j.HMACSecretRef)
 }
 
 // clonePtr returns a new pointer to a copy of *p, or nil.

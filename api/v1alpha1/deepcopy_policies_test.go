@@ -6,7 +6,7 @@ import (
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlbproject/tlb/l7/authz/chain"
+	"github.com/tlbproject/tlb/api"
 )
 
 func full() *TrafficPolicy {
@@ -17,12 +17,12 @@ func full() *TrafficPolicy {
 			TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{
 				LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{Group: gatewayv1.GroupName, Kind: "HTTPRoute", Name: "r"},
 				SectionName:                &section}},
-			Interceptors: chain.Chain{{Type: chain.TypeSession, Headers: map[string]string{"user": "x-user"}, AllowedOrigins: []string{"https://a"}, Parameters: map[string]string{"k": "v"}}},
-			JWT: &PolicyJWT{Issuer: "i", Audiences: []string{"a"}, HMACSecretRef: &SecretKeyRef{Name: "s", Key: "k"},
-				ClaimMappings: map[string]string{"sub": "x-sub"}, Required: &yes},
-			Auth:      &PolicyAuth{Required: &yes, Roles: []string{"r"}, RolesAll: []string{"a"}},
-			CORS:      &PolicyCORS{AllowOrigins: []string{"o"}, AllowMethods: []string{"GET"}, AllowHeaders: []string{"h"}, ExposeHeaders: []string{"e"}},
-			RateLimit: &PolicyRateLimit{Local: &LocalRateLimit{RequestsPerSecond: 1}, Global: &GlobalRateLimit{PerClientIP: &RateLimitQuota{Requests: 1, Unit: "second"}, PerRoute: &RateLimitQuota{Requests: 2, Unit: "minute"}}},
+			Interceptors: api.InterceptorChain{{Type: api.InterceptorSession, Headers: map[string]string{"user": "x-user"}, AllowedOrigins: []string{"https://a"}, Parameters: map[string]string{"k": "v"}}},
+			JWT: &PolicyJWT{JWT: api.JWT{Issuer: "i", Audiences: []string{"a"}, ClaimMappings: map[string]string{"sub": "x-sub"}, Required: &yes},
+				HMACSecretRef: &SecretKeyRef{Name: "s", Key: "k"}},
+			Auth:      &api.RouteAuth{Required: &yes, Roles: []string{"r"}, RolesAll: []string{"a"}},
+			CORS:      &api.CORS{AllowOrigins: []string{"o"}, AllowMethods: []string{"GET"}, AllowHeaders: []string{"h"}, ExposeHeaders: []string{"e"}},
+			RateLimit: &api.RateLimit{Local: &api.LocalRateLimit{RequestsPerSecond: 1}, Global: &api.GlobalRateLimit{PerClientIP: &api.RateLimitQuota{Requests: 1, Unit: "second"}, PerRoute: &api.RateLimitQuota{Requests: 2, Unit: "minute"}}},
 		},
 	}
 }

@@ -8,7 +8,8 @@
 //     from and the L7 gateway group that serves it;
 //   - TrafficPolicy (namespaced), a policy attached by targetRefs to a
 //     Gateway, HTTPRoute or GRPCRoute that carries the DSL's gateway
-//     functions (interceptors, JWT/RBAC, rate limits, CORS).
+//     functions (interceptors, JWT/RBAC, rate limits, CORS), whose
+//     schema is package api's.
 //
 // Their schemas live in deploy/crds/; the two must agree. The package owns
 // only the types; it must not talk to the API server.

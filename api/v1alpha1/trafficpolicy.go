@@ -4,7 +4,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/tlbproject/tlb/l7/authz/chain"
+	"github.com/tlbproject/tlb/api"
 )
 
 // KindTrafficPolicy is the kind of TrafficPolicy.
@@ -35,8 +35,9 @@ type TrafficPolicy struct {
 }
 
 // TrafficPolicySpec names its targets and the functions applied to them.
-// The functions have the keys and meaning of the DSL's (l7/dsl) and of
-// the Service annotations (l7/kube) and are checked as strictly.
+// The functions are the schema of package api, shared with the DSL
+// (l7/dsl) and the Service annotations (l7/kube), and checked as
+// strictly (l7/policy).
 type TrafficPolicySpec struct {
 	// TargetRefs are Gateways, HTTPRoutes or GRPCRoutes of the policy's
 	// namespace (group gateway.networking.k8s.io). sectionName names a
@@ -44,89 +45,35 @@ type TrafficPolicySpec struct {
 	TargetRefs []gatewayv1.LocalPolicyTargetReferenceWithSectionName `json:"targetRefs"`
 	// Interceptors run in order in the authorization service before a
 	// request goes upstream (the DSL's routes[].interceptors).
-	Interceptors chain.Chain `json:"interceptors,omitempty"`
+	Interceptors api.InterceptorChain `json:"interceptors,omitempty"`
 	// JWT authenticates JSON Web Tokens (the DSL's jwt). It applies to
 	// whole routes: a target with sectionName cannot carry it.
 	JWT *PolicyJWT `json:"jwt,omitempty"`
 	// Auth is the JWT requirement and roles of the targeted routes (the
 	// DSL's routes[].auth); it needs JWT, here or on a less specific
 	// policy.
-	Auth *PolicyAuth `json:"auth,omitempty"`
+	Auth *api.RouteAuth `json:"auth,omitempty"`
 	// CORS is the cross-origin policy (the DSL's cors).
-	CORS *PolicyCORS `json:"cors,omitempty"`
+	CORS *api.CORS `json:"cors,omitempty"`
 	// RateLimit is the rate limits (the DSL's rateLimit).
-	RateLimit *PolicyRateLimit `json:"rateLimit,omitempty"`
+	RateLimit *api.RateLimit `json:"rateLimit,omitempty"`
 }
 
 // PolicyJWT is the DSL's jwt block with Kubernetes key sources: exactly
 // one of JWKS (public keys, inline) and HMACSecretRef.
 type PolicyJWT struct {
-	Issuer    string   `json:"issuer,omitempty"`
-	Audiences []string `json:"audiences,omitempty"`
+	api.JWT `json:",inline"`
 	// JWKS is a JSON Web Key Set of public keys.
 	JWKS string `json:"jwks,omitempty"`
 	// HMACSecretRef names a Secret of the policy's namespace and the key
 	// that holds the shared secret of HS256/384/512 tokens.
 	HMACSecretRef *SecretKeyRef `json:"hmacSecretRef,omitempty"`
-	// Algorithm is the HMAC algorithm (default HS256).
-	Algorithm string `json:"algorithm,omitempty"`
-	// Cookie is read for the token when Authorization carries none.
-	Cookie string `json:"cookie,omitempty"`
-	// ClaimMappings maps a claim to the request header the upstream gets
-	// it in.
-	ClaimMappings      map[string]string `json:"claimMappings,omitempty"`
-	StripAuthorization bool              `json:"stripAuthorization,omitempty"`
-	// Required (default true) requires a valid token on every route.
-	Required *bool `json:"required,omitempty"`
 }
 
 // SecretKeyRef is one key of a Secret in the policy's namespace.
 type SecretKeyRef struct {
 	Name string `json:"name"`
 	Key  string `json:"key"`
-}
-
-// PolicyAuth is a route's JWT requirement and roles.
-type PolicyAuth struct {
-	Required *bool    `json:"required,omitempty"`
-	Roles    []string `json:"roles,omitempty"`
-	RolesAll []string `json:"rolesAll,omitempty"`
-}
-
-// PolicyCORS is the DSL's cors block.
-type PolicyCORS struct {
-	AllowOrigins     []string `json:"allowOrigins"`
-	AllowMethods     []string `json:"allowMethods,omitempty"`
-	AllowHeaders     []string `json:"allowHeaders,omitempty"`
-	ExposeHeaders    []string `json:"exposeHeaders,omitempty"`
-	AllowCredentials bool     `json:"allowCredentials,omitempty"`
-	// MaxAge is a duration such as "10m".
-	MaxAge string `json:"maxAge,omitempty"`
-}
-
-// PolicyRateLimit is the DSL's rateLimit block.
-type PolicyRateLimit struct {
-	Local  *LocalRateLimit  `json:"local,omitempty"`
-	Global *GlobalRateLimit `json:"global,omitempty"`
-}
-
-// LocalRateLimit is a token bucket per gateway.
-type LocalRateLimit struct {
-	// RequestsPerSecond may be fractional ("0.5" is one every 2s).
-	RequestsPerSecond float64 `json:"requestsPerSecond"`
-	Burst             int32   `json:"burst,omitempty"`
-}
-
-// GlobalRateLimit is enforced by the rate limit service across gateways.
-type GlobalRateLimit struct {
-	PerClientIP *RateLimitQuota `json:"perClientIP,omitempty"`
-	PerRoute    *RateLimitQuota `json:"perRoute,omitempty"`
-}
-
-// RateLimitQuota is Requests per Unit (second, minute, hour, day).
-type RateLimitQuota struct {
-	Requests int32  `json:"requests"`
-	Unit     string `json:"unit"`
 }
 
 // TrafficPolicyList is a list of TrafficPolicies.

@@ -313,7 +313,7 @@ func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Inte
 		Spec: tlbv1alpha1.TrafficPolicySpec{
 			TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{
 				Group: gatewayv1.GroupName, Kind: "HTTPRoute", Name: "web-http"}}},
-			CORS: &tlbv1alpha1.PolicyCORS{AllowOrigins: []string{"https://app.example.com"}},
+			CORS: &api.CORS{AllowOrigins: []string{"https://app.example.com"}},
 		},
 	})
 	if err != nil {

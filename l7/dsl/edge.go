@@ -7,9 +7,10 @@ import (
 	"github.com/tlbproject/tlb/l7/model"
 )
 
-// The edge basics of a service, a route and a gateway: access log,
-// canary and tracing blocks. model.CheckService and model.CheckGateway
-// validate the values; here only their shape is read.
+// The edge basics of a service and a route: access log and canary
+// blocks (a gateway's tracing is api.Tracing, converted by l7/policy).
+// model.CheckService and model.CheckGateway validate the values; here
+// only their shape is read.
 
 type canaryDoc struct {
 	Upstream string          `json:"upstream"`
@@ -21,12 +22,6 @@ type canaryDoc struct {
 type canaryMatchDoc struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
-}
-
-type tracingDoc struct {
-	OTLPEndpoint  string   `json:"otlpEndpoint"`
-	SamplePercent *float64 `json:"samplePercent,omitempty"`
-	ServiceName   string   `json:"serviceName,omitempty"`
 }
 
 // accessLogOff reads a service's accessLog: "on" (the default) or "off".
@@ -61,17 +56,6 @@ func (c *canaryDoc) toModel(field, file string, errs *[]error) *model.Canary {
 		} else {
 			m.Percent = uint32(*c.Percent)
 		}
-	}
-	return m
-}
-
-func (t *tracingDoc) toModel() *model.Tracing {
-	if t == nil {
-		return nil
-	}
-	m := &model.Tracing{Collector: t.OTLPEndpoint, SamplePercent: model.DefaultSamplePercent, ServiceName: t.ServiceName}
-	if t.SamplePercent != nil {
-		m.SamplePercent = *t.SamplePercent
 	}
 	return m
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tlbproject/tlb/l7/jwks"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/policy"
 	"github.com/tlbproject/tlb/l7/tlscert"
 )
 
@@ -30,20 +31,9 @@ func (d *serviceDoc) jwtModel(file string, errs *[]error) (*model.JWT, JWTFiles)
 	if j == nil {
 		return nil, JWTFiles{}
 	}
-	m := &model.JWT{Issuer: j.Issuer, Audiences: j.Audiences, Cookie: j.Cookie,
-		ClaimHeaders: j.ClaimMappings, StripAuthorization: j.StripAuth, Required: true}
-	if j.Required != nil {
-		m.Required = *j.Required
-	}
+	m, err := policy.JWT(&j.JWT, "hmacSecretFile", j.HMACSecretFile != "")
+	policyErrs(file, "jwt", err, errs)
 	files := JWTFiles{HMACSecretFile: j.HMACSecretFile, PublicKeyFile: j.PublicKeyFile, JWKSFile: j.JWKSFile}
-	if j.HMACSecretFile != "" {
-		m.HMACAlg = j.Algorithm
-		if m.HMACAlg == "" {
-			m.HMACAlg = "HS256"
-		}
-	} else if j.Algorithm != "" {
-		*errs = append(*errs, &FieldError{File: file, Field: "jwt.algorithm", Msg: "only with hmacSecretFile (a public key's type says its algorithm)"})
-	}
 	if r := j.RemoteJWKS; r != nil {
 		m.Remote = &model.RemoteJWKS{URL: r.URL, Upstream: r.Upstream,
 			CacheDuration: parseDuration(r.CacheDuration, "jwt.remoteJwks.cacheDuration", errs, file)}

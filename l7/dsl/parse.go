@@ -9,9 +9,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
-	"github.com/tlbproject/tlb/l7/ratelimit"
+	"github.com/tlbproject/tlb/l7/policy"
 )
 
 // MaxFileSize bounds a DSL file; larger files are refused unread.
@@ -133,24 +132,21 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 	var errs []error
 	s := &model.Service{Name: d.Name, Group: orDefault(d.Group), Origin: model.Origin(file), Namespace: model.Operator, Hosts: d.Hosts}
 	var files JWTFiles
+	var err error
 	s.JWT, files = d.jwtModel(file, &errs)
-	s.CORS = d.CORS.toModel("cors", file, &errs)
-	s.RateLimit = d.RateLimit.toModel()
-	s.Responses = d.responsesModel(fileBad(file, &errs))
+	s.CORS, err = policy.CORS(d.CORS)
+	policyErrs(file, "cors", err, &errs)
+	s.RateLimit, err = policy.RateLimit(d.RateLimit)
+	policyErrs(file, "rateLimit", err, &errs)
+	s.Responses, err = policy.ServiceResponses(d.ServiceResponses)
+	policyErrs(file, "", err, &errs)
 	s.AccessLogOff = accessLogOff(d.AccessLog, file, &errs)
-	for i, l := range d.Listeners {
-		gw, ln, ok := strings.Cut(l, "/")
-		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
-			errs = append(errs, &FieldError{File: file, Field: fmt.Sprintf("listeners[%d]", i), Msg: fmt.Sprintf("want gateway/listener, got %q", l)})
-			continue
-		}
-		s.Listeners = append(s.Listeners, model.ListenerRef{Gateway: gw, Listener: ln})
-	}
+	s.Listeners = listenerRefs(d.Listeners, file, &errs)
 	for _, dl := range d.Delegations {
 		s.Delegations = append(s.Delegations, model.Delegation{Prefix: dl.Prefix, Namespaces: dl.Namespaces})
 	}
-	svcTimeout := parseDuration(d.Timeout, "timeout", &errs, file)
-	svcIdle := parseDuration(d.IdleTimeout, "idleTimeout", &errs, file)
+	timeout := parseDuration(d.Timeout, "timeout", &errs, file)
+	idleTimeout := parseDuration(d.IdleTimeout, "idleTimeout", &errs, file)
 	for i, u := range d.Upstreams {
 		mu := model.Upstream{Name: u.Name, HTTP2: u.HTTP2}
 		mu.Endpoints, mu.DNS = endpointsModel(u.Endpoints, fmt.Sprintf("upstreams[%d].endpoints", i), file, &errs)
@@ -158,62 +154,12 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		mu.TLS = u.TLS.toModel(fmt.Sprintf("upstreams[%d].tls", i), file, &errs)
 		s.Upstreams = append(s.Upstreams, mu)
 	}
-	addressed := newAddressTargets(d.Upstreams, file, &errs)
+	rc := routeContext{file: file, errs: &errs, addressed: newAddressTargets(d.Upstreams, file, &errs), interceptor: d.Interceptor,
+		timeout: timeout, idleTimeout: idleTimeout}
 	for i, r := range d.Routes {
-		f := fmt.Sprintf("routes[%d]", i)
-		mr := model.Route{Name: r.Name, Prefix: r.Prefix, Regex: r.Pattern, Timeout: svcTimeout, IdleTimeout: svcIdle}
-		for _, h := range r.Headers {
-			mr.Headers = append(mr.Headers, model.HeaderMatch{Name: h.Name, Exact: h.Exact, Present: h.Present})
-		}
-		switch {
-		case r.Target != "" && len(r.Targets) > 0:
-			errs = append(errs, &FieldError{File: file, Field: f, Msg: "set target or targets, not both"})
-		case r.Target != "":
-			mr.Targets = []model.WeightedTarget{{Upstream: addressed.upstream(r.Target, f+".target"), Weight: 1}}
-		default:
-			for j, t := range r.Targets {
-				if t.Weight == 0 && len(r.Targets) > 1 { // the model would drop it; in a file it is a mistake
-					errs = append(errs, &FieldError{File: file, Field: fmt.Sprintf("%s.targets[%d].weight", f, j), Msg: "weight must be positive"})
-				}
-				mr.Targets = append(mr.Targets, model.WeightedTarget{Upstream: t.Upstream, Weight: t.Weight})
-			}
-		}
-		if r.Rewrite != nil {
-			mr.Rewrite = &model.Rewrite{Regex: r.Rewrite.Old, Substitution: r.Rewrite.New}
-		}
-		if r.Timeout != nil {
-			mr.Timeout = parseDuration(r.Timeout, f+".timeout", &errs, file)
-		}
-		if r.IdleTimeout != nil {
-			mr.IdleTimeout = parseDuration(r.IdleTimeout, f+".idleTimeout", &errs, file)
-		}
-		if r.Retries != nil {
-			mr.Retries = &model.RetryPolicy{Attempts: r.Retries.Attempts, On: r.Retries.On,
-				PerTry: parseDuration(r.Retries.PerTryTimeout, f+".retries.perTryTimeout", &errs, file)}
-		}
-		if r.Sticky != nil {
-			mr.Sticky = &model.CookieSticky{Cookie: r.Sticky.Cookie, Path: r.Sticky.Path,
-				TTL: parseDuration(r.Sticky.TTL, f+".sticky.ttl", &errs, file)}
-		}
-		if len(r.Interceptors) > 0 {
-			c, err := chain.Decode(string(withDefaultEndpoint(r.Interceptors, d.Interceptor)))
-			if err != nil {
-				field, msg := splitChainErr(err)
-				errs = append(errs, &FieldError{File: file, Field: f + "." + field, Msg: msg})
-			}
-			mr.Interceptors = c
-		}
-		mr.CORS = r.CORS.toModel(f+".cors", file, &errs)
-		mr.RateLimit = r.RateLimit.toModel()
-		mr.Responses = r.responsesModel(f, fileBad(file, &errs))
-		mr.WebSocket = r.WebSocket
-		mr.Canary = r.Canary.toModel(f+".canary", file, &errs)
-		if r.Auth != nil {
-			mr.Auth = &model.RouteAuth{Required: r.Auth.Required, Roles: r.Auth.Roles, RolesAll: r.Auth.RolesAll}
-		}
-		s.Routes = append(s.Routes, mr)
+		s.Routes = append(s.Routes, r.toModel(fmt.Sprintf("routes[%d]", i), rc))
 	}
-	s.Upstreams = append(s.Upstreams, addressed.upstreams...)
+	s.Upstreams = append(s.Upstreams, rc.addressed.upstreams...)
 	if len(errs) > 0 {
 		return nil, files, errors.Join(errs...)
 	}
@@ -221,6 +167,91 @@ func (d *serviceDoc) toModel(file string) (*model.Service, JWTFiles, error) {
 		return nil, files, err
 	}
 	return s, files, nil
+}
+
+// listenerRefs reads a service's listeners: "gateway/listener" each.
+func listenerRefs(ls []string, file string, errs *[]error) []model.ListenerRef {
+	var out []model.ListenerRef
+	for i, l := range ls {
+		gw, ln, ok := strings.Cut(l, "/")
+		if !ok || gw == "" || ln == "" || strings.Contains(ln, "/") {
+			*errs = append(*errs, &FieldError{File: file, Field: fmt.Sprintf("listeners[%d]", i), Msg: fmt.Sprintf("want gateway/listener, got %q", l)})
+			continue
+		}
+		out = append(out, model.ListenerRef{Gateway: gw, Listener: ln})
+	}
+	return out
+}
+
+// routeContext is what a route takes from its service: the file, its
+// errors, the upstreams made of addresses, the default interceptor
+// endpoint and the timeouts.
+type routeContext struct {
+	file                 string
+	errs                 *[]error
+	addressed            *addressTargets
+	interceptor          *interceptorDoc
+	timeout, idleTimeout time.Duration
+}
+
+// toModel converts one route; f is its field path ("routes[0]").
+func (r *routeDoc) toModel(f string, rc routeContext) model.Route {
+	file, errs := rc.file, rc.errs
+	mr := model.Route{Name: r.Name, Prefix: r.Prefix, Regex: r.Pattern, Timeout: rc.timeout, IdleTimeout: rc.idleTimeout,
+		WebSocket: r.WebSocket, Auth: policy.RouteAuth(r.Auth)}
+	for _, h := range r.Headers {
+		mr.Headers = append(mr.Headers, model.HeaderMatch{Name: h.Name, Exact: h.Exact, Present: h.Present})
+	}
+	mr.Targets = r.targets(f, rc)
+	if r.Rewrite != nil {
+		mr.Rewrite = &model.Rewrite{Regex: r.Rewrite.Old, Substitution: r.Rewrite.New}
+	}
+	if r.Timeout != nil {
+		mr.Timeout = parseDuration(r.Timeout, f+".timeout", errs, file)
+	}
+	if r.IdleTimeout != nil {
+		mr.IdleTimeout = parseDuration(r.IdleTimeout, f+".idleTimeout", errs, file)
+	}
+	if r.Retries != nil {
+		mr.Retries = &model.RetryPolicy{Attempts: r.Retries.Attempts, On: r.Retries.On,
+			PerTry: parseDuration(r.Retries.PerTryTimeout, f+".retries.perTryTimeout", errs, file)}
+	}
+	if r.Sticky != nil {
+		mr.Sticky = &model.CookieSticky{Cookie: r.Sticky.Cookie, Path: r.Sticky.Path,
+			TTL: parseDuration(r.Sticky.TTL, f+".sticky.ttl", errs, file)}
+	}
+	var err error
+	if len(r.Interceptors) > 0 {
+		mr.Interceptors, err = policy.Interceptors(string(withDefaultEndpoint(r.Interceptors, rc.interceptor)))
+		policyErrs(file, f, err, errs)
+	}
+	mr.CORS, err = policy.CORS(r.CORS)
+	policyErrs(file, f+".cors", err, errs)
+	mr.RateLimit, err = policy.RateLimit(r.RateLimit)
+	policyErrs(file, f+".rateLimit", err, errs)
+	mr.Responses, err = policy.RouteResponses(r.RouteResponses)
+	policyErrs(file, f, err, errs)
+	mr.Canary = r.Canary.toModel(f+".canary", file, errs)
+	return mr
+}
+
+// targets reads a route's target or targets.
+func (r *routeDoc) targets(f string, rc routeContext) []model.WeightedTarget {
+	switch {
+	case r.Target != "" && len(r.Targets) > 0:
+		*rc.errs = append(*rc.errs, &FieldError{File: rc.file, Field: f, Msg: "set target or targets, not both"})
+		return nil
+	case r.Target != "":
+		return []model.WeightedTarget{{Upstream: rc.addressed.upstream(r.Target, f+".target"), Weight: 1}}
+	}
+	var out []model.WeightedTarget
+	for j, t := range r.Targets {
+		if t.Weight == 0 && len(r.Targets) > 1 { // the model would drop it; in a file it is a mistake
+			*rc.errs = append(*rc.errs, &FieldError{File: rc.file, Field: fmt.Sprintf("%s.targets[%d].weight", f, j), Msg: "weight must be positive"})
+		}
+		out = append(out, model.WeightedTarget{Upstream: t.Upstream, Weight: t.Weight})
+	}
+	return out
 }
 
 func (d *gatewayDoc) toModel(file string) (*Doc, error) {
@@ -254,7 +285,7 @@ func (d *gatewayDoc) toModel(file string) (*Doc, error) {
 		}
 		g.Listeners = append(g.Listeners, ml)
 	}
-	g.Tracing = d.Tracing.toModel()
+	g.Tracing = policy.Tracing(d.Tracing)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -270,51 +301,4 @@ func orDefault(group string) string {
 		return "default"
 	}
 	return group
-}
-
-// splitChainErr splits chain.Decode's "interceptors[1].timeout: msg" into
-// the field and the message.
-func splitChainErr(err error) (string, string) {
-	s := err.Error()
-	if f, m, ok := strings.Cut(s, ": "); ok && strings.HasPrefix(f, "interceptors") && !strings.Contains(f, " ") {
-		return f, m
-	}
-	return "interceptors", s
-}
-
-// toModel converts the limits as written; model.CheckService validates
-// them with l7/ratelimit.
-func (d *rateLimitDoc) toModel() *ratelimit.RouteLimits {
-	if d == nil {
-		return nil
-	}
-	l := &ratelimit.RouteLimits{}
-	if d.Local != nil {
-		l.Local = &ratelimit.Local{RequestsPerSecond: d.Local.RequestsPerSecond, Burst: d.Local.Burst}
-	}
-	if d.Global != nil {
-		q := func(q *quotaDoc) *ratelimit.Quota {
-			if q == nil {
-				return nil
-			}
-			return &ratelimit.Quota{Requests: q.Requests, Unit: ratelimit.Unit(q.Unit)}
-		}
-		l.Global = &ratelimit.Global{PerClientIP: q(d.Global.PerClientIP), PerRoute: q(d.Global.PerRoute)}
-	}
-	return l
-}
-
-func (c *corsDoc) toModel(field, file string, errs *[]error) *model.CORSPolicy {
-	if c == nil {
-		return nil
-	}
-	p := &model.CORSPolicy{Origins: c.AllowOrigins, Methods: c.AllowMethods, Headers: c.AllowHeaders,
-		ExposeHeaders: c.ExposeHeaders, Credentials: c.AllowCredentials}
-	if c.MaxAge != nil {
-		p.MaxAge = parseDuration(c.MaxAge, field+".maxAge", errs, file)
-		if p.MaxAge < 0 {
-			*errs = append(*errs, &FieldError{File: file, Field: field + ".maxAge", Msg: "cannot be off; leave it out to send none"})
-		}
-	}
-	return p
 }

@@ -1,52 +1,22 @@
 package dsl
 
 import (
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/policy"
 	"github.com/tlbproject/tlb/l7/tlscert"
 )
-
-// tlsPolicyDoc is a listener's `tls:` block.
-type tlsPolicyDoc struct {
-	MinVersion   tlsVersion `json:"minVersion,omitempty"`
-	CipherSuites []string   `json:"cipherSuites,omitempty"`
-}
-
-// tlsVersion accepts "1.2" and the unquoted YAML 1.2 (a number).
-type tlsVersion string
-
-// UnmarshalJSON takes a string or a number.
-func (v *tlsVersion) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		*v = tlsVersion(s)
-		return nil
-	}
-	f, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("want a TLS version such as \"1.2\", got %s", b)
-	}
-	*v = tlsVersion(strconv.FormatFloat(f, 'f', -1, 64))
-	return nil
-}
 
 // clientCertDoc is a listener's `clientCertificate:` block.
 type clientCertDoc struct {
@@ -74,10 +44,7 @@ type CAFile struct {
 }
 
 func (l *listenerDoc) tlsModel(f, file string, errs *[]error) (*model.TLSPolicy, *model.ClientCertificate) {
-	var p *model.TLSPolicy
-	if l.TLS != nil {
-		p = &model.TLSPolicy{MinVersion: string(l.TLS.MinVersion), CipherSuites: l.TLS.CipherSuites}
-	}
+	p := policy.TLSPolicy(l.TLS)
 	c := l.ClientCertificate
 	if c == nil {
 		return p, nil

@@ -1,6 +1,10 @@
 package dsl
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/tlbproject/tlb/api"
+)
 
 // The kinds a file may declare.
 const (
@@ -9,23 +13,23 @@ const (
 )
 
 type serviceDoc struct {
-	Kind        string        `json:"kind"`
-	Name        string        `json:"name"`
-	Group       string        `json:"group,omitempty"`
-	Hosts       []string      `json:"hosts,omitempty"`
-	Listeners   []string      `json:"listeners,omitempty"`
-	Delegations []delegateDoc `json:"delegations,omitempty"`
-	Timeout     *string       `json:"timeout,omitempty"`
-	IdleTimeout *string       `json:"idleTimeout,omitempty"`
-	Upstreams   []upstreamDoc `json:"upstreams"`
-	Routes      []routeDoc    `json:"routes"`
-	JWT         *jwtDoc       `json:"jwt,omitempty"`
-	CORS        *corsDoc      `json:"cors,omitempty"`
-	RateLimit   *rateLimitDoc `json:"rateLimit,omitempty"`
+	Kind        string         `json:"kind"`
+	Name        string         `json:"name"`
+	Group       string         `json:"group,omitempty"`
+	Hosts       []string       `json:"hosts,omitempty"`
+	Listeners   []string       `json:"listeners,omitempty"`
+	Delegations []delegateDoc  `json:"delegations,omitempty"`
+	Timeout     *string        `json:"timeout,omitempty"`
+	IdleTimeout *string        `json:"idleTimeout,omitempty"`
+	Upstreams   []upstreamDoc  `json:"upstreams"`
+	Routes      []routeDoc     `json:"routes"`
+	JWT         *jwtDoc        `json:"jwt,omitempty"`
+	CORS        *api.CORS      `json:"cors,omitempty"`
+	RateLimit   *api.RateLimit `json:"rateLimit,omitempty"`
 	// Interceptor is the seed's service-level default of its external
 	// interceptors' endpoint.
 	Interceptor *interceptorDoc `json:"interceptor,omitempty"`
-	serviceResponsesDoc
+	api.ServiceResponses
 	// AccessLog is "on" (the default) or "off" (see edge.go).
 	AccessLog *string `json:"accessLog,omitempty"`
 }
@@ -39,27 +43,14 @@ type interceptorDoc struct {
 	URL       string `json:"url,omitempty"`
 }
 
-type corsDoc struct {
-	AllowOrigins     []string `json:"allowOrigins"`
-	AllowMethods     []string `json:"allowMethods,omitempty"`
-	AllowHeaders     []string `json:"allowHeaders,omitempty"`
-	ExposeHeaders    []string `json:"exposeHeaders,omitempty"`
-	AllowCredentials bool     `json:"allowCredentials,omitempty"`
-	MaxAge           *string  `json:"maxAge,omitempty"`
-}
-
+// jwtDoc is the jwt block: the schema every front end shares, and the
+// key as a file (exactly one) or a remote JWKS.
 type jwtDoc struct {
-	Issuer         string            `json:"issuer,omitempty"`
-	Audiences      []string          `json:"audiences,omitempty"`
-	HMACSecretFile string            `json:"hmacSecretFile,omitempty"`
-	Algorithm      string            `json:"algorithm,omitempty"`
-	PublicKeyFile  string            `json:"publicKeyFile,omitempty"`
-	JWKSFile       string            `json:"jwksFile,omitempty"`
-	RemoteJWKS     *remoteJWKSDoc    `json:"remoteJwks,omitempty"`
-	Cookie         string            `json:"cookie,omitempty"`
-	ClaimMappings  map[string]string `json:"claimMappings,omitempty"`
-	StripAuth      bool              `json:"stripAuthorization,omitempty"`
-	Required       *bool             `json:"required,omitempty"`
+	api.JWT
+	HMACSecretFile string         `json:"hmacSecretFile,omitempty"`
+	PublicKeyFile  string         `json:"publicKeyFile,omitempty"`
+	JWKSFile       string         `json:"jwksFile,omitempty"`
+	RemoteJWKS     *remoteJWKSDoc `json:"remoteJwks,omitempty"`
 }
 
 type remoteJWKSDoc struct {
@@ -68,26 +59,20 @@ type remoteJWKSDoc struct {
 	CacheDuration *string `json:"cacheDuration,omitempty"`
 }
 
-type authDoc struct {
-	Required *bool    `json:"required,omitempty"`
-	Roles    []string `json:"roles,omitempty"`
-	RolesAll []string `json:"rolesAll,omitempty"`
-}
-
 type delegateDoc struct {
 	Prefix     string   `json:"prefix"`
 	Namespaces []string `json:"namespaces"`
 }
 
 type upstreamDoc struct {
-	Name             string               `json:"name"`
-	HTTP2            bool                 `json:"http2,omitempty"`
-	Endpoints        []string             `json:"endpoints"`
-	HealthCheck      *healthCheckDoc      `json:"healthCheck,omitempty"`
-	OutlierDetection *outlierDetectionDoc `json:"outlierDetection,omitempty"`
-	CircuitBreakers  *circuitBreakersDoc  `json:"circuitBreakers,omitempty"`
-	SlowStart        *string              `json:"slowStart,omitempty"`
-	TLS              *upstreamTLSDoc      `json:"tls,omitempty"`
+	Name             string                `json:"name"`
+	HTTP2            bool                  `json:"http2,omitempty"`
+	Endpoints        []string              `json:"endpoints"`
+	HealthCheck      *api.HealthCheck      `json:"healthCheck,omitempty"`
+	OutlierDetection *api.OutlierDetection `json:"outlierDetection,omitempty"`
+	CircuitBreakers  *api.CircuitBreakers  `json:"circuitBreakers,omitempty"`
+	SlowStart        *string               `json:"slowStart,omitempty"`
+	TLS              *upstreamTLSDoc       `json:"tls,omitempty"`
 }
 
 type routeDoc struct {
@@ -104,33 +89,12 @@ type routeDoc struct {
 	Sticky      *stickyDoc  `json:"sticky,omitempty"`
 	// Interceptors is decoded by chain.Decode, which is strict per type.
 	Interceptors json.RawMessage `json:"interceptors,omitempty"`
-	Auth         *authDoc        `json:"auth,omitempty"`
-	CORS         *corsDoc        `json:"cors,omitempty"`
-	RateLimit    *rateLimitDoc   `json:"rateLimit,omitempty"`
-	routeResponsesDoc
+	Auth         *api.RouteAuth  `json:"auth,omitempty"`
+	CORS         *api.CORS       `json:"cors,omitempty"`
+	RateLimit    *api.RateLimit  `json:"rateLimit,omitempty"`
+	api.RouteResponses
 	WebSocket bool       `json:"websocket,omitempty"`
 	Canary    *canaryDoc `json:"canary,omitempty"`
-}
-
-// rateLimitDoc is a route's rate limits, validated by l7/ratelimit.
-type rateLimitDoc struct {
-	Local  *localLimitDoc  `json:"local,omitempty"`
-	Global *globalLimitDoc `json:"global,omitempty"`
-}
-
-type localLimitDoc struct {
-	RequestsPerSecond float64 `json:"requestsPerSecond"`
-	Burst             uint32  `json:"burst"`
-}
-
-type globalLimitDoc struct {
-	PerClientIP *quotaDoc `json:"perClientIP,omitempty"`
-	PerRoute    *quotaDoc `json:"perRoute,omitempty"`
-}
-
-type quotaDoc struct {
-	Requests uint32 `json:"requests"`
-	Unit     string `json:"unit"`
 }
 
 type headerDoc struct {
@@ -166,7 +130,7 @@ type gatewayDoc struct {
 	Name      string        `json:"name"`
 	Group     string        `json:"group,omitempty"`
 	Listeners []listenerDoc `json:"listeners"`
-	Tracing   *tracingDoc   `json:"tracing,omitempty"`
+	Tracing   *api.Tracing  `json:"tracing,omitempty"`
 }
 
 type listenerDoc struct {
@@ -180,7 +144,7 @@ type listenerDoc struct {
 	Default      bool      `json:"default,omitempty"`
 	Certificates []certDoc `json:"certificates,omitempty"`
 	// TLS and ClientCertificate: see tlspolicy.go.
-	TLS               *tlsPolicyDoc  `json:"tls,omitempty"`
+	TLS               *api.TLSPolicy `json:"tls,omitempty"`
 	ClientCertificate *clientCertDoc `json:"clientCertificate,omitempty"`
 	// XFFTrustedHops: see model.Listener.
 	XFFTrustedHops uint32 `json:"xffTrustedHops,omitempty"`

@@ -9,12 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/tlbproject/tlb/api"
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
-func policy(ns, name string, age time.Duration, spec tlbv1alpha1.TrafficPolicySpec) *tlbv1alpha1.TrafficPolicy {
+func trafficPolicy(ns, name string, age time.Duration, spec tlbv1alpha1.TrafficPolicySpec) *tlbv1alpha1.TrafficPolicy {
 	m := meta(ns, name)
 	m.CreationTimestamp = metav1.NewTime(testNow.Add(-age))
 	return &tlbv1alpha1.TrafficPolicy{ObjectMeta: m, Spec: spec}
@@ -29,26 +30,26 @@ func target(kind, name, section string) []gatewayv1.LocalPolicyTargetReferenceWi
 	return []gatewayv1.LocalPolicyTargetReferenceWithSectionName{t}
 }
 
-func cors(origin string) *tlbv1alpha1.PolicyCORS {
-	return &tlbv1alpha1.PolicyCORS{AllowOrigins: []string{origin}, AllowMethods: []string{"GET"}, MaxAge: "10m"}
+func cors(origin string) *api.CORS {
+	return &api.CORS{AllowOrigins: []string{origin}, AllowMethods: []string{"GET"}, MaxAge: "10m"}
 }
 
 // policyWorld is the test world with a Gateway policy in infra and the
 // route app/r (rules "api" with two matches and "web") on http.
 func policyWorld(t *testing.T) Inputs {
 	in := world(t)
-	api := webRule(gatewayv1.HTTPRouteMatch{Path: pathMatch(gatewayv1.PathMatchPathPrefix, "/api")}, gatewayv1.HTTPRouteMatch{Path: pathMatch(gatewayv1.PathMatchPathPrefix, "/v2")})
-	api.Name = ptr(gatewayv1.SectionName("api"))
+	apiRule := webRule(gatewayv1.HTTPRouteMatch{Path: pathMatch(gatewayv1.PathMatchPathPrefix, "/api")}, gatewayv1.HTTPRouteMatch{Path: pathMatch(gatewayv1.PathMatchPathPrefix, "/v2")})
+	apiRule.Name = ptr(gatewayv1.SectionName("api"))
 	web := webRule()
 	web.Name = ptr(gatewayv1.SectionName("web"))
-	in.HTTPRoutes = append(in.HTTPRoutes, testHTTPRoute("r", api, web))
+	in.HTTPRoutes = append(in.HTTPRoutes, testHTTPRoute("r", apiRule, web))
 	in.Secrets = append(in.Secrets, &corev1.Secret{ObjectMeta: meta("infra", "jwt"), Data: map[string][]byte{"secret": []byte(strings.Repeat("s", 64) + "\n")}})
-	in.TrafficPolicies = append(in.TrafficPolicies, policy("infra", "edge", time.Hour, tlbv1alpha1.TrafficPolicySpec{
+	in.TrafficPolicies = append(in.TrafficPolicies, trafficPolicy("infra", "edge", time.Hour, tlbv1alpha1.TrafficPolicySpec{
 		TargetRefs:   target("Gateway", "gw", ""),
 		Interceptors: chain.Chain{{Type: chain.TypeCSRF}},
-		JWT:          &tlbv1alpha1.PolicyJWT{Issuer: "https://id.example.com", HMACSecretRef: &tlbv1alpha1.SecretKeyRef{Name: "jwt", Key: "secret"}, Required: ptr(false)},
+		JWT:          &tlbv1alpha1.PolicyJWT{JWT: api.JWT{Issuer: "https://id.example.com", Required: ptr(false)}, HMACSecretRef: &tlbv1alpha1.SecretKeyRef{Name: "jwt", Key: "secret"}},
 		CORS:         cors("https://edge.example.com"),
-		RateLimit:    &tlbv1alpha1.PolicyRateLimit{Local: &tlbv1alpha1.LocalRateLimit{RequestsPerSecond: 10, Burst: 20}},
+		RateLimit:    &api.RateLimit{Local: &api.LocalRateLimit{RequestsPerSecond: 10, Burst: 20}},
 	}))
 	return in
 }
@@ -99,9 +100,9 @@ func TestGatewayPolicyCoversEveryRoute(t *testing.T) {
 func TestMoreSpecificPolicyWins(t *testing.T) {
 	in := policyWorld(t)
 	in.TrafficPolicies = append(in.TrafficPolicies,
-		policy("app", "route", 30*time.Minute, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://route.example.com")}),
-		policy("app", "rule", 20*time.Minute, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", "api"),
-			CORS: cors("https://rule.example.com"), Auth: &tlbv1alpha1.PolicyAuth{Roles: []string{"admin"}}}),
+		trafficPolicy("app", "route", 30*time.Minute, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://route.example.com")}),
+		trafficPolicy("app", "rule", 20*time.Minute, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", "api"),
+			CORS: cors("https://rule.example.com"), Auth: &api.RouteAuth{Roles: []string{"admin"}}}),
 	)
 	res := Build(in)
 	for _, p := range []string{"route", "rule"} {
@@ -143,16 +144,16 @@ func TestPolicyConditions(t *testing.T) {
 		"own htpasswd path": {tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""),
 			Interceptors: chain.Chain{{Type: chain.TypeBasicAuth, UsersFile: "/dev/zero"}}},
 			gatewayv1.PolicyReasonInvalid, "spec.interceptors: interceptors[0].usersFile"},
-		"bad cors maxAge": {tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: &tlbv1alpha1.PolicyCORS{AllowOrigins: []string{"https://a.example.com"}, MaxAge: "soon"}},
+		"bad cors maxAge": {tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: &api.CORS{AllowOrigins: []string{"https://a.example.com"}, MaxAge: "soon"}},
 			gatewayv1.PolicyReasonInvalid, "spec.cors.maxAge"},
 		"missing HMAC Secret": {tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""),
 			JWT: &tlbv1alpha1.PolicyJWT{HMACSecretRef: &tlbv1alpha1.SecretKeyRef{Name: "nope", Key: "secret"}}}, gatewayv1.PolicyReasonInvalid, "spec.jwt.hmacSecretRef"},
 		"fails the model's checks": {tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""),
-			CORS: &tlbv1alpha1.PolicyCORS{AllowOrigins: []string{"not an origin"}}}, gatewayv1.PolicyReasonInvalid, "on hr.app.r"},
+			CORS: &api.CORS{AllowOrigins: []string{"not an origin"}}}, gatewayv1.PolicyReasonInvalid, "on hr.app.r"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := policyWorld(t)
-			in.TrafficPolicies = []*tlbv1alpha1.TrafficPolicy{policy("app", "p", time.Minute, tc.spec)}
+			in.TrafficPolicies = []*tlbv1alpha1.TrafficPolicy{trafficPolicy("app", "p", time.Minute, tc.spec)}
 			res := Build(in)
 			c := policyStatus(t, res, "app", "p")
 			if c.Status != metav1.ConditionFalse || c.Reason != string(tc.reason) || !strings.Contains(c.Message, tc.msg) {
@@ -169,8 +170,8 @@ func TestPolicyConditions(t *testing.T) {
 func TestPolicyConflictOldestWins(t *testing.T) {
 	in := policyWorld(t)
 	in.TrafficPolicies = []*tlbv1alpha1.TrafficPolicy{
-		policy("app", "young", time.Minute, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://young.example.com")}),
-		policy("app", "old", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://old.example.com")}),
+		trafficPolicy("app", "young", time.Minute, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://young.example.com")}),
+		trafficPolicy("app", "old", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://old.example.com")}),
 	}
 	res := Build(in)
 	if c := policyStatus(t, res, "app", "old"); c.Status != metav1.ConditionTrue {
@@ -186,16 +187,16 @@ func TestPolicyConflictOldestWins(t *testing.T) {
 
 func TestPolicyAuthNeedsJWT(t *testing.T) {
 	in := policyWorld(t)
-	in.TrafficPolicies = []*tlbv1alpha1.TrafficPolicy{policy("app", "p", time.Minute, tlbv1alpha1.TrafficPolicySpec{
-		TargetRefs: target("HTTPRoute", "r", "web"), Auth: &tlbv1alpha1.PolicyAuth{Roles: []string{"admin"}}})}
+	in.TrafficPolicies = []*tlbv1alpha1.TrafficPolicy{trafficPolicy("app", "p", time.Minute, tlbv1alpha1.TrafficPolicySpec{
+		TargetRefs: target("HTTPRoute", "r", "web"), Auth: &api.RouteAuth{Roles: []string{"admin"}}})}
 	res := Build(in)
 	if c := policyStatus(t, res, "app", "p"); c.Reason != string(gatewayv1.PolicyReasonInvalid) || !strings.Contains(c.Message, "jwt") {
 		t.Fatalf("Accepted %+v; want Invalid saying the route needs jwt", c)
 	}
 	// With the Gateway policy's JWT the same rule policy is accepted.
 	in = policyWorld(t)
-	in.TrafficPolicies = append(in.TrafficPolicies, policy("app", "p", time.Minute, tlbv1alpha1.TrafficPolicySpec{
-		TargetRefs: target("HTTPRoute", "r", "web"), Auth: &tlbv1alpha1.PolicyAuth{Roles: []string{"admin"}}}))
+	in.TrafficPolicies = append(in.TrafficPolicies, trafficPolicy("app", "p", time.Minute, tlbv1alpha1.TrafficPolicySpec{
+		TargetRefs: target("HTTPRoute", "r", "web"), Auth: &api.RouteAuth{Roles: []string{"admin"}}}))
 	if c := policyStatus(t, Build(in), "app", "p"); c.Status != metav1.ConditionTrue {
 		t.Fatalf("Accepted %+v; want True over the Gateway policy's jwt", c)
 	}
@@ -212,9 +213,9 @@ func TestPolicyOnListenerAndGRPCRoute(t *testing.T) {
 		Rules:           []gatewayv1.GRPCRouteRule{{BackendRefs: []gatewayv1.GRPCBackendRef{{BackendRef: backendRef("", "web", 8080, nil)}}}},
 	}})
 	in.TrafficPolicies = append(in.TrafficPolicies,
-		policy("infra", "https-only", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("Gateway", "gw", "https"), CORS: cors("https://tls.example.com")}),
-		policy("app", "grpc", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("GRPCRoute", "g", ""),
-			RateLimit: &tlbv1alpha1.PolicyRateLimit{Local: &tlbv1alpha1.LocalRateLimit{RequestsPerSecond: 0.5, Burst: 1}}}),
+		trafficPolicy("infra", "https-only", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("Gateway", "gw", "https"), CORS: cors("https://tls.example.com")}),
+		trafficPolicy("app", "grpc", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("GRPCRoute", "g", ""),
+			RateLimit: &api.RateLimit{Local: &api.LocalRateLimit{RequestsPerSecond: 0.5, Burst: 1}}}),
 	)
 	res := Build(in)
 	for _, p := range []struct{ ns, name string }{{"infra", "https-only"}, {"app", "grpc"}} {

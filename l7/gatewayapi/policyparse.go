@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/authz/chain"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/policy"
 	"github.com/tlbproject/tlb/l7/ratelimit"
 )
 
@@ -22,75 +22,65 @@ type functions struct {
 	rateLimit *ratelimit.RouteLimits
 }
 
-// policyFunctions converts the spec of p. Key material is read from the
-// Secrets of p's namespace. The message names the field that is wrong.
+// policyFunctions converts the spec of p with l7/policy. Key material is
+// read from the Secrets of p's namespace. The message names the field
+// that is wrong.
 func (b *builder) policyFunctions(p *tlbv1alpha1.TrafficPolicy) (functions, string) {
 	var fn functions
 	s := p.Spec
+	var err error
 	if s.Interceptors != nil {
-		raw, err := json.Marshal(s.Interceptors)
-		if err == nil {
-			fn.chain, err = chain.Decode(string(raw))
+		raw, merr := json.Marshal(s.Interceptors)
+		if merr != nil {
+			return fn, "spec.interceptors: " + merr.Error()
 		}
-		if err == nil {
+		if fn.chain, err = policy.Interceptors(string(raw)); err == nil {
 			err = chain.CheckDeclaredOnly(fn.chain)
 		}
 		if err != nil {
 			return fn, "spec.interceptors: " + err.Error()
 		}
 	}
-	if j := s.JWT; j != nil {
-		m := &model.JWT{Issuer: j.Issuer, Audiences: j.Audiences, JWKS: j.JWKS, Cookie: j.Cookie,
-			ClaimHeaders: j.ClaimMappings, StripAuthorization: j.StripAuthorization, Required: j.Required == nil || *j.Required}
-		if ref := j.HMACSecretRef; ref != nil {
-			sec := b.secrets[nn(p.Namespace, ref.Name)]
-			if sec == nil || len(sec.Data[ref.Key]) == 0 {
-				return fn, fmt.Sprintf("spec.jwt.hmacSecretRef: no key %q in Secret %s/%s", ref.Key, p.Namespace, ref.Name)
-			}
-			m.HMAC, m.HMACAlg = model.NewPrivateKey([]byte(strings.TrimRight(string(sec.Data[ref.Key]), "\r\n"))), or(j.Algorithm, "HS256")
-		} else if j.Algorithm != "" {
-			return fn, "spec.jwt.algorithm: only with hmacSecretRef"
-		}
-		fn.jwt = m
+	if fn.jwt, err = b.policyJWT(p); err != nil {
+		return fn, specErr("spec.jwt", err)
 	}
-	if a := s.Auth; a != nil {
-		fn.auth = &model.RouteAuth{Required: a.Required, Roles: a.Roles, RolesAll: a.RolesAll}
+	fn.auth = policy.RouteAuth(s.Auth)
+	if fn.cors, err = policy.CORS(s.CORS); err != nil {
+		return fn, specErr("spec.cors", err)
 	}
-	if c := s.CORS; c != nil {
-		fn.cors = &model.CORSPolicy{Origins: c.AllowOrigins, Methods: c.AllowMethods, Headers: c.AllowHeaders,
-			ExposeHeaders: c.ExposeHeaders, Credentials: c.AllowCredentials}
-		if c.MaxAge != "" {
-			d, err := time.ParseDuration(c.MaxAge)
-			if err != nil || d <= 0 {
-				return fn, fmt.Sprintf("spec.cors.maxAge: want a positive duration such as \"10m\", got %q", c.MaxAge)
-			}
-			fn.cors.MaxAge = d
-		}
-	}
-	if r := s.RateLimit; r != nil {
-		fn.rateLimit = &ratelimit.RouteLimits{}
-		if l := r.Local; l != nil {
-			if l.Burst < 0 {
-				return fn, "spec.rateLimit.local.burst: must not be negative"
-			}
-			fn.rateLimit.Local = &ratelimit.Local{RequestsPerSecond: l.RequestsPerSecond, Burst: uint32(l.Burst)}
-		}
-		if g := r.Global; g != nil {
-			fn.rateLimit.Global = &ratelimit.Global{PerClientIP: quota(g.PerClientIP), PerRoute: quota(g.PerRoute)}
-		}
+	if fn.rateLimit, err = policy.RateLimit(s.RateLimit); err != nil {
+		return fn, specErr("spec.rateLimit", err)
 	}
 	return fn, ""
 }
 
-func quota(q *tlbv1alpha1.RateLimitQuota) *ratelimit.Quota {
-	if q == nil {
-		return nil
+// policyJWT converts spec.jwt, reading an HMAC secret from p's
+// namespace.
+func (b *builder) policyJWT(p *tlbv1alpha1.TrafficPolicy) (*model.JWT, error) {
+	j := p.Spec.JWT
+	if j == nil {
+		return nil, nil
 	}
-	n := q.Requests
-	if n < 0 {
-		n = 0 // the model's check reports a zero quota
+	m, err := policy.JWT(&j.JWT, "hmacSecretRef", j.HMACSecretRef != nil)
+	if err != nil {
+		return nil, err
 	}
-	return &ratelimit.Quota{Requests: uint32(n), Unit: ratelimit.Unit(q.Unit)}
+	m.JWKS = j.JWKS
+	if ref := j.HMACSecretRef; ref != nil {
+		sec := b.secrets[nn(p.Namespace, ref.Name)]
+		if sec == nil || len(sec.Data[ref.Key]) == 0 {
+			return nil, &policy.FieldError{Field: "hmacSecretRef", Msg: fmt.Sprintf("no key %q in Secret %s/%s", ref.Key, p.Namespace, ref.Name)}
+		}
+		m.HMAC = model.NewPrivateKey([]byte(strings.TrimRight(string(sec.Data[ref.Key]), "\r\n")))
+	}
+	return m, nil
+}
+
+// specErr is the first field error of err under path: a TrafficPolicy's
+// condition names one.
+func specErr(path string, err error) string {
+	fe := policy.Fields(err)[0]
+	return (&policy.FieldError{Field: policy.Path(path, fe.Field), Msg: fe.Msg}).Error()
 }
 
 // applyService sets fn on a whole service: the service-wide settings and

@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -22,9 +20,8 @@ import (
 	"k8s.io/utils/clock"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
-	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
-	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
+	"github.com/tlbproject/tlb/l7/gatewaywatch"
 )
 
 // Options configure a Controller.
@@ -46,10 +43,11 @@ type Options struct {
 	Identity string
 }
 
-// Resources of tlb.io/v1alpha1 the controller reads.
+// Resources of tlb.io/v1alpha1 the controller reads (and whose status
+// it writes).
 var (
-	ClassConfigResource   = tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceGatewayClassConfigs)
-	TrafficPolicyResource = tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceTrafficPolicies)
+	ClassConfigResource   = gatewaywatch.ClassConfigResource
+	TrafficPolicyResource = gatewaywatch.TrafficPolicyResource
 )
 
 // syncKey is the one workqueue key: every event rebuilds everything.
@@ -68,11 +66,8 @@ type Controller struct {
 	recorder record.EventRecorder
 	scheme   *runtime.Scheme
 
-	gwInformers   gwinformers.SharedInformerFactory
-	kubeInformers informers.SharedInformerFactory
-	dynInformers  dynamicinformer.DynamicSharedInformerFactory
-	synced        []cache.InformerSynced
-	listers       listers
+	// watch is every object Build reads, cluster-wide.
+	watch *gatewaywatch.Watch
 }
 
 // New builds a Controller and its informers; nothing runs until Run.
@@ -91,45 +86,16 @@ func New(o Options) (*Controller, error) {
 		opts: o, log: o.Log, clock: o.Clock, metrics: newMetrics(o.Registry), own: newOwnWrites(), scheme: scheme,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 	}
-	c.gwInformers = gwinformers.NewSharedInformerFactory(o.Gateway, 0)
-	c.kubeInformers = informers.NewSharedInformerFactory(o.Kube, 0)
-	c.dynInformers = dynamicinformer.NewDynamicSharedInformerFactory(o.Dynamic, 0)
-	gw := c.gwInformers.Gateway().V1()
-	core := c.kubeInformers.Core().V1()
-	c.listers = listers{
-		classes:  gw.GatewayClasses().Lister(),
-		gateways: gw.Gateways().Lister(),
-		http:     gw.HTTPRoutes().Lister(),
-		grpc:     gw.GRPCRoutes().Lister(),
-		tls:      gw.TLSRoutes().Lister(),
-		grants:   gw.ReferenceGrants().Lister(),
-		ns:       core.Namespaces().Lister(),
-		services: core.Services().Lister(),
-		slices:   c.kubeInformers.Discovery().V1().EndpointSlices().Lister(),
-		secrets:  core.Secrets().Lister(),
-		configs:  c.dynInformers.ForResource(ClassConfigResource).Lister(),
-		policies: c.dynInformers.ForResource(TrafficPolicyResource).Lister(),
-	}
 	onAny := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.queue.Add(syncKey) },
 		UpdateFunc: func(_, _ any) { c.queue.Add(syncKey) },
 		DeleteFunc: func(any) { c.queue.Add(syncKey) },
 	}
-	for what, inf := range map[string]cache.SharedIndexInformer{
-		"GatewayClasses": gw.GatewayClasses().Informer(), "Gateways": gw.Gateways().Informer(),
-		"HTTPRoutes": gw.HTTPRoutes().Informer(), "GRPCRoutes": gw.GRPCRoutes().Informer(),
-		"TLSRoutes": gw.TLSRoutes().Informer(), "ReferenceGrants": gw.ReferenceGrants().Informer(),
-		"Namespaces": core.Namespaces().Informer(), "Services": core.Services().Informer(),
-		"EndpointSlices":      c.kubeInformers.Discovery().V1().EndpointSlices().Informer(),
-		"Secrets":             core.Secrets().Informer(),
-		"GatewayClassConfigs": c.dynInformers.ForResource(ClassConfigResource).Informer(),
-		"TrafficPolicies":     c.dynInformers.ForResource(TrafficPolicyResource).Informer(),
-	} {
-		if _, err := inf.AddEventHandler(onAny); err != nil {
-			return nil, fmt.Errorf("watch %s: %w", what, err)
-		}
-		c.synced = append(c.synced, inf.HasSynced)
+	w, err := gatewaywatch.New(gatewaywatch.Options{Gateway: o.Gateway, Kube: o.Kube, Dynamic: o.Dynamic, Core: true, Handler: onAny})
+	if err != nil {
+		return nil, err
 	}
+	c.watch = w
 	return c, nil
 }
 
@@ -145,13 +111,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer bc.Shutdown()
 	c.recorder = bc.NewRecorder(c.scheme, corev1.EventSource{Component: "tlb-gateway-controller", Host: c.opts.Identity})
 
-	c.gwInformers.Start(ctx.Done())
-	c.kubeInformers.Start(ctx.Done())
-	c.dynInformers.Start(ctx.Done())
-	defer c.gwInformers.Shutdown()
-	defer c.kubeInformers.Shutdown()
-	defer c.dynInformers.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+	c.watch.Start(ctx.Done())
+	defer c.watch.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.watch.Synced()...) {
 		return fmt.Errorf("gateway controller: wait for the informer caches: %w", ctx.Err())
 	}
 	c.log.Info("gateway controller started", "controllerName", "tlb.io/gateway-controller")

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlbproject/tlb/l7/gatewayapi"
+	"github.com/tlbproject/tlb/l7/gatewaywatch"
 )
 
 // Event reasons on Gateways.
@@ -24,7 +25,7 @@ const fieldManager = "tlb-gateway-controller"
 
 // sync is one pass of watch -> model -> plan -> apply over every object.
 func (c *Controller) sync(ctx context.Context) error {
-	in, err := c.listers.inputs()
+	in, err := c.watch.Inputs(gatewayapi.Inputs{})
 	if err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func (c *Controller) sync(ctx context.Context) error {
 	diff := diffVIPs(plan, in.Services)
 	vipErr := c.applyVIPs(ctx, plan, diff)
 
-	in.Addresses = vipAddresses(plan, in.Services)
+	in.Addresses = gatewaywatch.VIPAddresses(in.Services, plan.counts)
 	in.Now = c.clock.Now()
 	res := gatewayapi.Build(in)
 	st := planStatus(in, plan, diff, res.Status, c.own.pending)
@@ -55,7 +56,7 @@ func (c *Controller) applyVIPs(ctx context.Context, p vipPlan, d vipDiff) error 
 	}
 	var errs []error
 	for _, s := range d.create {
-		gw, _ := owningGateway(s)
+		gw, _ := gatewaywatch.OwningGateway(s)
 		if _, err := c.opts.Kube.CoreV1().Services(s.Namespace).Create(ctx, s, metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
 			errs = append(errs, fmt.Errorf("create VIP Service %s/%s of Gateway %s: %w", s.Namespace, s.Name, gw, err))
 			continue
@@ -72,7 +73,7 @@ func (c *Controller) applyVIPs(ctx context.Context, p vipPlan, d vipDiff) error 
 		c.metrics.vipWrites.WithLabelValues("update").Inc()
 	}
 	for _, s := range d.delete {
-		gw, _ := owningGateway(s)
+		gw, _ := gatewaywatch.OwningGateway(s)
 		// Preconditioned on the UID: a Service recreated meanwhile is
 		// another object.
 		err := c.opts.Kube.CoreV1().Services(s.Namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &s.UID}})

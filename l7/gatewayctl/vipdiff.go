@@ -7,10 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/l7/gatewaywatch"
 )
 
 // vipDiff is the explicit difference between the desired and the existing
@@ -28,19 +28,6 @@ type vipDiff struct {
 
 func (d vipDiff) empty() bool { return len(d.create)+len(d.update)+len(d.delete) == 0 }
 
-// owningGateway returns the Gateway a VIP Service belongs to (its
-// controller ownerReference of kind Gateway), if any.
-func owningGateway(svc *corev1.Service) (types.NamespacedName, bool) {
-	if _, ok := svc.Labels[api.LabelOwningGateway]; !ok {
-		return types.NamespacedName{}, false
-	}
-	ref := metav1.GetControllerOfNoCopy(svc)
-	if ref == nil || ref.Kind != "Gateway" {
-		return types.NamespacedName{}, false
-	}
-	return types.NamespacedName{Namespace: svc.Namespace, Name: ref.Name}, true
-}
-
 // diffVIPs compares the plan with the cached Services. A VIP Service whose
 // Gateway is gone or no longer of our classes is deleted; one of a
 // Gateway of ours that has no desired Service (unsupported addresses, an
@@ -53,7 +40,7 @@ func diffVIPs(p vipPlan, services []*corev1.Service) vipDiff {
 	}
 	handled := map[types.NamespacedName]bool{}
 	for _, s := range services {
-		gw, ok := owningGateway(s)
+		gw, ok := gatewaywatch.OwningGateway(s)
 		if !ok {
 			continue
 		}

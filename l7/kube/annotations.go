@@ -49,45 +49,12 @@ func optedIn(ann map[string]string) (bool, string) {
 // parseIntent reads the L7 annotations. bad is called once per invalid
 // annotation with a message saying what to set.
 func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent {
+	a := annotations{ann: ann, bad: bad}
 	in := intent{prefix: "/", group: "default"}
-	if v, ok := ann[api.AnnotationL7Hosts]; ok {
-		for _, h := range strings.Split(v, ",") {
-			h = strings.TrimSpace(h)
-			if h == "" {
-				bad(api.AnnotationL7Hosts, fmt.Sprintf("%q has an empty host; list host names separated by commas, e.g. \"shop.example.com,*.shop.example.com\"", v))
-				in.hosts = nil
-				break
-			}
-			in.hosts = append(in.hosts, h)
-		}
-	}
-	if v, ok := ann[api.AnnotationL7Interceptors]; ok {
-		c, err := chain.Decode(v)
-		switch {
-		case err != nil:
-			bad(api.AnnotationL7Interceptors, err.Error()+`; want a JSON array such as [{"type":"sessionInterceptor"}]`)
-		case chain.CheckDeclaredOnly(c) != nil:
-			bad(api.AnnotationL7Interceptors, chain.CheckDeclaredOnly(c).Error())
-		default:
-			in.chain = c
-		}
-	}
-	if v, ok := ann[api.AnnotationL7CORS]; ok {
-		c, err := parseCORS(v)
-		if err != nil {
-			bad(api.AnnotationL7CORS, err.Error())
-		} else {
-			in.cors = c
-		}
-	}
-	if v, ok := ann[api.AnnotationL7RateLimit]; ok {
-		l, err := parseRateLimit(v)
-		if err != nil {
-			bad(api.AnnotationL7RateLimit, err.Error())
-		} else {
-			in.rateLimit = l
-		}
-	}
+	in.hosts = a.hosts()
+	in.chain = a.interceptors()
+	in.cors = a.cors()
+	in.rateLimit = a.rateLimit()
 	if v, ok := ann[api.AnnotationL7PathPrefix]; ok {
 		if !strings.HasPrefix(v, "/") {
 			bad(api.AnnotationL7PathPrefix, fmt.Sprintf("%q must start with /", v))
@@ -102,25 +69,8 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 			in.group = v
 		}
 	}
-	if v, ok := ann[api.AnnotationL7Timeout]; ok {
-		d, err := time.ParseDuration(v)
-		if strings.EqualFold(v, "off") {
-			in.timeout = -1
-		} else if err != nil || d <= 0 {
-			bad(api.AnnotationL7Timeout, fmt.Sprintf("want a positive duration such as \"30s\" or \"off\", got %q", v))
-		} else {
-			in.timeout = d
-		}
-	}
-	if v, ok := ann[api.AnnotationL7IdleTimeout]; ok {
-		if strings.EqualFold(v, "off") {
-			in.idleTimeout = -1
-		} else if d, err := time.ParseDuration(v); err != nil || d <= 0 {
-			bad(api.AnnotationL7IdleTimeout, fmt.Sprintf("want a positive duration such as \"10m\" or \"off\", got %q", v))
-		} else {
-			in.idleTimeout = d
-		}
-	}
+	in.timeout = a.timeout(api.AnnotationL7Timeout, "30s")
+	in.idleTimeout = a.timeout(api.AnnotationL7IdleTimeout, "10m")
 	if v, ok := ann[api.AnnotationL7HTTP2]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -128,26 +78,82 @@ func parseIntent(ann map[string]string, bad func(annotation, msg string)) intent
 		}
 		in.http2 = b
 	}
-	if v, ok := ann[api.AnnotationL7Port]; ok {
-		if v == "" {
-			bad(api.AnnotationL7Port, "empty; name a port of the Service or remove the annotation for the first port")
-		}
-		in.port = v
-	}
+	in.port = a.nonEmpty(api.AnnotationL7Port, "empty; name a port of the Service or remove the annotation for the first port")
 	if v, ok := ann[api.AnnotationL7Delegate]; ok {
 		in.delegations = parseDelegations(v, bad)
 	}
-	if v, ok := ann[api.AnnotationL7TLSSecret]; ok {
-		if v == "" {
-			bad(api.AnnotationL7TLSSecret, "empty; name a Secret of type kubernetes.io/tls in the Service's namespace")
-		}
-		in.tlsSecret = v
-	}
-	in.tlsPolicy = parseTLSPolicy(ann, in.tlsSecret, bad)
+	in.tlsSecret = a.nonEmpty(api.AnnotationL7TLSSecret, "empty; name a Secret of type kubernetes.io/tls in the Service's namespace")
+	in.tlsPolicy = a.tlsPolicy(in.tlsSecret)
 	in.health = parseHealth(ann, bad)
-	in.responses = parseResponses(ann, bad)
+	in.responses = a.responses()
 	in.edge = parseEdge(ann, bad)
 	return in
+}
+
+// hosts reads tlb.io/l7-hosts: host names separated by commas.
+func (a annotations) hosts() []string {
+	v, ok := a.ann[api.AnnotationL7Hosts]
+	if !ok {
+		return nil
+	}
+	var hosts []string
+	for _, h := range strings.Split(v, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			a.bad(api.AnnotationL7Hosts, fmt.Sprintf("%q has an empty host; list host names separated by commas, e.g. \"shop.example.com,*.shop.example.com\"", v))
+			return nil
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
+// interceptors reads tlb.io/l7-interceptors (api.InterceptorChain), which
+// may name only what the operator declared.
+func (a annotations) interceptors() chain.Chain {
+	v, ok := a.ann[api.AnnotationL7Interceptors]
+	if !ok {
+		return nil
+	}
+	c, err := chain.Decode(v)
+	if err == nil {
+		err = chain.CheckDeclaredOnly(c)
+	} else {
+		err = fmt.Errorf("%w; want a JSON array such as [{\"type\":\"sessionInterceptor\"}]", err)
+	}
+	if err != nil {
+		a.bad(api.AnnotationL7Interceptors, err.Error())
+		return nil
+	}
+	return c
+}
+
+// timeout reads a timeout annotation: a positive duration, or "off"
+// (-1).
+func (a annotations) timeout(annotation, example string) time.Duration {
+	v, ok := a.ann[annotation]
+	if !ok {
+		return 0
+	}
+	if strings.EqualFold(v, "off") {
+		return -1
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		a.bad(annotation, fmt.Sprintf("want a positive duration such as %q or \"off\", got %q", example, v))
+		return 0
+	}
+	return d
+}
+
+// nonEmpty reads an annotation that must not be empty; empty is reported
+// with msg.
+func (a annotations) nonEmpty(annotation, msg string) string {
+	v, ok := a.ann[annotation]
+	if ok && v == "" {
+		a.bad(annotation, msg)
+	}
+	return v
 }
 
 // parseDelegations reads "prefix=namespace,..." into delegations, one per

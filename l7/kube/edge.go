@@ -1,14 +1,13 @@
 package kube
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/policy"
 )
 
 // edgeIntent is what the edge-basics annotations ask for.
@@ -38,39 +37,9 @@ func parseEdge(ann map[string]string, bad func(annotation, msg string)) edgeInte
 		}
 		e.webSocket = b
 	}
-	if v, ok := ann[api.AnnotationL7Tracing]; ok {
-		t, err := parseTracing(v)
-		if err != nil {
-			bad(api.AnnotationL7Tracing, err.Error())
-		} else {
-			e.tracing = t
-		}
+	var tracing api.Tracing
+	if (annotations{ann, bad}).decode(api.AnnotationL7Tracing, `{"otlpEndpoint":"10.0.0.9:4317","samplePercent":10}`, &tracing) {
+		e.tracing = policy.Tracing(&tracing)
 	}
 	return e
-}
-
-// tracingAnnotation is tlb.io/l7-tracing: the DSL's tracing keys, as JSON.
-type tracingAnnotation struct {
-	OTLPEndpoint  string   `json:"otlpEndpoint"`
-	SamplePercent *float64 `json:"samplePercent"`
-	ServiceName   string   `json:"serviceName"`
-}
-
-// parseTracing reads tlb.io/l7-tracing strictly; the values are checked
-// with the gateway (model.CheckGateway).
-func parseTracing(v string) (*model.Tracing, error) {
-	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
-	dec.DisallowUnknownFields()
-	var a tracingAnnotation
-	if err := dec.Decode(&a); err != nil {
-		return nil, fmt.Errorf("%q: %w; want JSON such as {\"otlpEndpoint\":\"10.0.0.9:4317\",\"samplePercent\":10}", v, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%q: one JSON object only", v)
-	}
-	t := &model.Tracing{Collector: a.OTLPEndpoint, SamplePercent: model.DefaultSamplePercent, ServiceName: a.ServiceName}
-	if a.SamplePercent != nil {
-		t.SamplePercent = *a.SamplePercent
-	}
-	return t, nil
 }

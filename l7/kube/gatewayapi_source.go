@@ -13,21 +13,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
-	gwinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	sharedkube "github.com/tlbproject/tlb/internal/kube"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
-	"github.com/tlbproject/tlb/l7/kubeobj"
+	"github.com/tlbproject/tlb/l7/gatewaywatch"
 )
 
 // GatewayAPIBuild turns Gateway API objects into the model:
@@ -57,17 +53,13 @@ const DefaultGatewayAPIRediscover = 30 * time.Second
 // gatewayAPIVersion is the group/version of the kinds read.
 var gatewayAPIVersion = gatewayv1.GroupVersion.String()
 
-// gatewayAPIWatch is the informers of the Gateway API kinds served; each
-// lister appends its objects to the Inputs.
+// gatewayAPIWatch is the informers of the Gateway API kinds served and
+// what Build makes of them.
 type gatewayAPIWatch struct {
 	build GatewayAPIBuild
 	// kinds is kindsKey of the kinds watched.
 	kinds string
-	lists []func(*gatewayapi.Inputs) error
-
-	factories []interface{ Start(<-chan struct{}) }
-	shutdown  []func()
-	synced    []cache.InformerSynced
+	watch *gatewaywatch.Watch
 }
 
 // served returns the resource names the API server serves in a
@@ -148,19 +140,15 @@ func (s *Source) runGatewayAPIWatch(ctx context.Context, w *gatewayAPIWatch, eve
 		changed <- s.waitKindsChange(wctx, w.kinds, every)
 		cancel()
 	}()
-	for _, f := range w.factories {
-		f.Start(wctx.Done())
-	}
-	if cache.WaitForCacheSync(wctx.Done(), w.synced...) {
+	w.watch.Start(wctx.Done())
+	if cache.WaitForCacheSync(wctx.Done(), w.watch.Synced()...) {
 		s.gatewayAPI.Store(w)
 		ready.Store(true)
 		s.queue.Add(sharedkube.ModelKey)
 	}
 	<-wctx.Done()
 	cancel()
-	for _, sd := range w.shutdown {
-		sd()
-	}
+	w.watch.Shutdown()
 	return <-changed
 }
 
@@ -199,8 +187,8 @@ func kindsKey(gw, tlb map[string]bool) string {
 // on those served (not started); nil when the CRDs are not installed
 // (said in the log when first is set) or ctx ended.
 func (s *Source) newGatewayAPIWatch(ctx context.Context, first bool) *gatewayAPIWatch {
-	ga, client := s.opts.GatewayAPI, s.client
-	gw, tlb := discoverGatewayAPI(ctx, client.Discovery(), s.log)
+	ga := s.opts.GatewayAPI
+	gw, tlb := discoverGatewayAPI(ctx, s.client.Discovery(), s.log)
 	if gw == nil {
 		return nil
 	}
@@ -210,86 +198,27 @@ func (s *Source) newGatewayAPIWatch(ctx context.Context, first bool) *gatewayAPI
 		}
 		return nil
 	}
-	w := &gatewayAPIWatch{build: ga.Build, kinds: kindsKey(gw, tlb)}
-	handler := sharedkube.QueueHandler(s.queue, s.log)
-	add := func(inf cache.SharedIndexInformer) error {
-		if _, err := inf.AddEventHandler(handler); err != nil {
-			return err
-		}
-		w.synced = append(w.synced, inf.HasSynced)
-		return nil
-	}
-	var errs []error
-	watch := func(inf cache.SharedIndexInformer, list func(*gatewayapi.Inputs) error) {
-		if err := add(inf); err != nil {
-			errs = append(errs, err)
-		}
-		w.lists = append(w.lists, list)
-	}
-	all := labels.Everything()
-
-	cluster := gwinformers.NewSharedInformerFactory(ga.Client, 0)
-	classes := cluster.Gateway().V1().GatewayClasses()
-	watch(classes.Informer(), func(in *gatewayapi.Inputs) (err error) { in.Classes, err = classes.Lister().List(all); return })
-	core := informers.NewSharedInformerFactory(client, 0)
-	nss := core.Core().V1().Namespaces()
-	watch(nss.Informer(), func(in *gatewayapi.Inputs) (err error) { in.Namespaces, err = nss.Lister().List(all); return })
-	w.addFactory(cluster, cluster.Shutdown)
-	w.addFactory(core, core.Shutdown)
-	if tlb[tlbv1alpha1.ResourceGatewayClassConfigs] && ga.Dynamic != nil {
-		dyn := dynamicinformer.NewDynamicSharedInformerFactory(ga.Dynamic, 0)
-		inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceGatewayClassConfigs))
-		watch(inf.Informer(), func(in *gatewayapi.Inputs) (err error) {
-			in.ClassConfigs, err = kubeobj.Typed[tlbv1alpha1.GatewayClassConfig](inf.Lister())
-			return
-		})
-		w.addFactory(dyn, dyn.Shutdown)
-	}
-
-	for _, ns := range s.namespaces() {
-		f := gwinformers.NewSharedInformerFactoryWithOptions(ga.Client, 0, gwinformers.WithNamespace(ns))
-		v1 := f.Gateway().V1()
-		gws := v1.Gateways()
-		watch(gws.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.Gateways, gws.Lister().List) })
-		if gw["httproutes"] {
-			hr := v1.HTTPRoutes()
-			watch(hr.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.HTTPRoutes, hr.Lister().List) })
-		}
-		if gw["grpcroutes"] {
-			gr := v1.GRPCRoutes()
-			watch(gr.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.GRPCRoutes, gr.Lister().List) })
-		}
-		if gw["tlsroutes"] {
-			tr := v1.TLSRoutes()
-			watch(tr.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.TLSRoutes, tr.Lister().List) })
-		}
-		if gw["referencegrants"] {
-			rg := v1.ReferenceGrants()
-			watch(rg.Informer(), func(in *gatewayapi.Inputs) error { return appendList(&in.ReferenceGrants, rg.Lister().List) })
-		}
-		w.addFactory(f, f.Shutdown)
-		if tlb[tlbv1alpha1.ResourceTrafficPolicies] && ga.Dynamic != nil {
-			dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(ga.Dynamic, 0, ns, nil)
-			inf := dyn.ForResource(tlbv1alpha1.SchemeGroupVersion.WithResource(tlbv1alpha1.ResourceTrafficPolicies))
-			watch(inf.Informer(), func(in *gatewayapi.Inputs) error {
-				ps, err := kubeobj.Typed[tlbv1alpha1.TrafficPolicy](inf.Lister())
-				in.TrafficPolicies = append(in.TrafficPolicies, ps...)
-				return err
-			})
-			w.addFactory(dyn, dyn.Shutdown)
-		}
-	}
-	if len(errs) > 0 {
-		s.log.Warn("Gateway API informers could not be watched; serving annotated Services only", "err", errs[0])
+	w, err := gatewaywatch.New(gatewaywatch.Options{Gateway: ga.Client, Kube: s.client, Dynamic: ga.Dynamic,
+		Namespaces: s.opts.Namespaces, Served: gatewaywatch.Served{Gateway: gw, TLB: tlb},
+		Handler: sharedkube.QueueHandler(s.queue, s.log)})
+	if err != nil {
+		s.log.Warn("Gateway API informers could not be watched; serving annotated Services only", "err", err)
 		return nil
 	}
 	s.log.Info("reading Gateway API objects", "groupVersion", gatewayAPIVersion, "kinds", slices.Sorted(maps.Keys(gw)))
-	return w
+	return &gatewayAPIWatch{build: ga.Build, kinds: kindsKey(gw, tlb), watch: w}
 }
 
-func (w *gatewayAPIWatch) addFactory(f interface{ Start(<-chan struct{}) }, shutdown func()) {
-	w.factories = append(w.factories, f)
-	w.shutdown = append(w.shutdown, shutdown)
+// inputs lists the Gateway API caches into Build's inputs, completed with
+// the core objects the Source already lists.
+func (w *gatewayAPIWatch) inputs(services []*corev1.Service, core gatewayapi.Inputs) (gatewayapi.Inputs, error) {
+	core.Services = services
+	in, err := w.watch.Inputs(core)
+	if err != nil {
+		return gatewayapi.Inputs{}, fmt.Errorf("list Gateway API objects: %w", err)
+	}
+	in.Addresses = gatewaywatch.VIPAddresses(services, nil)
+	return in, nil
 }
 
 // namespaces returns the namespaces watched, NamespaceAll for every one.
@@ -298,24 +227,4 @@ func (s *Source) namespaces() []string {
 		return []string{metav1.NamespaceAll}
 	}
 	return s.opts.Namespaces
-}
-
-func appendList[T any](dst *[]*T, list func(labels.Selector) ([]*T, error)) error {
-	items, err := list(labels.Everything())
-	*dst = append(*dst, items...)
-	return err
-}
-
-// inputs lists the Gateway API caches into Build's inputs, completed with
-// the core objects the Source already lists.
-func (w *gatewayAPIWatch) inputs(services []*corev1.Service, core gatewayapi.Inputs) (gatewayapi.Inputs, error) {
-	in := core
-	in.Services = services
-	for _, list := range w.lists {
-		if err := list(&in); err != nil {
-			return gatewayapi.Inputs{}, fmt.Errorf("list Gateway API objects: %w", err)
-		}
-	}
-	in.Addresses = vipAddresses(services)
-	return in, nil
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/tlbproject/tlb/api"
-	"github.com/tlbproject/tlb/l7/dsl"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/policy"
 )
 
 // responseIntent is what the response annotations ask for.
@@ -16,62 +16,39 @@ type responseIntent struct {
 	direct  *model.DirectResponse
 }
 
-// parseResponses reads the response annotations; bad is called once per
-// invalid annotation.
-func parseResponses(ann map[string]string, bad func(annotation, msg string)) responseIntent {
-	var d struct {
-		req, resp *dsl.HeaderEditsDoc
-		hsts      *dsl.HSTSDoc
-		pages     []dsl.ErrorPageDoc
-		maint     *dsl.MaintenanceDoc
-		direct    *dsl.DirectResponseDoc
-	}
-	decode := func(annotation, example string, v any) bool {
-		raw, ok := ann[annotation]
-		if !ok {
-			return false
-		}
-		if err := dsl.DecodeStrict(raw, v); err != nil {
-			bad(annotation, fmt.Sprintf("%q: %v; want JSON such as %s", raw, err, example))
-			return false
-		}
-		return true
-	}
+// responses reads the response annotations (the fields of
+// api.ServiceResponses, and a route's api.DirectResponse).
+func (a annotations) responses() responseIntent {
+	var in api.ServiceResponses
+	var direct *api.DirectResponse
+	set := a.decode(api.AnnotationL7RequestHeaders, `{"set":{"x-env":"prod"},"remove":["x-debug"]}`, &in.RequestHeaders)
+	set = a.decode(api.AnnotationL7ResponseHeaders, `{"set":{"x-frame-options":"DENY"}}`, &in.ResponseHeaders) || set
+	set = a.decode(api.AnnotationL7HSTS, `{"maxAge":"8760h","includeSubDomains":true}`, &in.HSTS) && in.HSTS != nil || set
+	set = a.decode(api.AnnotationL7ErrorPages, `[{"statuses":[503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`, &in.ErrorPages) || set
+	set = a.decode(api.AnnotationL7Maintenance, `{"enabled":true,"retryAfter":"10m"}`, &in.Maintenance) && in.Maintenance != nil || set
 	var out responseIntent
-	sr := &model.ServiceResponses{}
-	set := decode(api.AnnotationL7RequestHeaders, `{"set":{"x-env":"prod"},"remove":["x-debug"]}`, &d.req)
-	if decode(api.AnnotationL7ResponseHeaders, `{"set":{"x-frame-options":"DENY"}}`, &d.resp) {
-		set = true
+	if a.decode(api.AnnotationL7DirectResponse, `{"status":200,"body":"ok"}`, &direct) {
+		out.direct = policy.DirectResponse(direct)
 	}
-	if d.req != nil || d.resp != nil {
-		sr.Headers = &model.HeaderRules{Request: d.req.ToModel(), Response: d.resp.ToModel()}
-	}
-	if decode(api.AnnotationL7HSTS, `{"maxAge":"8760h","includeSubDomains":true}`, &d.hsts) && d.hsts != nil {
-		sr.HSTS = d.hsts.ToModel("hsts", func(f, msg string) { bad(api.AnnotationL7HSTS, f+": "+msg) })
-		set = true
-	}
-	if decode(api.AnnotationL7ErrorPages, `[{"statuses":[503],"body":"<h1>Back soon</h1>","contentType":"text/html"}]`, &d.pages) {
-		sr.ErrorPages = dsl.ErrorPagesModel(d.pages)
-		set = true
-	}
-	if decode(api.AnnotationL7Maintenance, `{"enabled":true,"retryAfter":"10m"}`, &d.maint) && d.maint != nil {
-		sr.Maintenance = d.maint.ToModel("maintenance", func(f, msg string) { bad(api.AnnotationL7Maintenance, f+": "+msg) })
-		set = true
-	}
-	if decode(api.AnnotationL7DirectResponse, `{"status":200,"body":"ok"}`, &d.direct) {
-		out.direct = d.direct.ToModel()
-	}
-	if v, ok := ann[api.AnnotationL7RedirectHTTPS]; ok {
+	if v, ok := a.ann[api.AnnotationL7RedirectHTTPS]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			bad(api.AnnotationL7RedirectHTTPS, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v))
+			a.bad(api.AnnotationL7RedirectHTTPS, fmt.Sprintf("%q is not a boolean; set \"true\" or \"false\"", v))
 		}
-		sr.RedirectHTTPS = b
+		in.RedirectHTTPS = b
 		set = true
 	}
-	if set {
-		out.service = sr
+	if !set {
+		return out
 	}
+	sr, err := policy.ServiceResponses(in)
+	for _, fe := range policy.Fields(err) {
+		a.bad(responseAnnotation(fe.Field), fe.Error())
+	}
+	if sr == nil {
+		sr = &model.ServiceResponses{} // redirect-https "false" is still set
+	}
+	out.service = sr
 	return out
 }
 

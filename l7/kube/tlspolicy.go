@@ -1,39 +1,29 @@
 package kube
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/l7/model"
+	"github.com/tlbproject/tlb/l7/policy"
 )
 
-// parseTLSPolicy reads tlb.io/l7-tls strictly (unknown keys are errors)
-// and checks it as the DSL's listener tls block is checked.
-func parseTLSPolicy(ann map[string]string, tlsSecret string, bad func(annotation, msg string)) *model.TLSPolicy {
-	v, ok := ann[api.AnnotationL7TLSPolicy]
-	if !ok {
+// tlsPolicy reads tlb.io/l7-tls (api.TLSPolicy) and checks it as the
+// DSL's listener tls block is checked.
+func (a annotations) tlsPolicy(tlsSecret string) *model.TLSPolicy {
+	if _, ok := a.ann[api.AnnotationL7TLSPolicy]; !ok {
 		return nil
 	}
 	if tlsSecret == "" {
-		bad(api.AnnotationL7TLSPolicy, "needs "+api.AnnotationL7TLSSecret+": only an HTTPS listener has a TLS policy")
+		a.bad(api.AnnotationL7TLSPolicy, "needs "+api.AnnotationL7TLSSecret+": only an HTTPS listener has a TLS policy")
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(v)))
-	dec.DisallowUnknownFields()
-	var a struct {
-		MinVersion   string   `json:"minVersion"`
-		CipherSuites []string `json:"cipherSuites"`
-	}
-	if err := dec.Decode(&a); err != nil {
-		bad(api.AnnotationL7TLSPolicy, fmt.Sprintf("%q: %v; want JSON such as {\"minVersion\":\"1.3\"}", v, err))
+	var in api.TLSPolicy
+	if !a.decode(api.AnnotationL7TLSPolicy, `{"minVersion":"1.3"}`, &in) {
 		return nil
 	}
-	p := &model.TLSPolicy{MinVersion: a.MinVersion, CipherSuites: a.CipherSuites}
+	p := policy.TLSPolicy(&in)
 	if err := model.CheckTLSPolicy(p); err != nil {
 		for _, mp := range modelProblems("", "", err) {
-			bad(api.AnnotationL7TLSPolicy, mp.Field+": "+mp.Msg)
+			a.bad(api.AnnotationL7TLSPolicy, mp.Field+": "+mp.Msg)
 		}
 		return nil
 	}

@@ -41,7 +41,7 @@ func TestTLSPolicyAnnotation(t *testing.T) {
 	}
 	for v, want := range map[string]string{
 		`{"minVersion":"1.1"}`:                  "tls.minVersion: TLS 1.1 is refused",
-		`{"minVersion":1.3}`:                    "cannot unmarshal number",
+		`{"minVersion":true}`:                   "want a TLS version such as",
 		`{"cipherSuites":["AES128-SHA"]}`:       "tls.cipherSuites[0]",
 		`{"minVersion":"1.3","maxVersion":"x"}`: "unknown field",
 		`nope`:                                  "want JSON",
@@ -66,7 +66,7 @@ func FuzzTLSPolicyAnnotation(f *testing.F) {
 	f.Add(`{"cipherSuites":["ECDHE-RSA-AES128-GCM-SHA256","ECDHE-RSA-AES128-GCM-SHA256"]}`)
 	f.Fuzz(func(t *testing.T, v string) {
 		var ps []string
-		p := parseTLSPolicy(map[string]string{api.AnnotationL7TLSPolicy: v}, "t", func(_, msg string) { ps = append(ps, msg) })
+		p := annotations{ann: map[string]string{api.AnnotationL7TLSPolicy: v}, bad: func(_, msg string) { ps = append(ps, msg) }}.tlsPolicy("t")
 		if (p == nil) == (len(ps) == 0) {
 			t.Fatalf("policy %+v with problems %v", p, ps)
 		}
