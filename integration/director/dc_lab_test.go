@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/bgp/birdlab"
-	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 const (

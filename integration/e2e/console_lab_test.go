@@ -17,8 +17,8 @@ import (
 	"github.com/tlbproject/tlb/integration/browser"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/lab"
-	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // TestConsoleInHeadlessChromium points `tlb console` at the real API

@@ -20,8 +20,8 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/bgp/birdlab"
-	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 const (

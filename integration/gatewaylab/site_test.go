@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/integration/topo"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // TestSiteThroughEnvoyOnANode serves the site from one gateway node with

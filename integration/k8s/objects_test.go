@@ -21,7 +21,7 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // clients returns typed and dynamic clients for the shared server.

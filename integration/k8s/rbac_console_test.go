@@ -21,9 +21,9 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/internal/console"
 	sharedkube "github.com/tlbproject/tlb/internal/kube"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // TestRBACConsole: the console's ClusterRole and Role

@@ -22,7 +22,7 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 func clientsFor(t *testing.T, cfg *rest.Config) (kubernetes.Interface, dynamic.Interface) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 	ipamctl "github.com/tlbproject/tlb/ipam/controller"
 	"github.com/tlbproject/tlb/l7/gatewayctl"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 	l7kube "github.com/tlbproject/tlb/l7/kube"
 	"github.com/tlbproject/tlb/l7/model"
 	tlbxds "github.com/tlbproject/tlb/l7/xds"

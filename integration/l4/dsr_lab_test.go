@@ -22,8 +22,8 @@ import (
 	"github.com/moby/ipvs"
 	"github.com/vishvananda/netlink"
 
-	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/topo"
+	"github.com/tlbproject/tlb/internal/poll"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/model"
 )

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/tlbproject/tlb/api"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // TestControllerWritesOnlyChanges runs the controller on fake clients (a

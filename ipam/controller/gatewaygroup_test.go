@@ -19,7 +19,7 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 	"github.com/tlbproject/tlb/ipam"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // TestInvalidPoolAtStartMovesNoVIP is the reproduction on fake

@@ -21,7 +21,7 @@ import (
 	gwfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
 	"github.com/tlbproject/tlb/api"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/integration/envoyproc"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 	"github.com/tlbproject/tlb/l7/ratelimit/rlsproc"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // scopeApps: on the public listener, service app has one route with an

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/integration/envoyproc"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // group is the gateway group of deploy/envoy/gateway.yaml, which the

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // TestActiveHealthCheck: an endpoint that starts failing its health

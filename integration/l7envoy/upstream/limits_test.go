@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // TestCircuitBreakers: with one connection and one pending request

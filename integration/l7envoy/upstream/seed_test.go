@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/integration/envoyproc"
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 	"github.com/tlbproject/tlb/l7/authz/redisproc"
 	"github.com/tlbproject/tlb/l7/authz/sessionstore"
 )

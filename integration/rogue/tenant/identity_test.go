@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // forged are the identity headers a client makes up, in the case it

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/tlbproject/tlb/integration/poll"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {

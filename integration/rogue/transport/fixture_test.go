@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/tlbproject/tlb/integration/envoyproc"
-	"github.com/tlbproject/tlb/integration/poll"
 	"github.com/tlbproject/tlb/integration/tlstest"
+	"github.com/tlbproject/tlb/internal/poll"
 )
 
 // The addresses of this suite (127.0.25.0/24, ports 25000-25999).
