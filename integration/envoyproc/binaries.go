@@ -1,6 +1,7 @@
 package envoyproc
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
@@ -49,8 +50,10 @@ var l7Build struct {
 }
 
 // L7Binary returns an l7 binary: $TLB_BIN_DIR/l7 (the lab's binaries),
-// else one built once per process from this module into a temporary
-// directory (Go's build cache makes that quick).
+// else one built once per process from this module (Go's build cache
+// makes that quick) into binDir, where every test process of the run
+// shares one path: a test binary exits without a hook to remove what it
+// made, so a directory per process would be left behind by each.
 func L7Binary() (string, error) {
 	if d := os.Getenv("TLB_BIN_DIR"); d != "" {
 		p := filepath.Join(d, "l7")
@@ -59,26 +62,50 @@ func L7Binary() (string, error) {
 		}
 	}
 	l7Build.once.Do(func() {
-		root, err := ModuleRoot()
-		if err != nil {
-			l7Build.err = err
-			return
-		}
-		dir, err := os.MkdirTemp("", "tlb-l7-bin-")
-		if err != nil {
-			l7Build.err = err
-			return
-		}
-		p := filepath.Join(dir, "l7")
-		cmd := exec.Command("go", "build", "-o", p, "./l7/cmd/l7")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			l7Build.err = fmt.Errorf("envoyproc: go build l7: %w\n%s", err, out)
-			return
-		}
-		l7Build.path = p
+		l7Build.path, l7Build.err = buildL7()
 	})
 	return l7Build.path, l7Build.err
+}
+
+func buildL7() (string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	dir, err := binDir()
+	if err != nil {
+		return "", err
+	}
+	// Built under a name of its own, then renamed over the shared one:
+	// processes built side by side never run a half-written file, and one
+	// already running keeps the file it started.
+	tmp, err := os.CreateTemp(dir, "l7-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	_ = tmp.Close()
+	defer os.Remove(tmp.Name())
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), "./l7/cmd/l7")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("envoyproc: go build l7: %w\n%s", err, out)
+	}
+	p := filepath.Join(dir, "l7")
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// binDir is the one directory, under the system's temporary directory,
+// where the tests' binaries live: readable and runnable by any user (the
+// manifests' users are not root).
+func binDir() (string, error) {
+	dir := filepath.Join(os.TempDir(), "tlb-test-bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o755)
 }
 
 // ModuleRoot is the directory of this module's go.mod, found from the
@@ -103,28 +130,44 @@ func ModuleRoot() (string, error) {
 }
 
 // readableCopy returns a copy of the binary at src that any user can run,
-// made once per process under the system's temporary directory: the
-// lab cache is under root's home, which the manifest's user cannot enter.
+// made once per process in binDir under a name with its content's hash:
+// the lab cache is under root's home, which the manifest's user cannot
+// enter. Runs side by side share a copy instead of leaving one each.
 func readableCopy(src string) (string, error) {
 	copies.Lock()
 	defer copies.Unlock()
 	if p, ok := copies.m[src]; ok {
 		return p, nil
 	}
-	dir, err := os.MkdirTemp("", "tlb-bin-")
-	if err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", err
-	}
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, filepath.Base(src))
-	if err := os.WriteFile(p, b, 0o755); err != nil {
+	dir, err := binDir()
+	if err != nil {
 		return "", err
+	}
+	sum := sha256.Sum256(b)
+	p := filepath.Join(dir, fmt.Sprintf("%s-%x", filepath.Base(src), sum[:8]))
+	if _, err := os.Stat(p); err != nil {
+		tmp, err := os.CreateTemp(dir, filepath.Base(src)+"-*.tmp")
+		if err != nil {
+			return "", err
+		}
+		defer os.Remove(tmp.Name())
+		_, werr := tmp.Write(b)
+		if cerr := tmp.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", werr
+		}
+		if err := os.Chmod(tmp.Name(), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp.Name(), p); err != nil {
+			return "", err
+		}
 	}
 	if copies.m == nil {
 		copies.m = map[string]string{}
