@@ -60,12 +60,14 @@ monitoring-test: deps
 ## without Docker, as docker-archive tarballs for docker load / ctr import:
 ## ghcr.io/tlbproject/tlb:v0.1.0 (IMAGE_TAR) and the gateways' Envoy,
 ## ghcr.io/tlbproject/envoy:v<l7/bootstrap.EnvoyVersion> (ENVOY_IMAGE_TAR),
-## the official binary with the file capability deploy/envoy needs.
+## the official binary with the file capability deploy/envoy needs. Each for
+## amd64 (IMAGE_TAR) and arm64 (tlb-arm64.tar), joined in a multi-architecture
+## index (tlb.oci.tar, an OCI image layout tarball; docs/deploy-image.md).
 IMAGE_TAR ?= $(CURDIR)/.cache/image/tlb.tar
 ENVOY_IMAGE_TAR ?= $(CURDIR)/.cache/image/envoy.tar
 image: deps
-	./tools/image/build.sh $(IMAGE_TAR)
-	./tools/image/build-envoy.sh $(ENVOY_IMAGE_TAR)
+	IMAGE_ARCHS="amd64 arm64" ./tools/image/build.sh $(IMAGE_TAR)
+	IMAGE_ARCHS="amd64 arm64" ./tools/image/build-envoy.sh $(ENVOY_IMAGE_TAR)
 
 ## image-test: build both images twice and verify them by reading them back.
 image-test: deps

@@ -38,6 +38,9 @@ type Spec struct {
 	Source string
 	// Revision is the commit the binaries were built from (revision label).
 	Revision string
+	// Arch is the Go architecture the binaries are built for (amd64,
+	// arm64): the image's platform.
+	Arch string
 }
 
 // Build assembles the image: FROM scratch, one layer holding the binaries,
@@ -63,6 +66,7 @@ func Build(s Spec) (v1.Image, error) {
 	}
 	return assemble(layout{
 		tag:     s.Tag,
+		arch:    s.Arch,
 		entries: entries,
 		created: s.Created,
 		config: v1.Config{
@@ -85,6 +89,7 @@ func Build(s Spec) (v1.Image, error) {
 // theirs: the entries of its one layer, how it runs, and its history.
 type layout struct {
 	tag       name.Tag
+	arch      string
 	entries   []entry
 	created   time.Time
 	config    v1.Config
@@ -95,6 +100,10 @@ type layout struct {
 // assemble makes the image of a layout: FROM scratch, one layer, every
 // time in it l.created.
 func assemble(l layout) (v1.Image, error) {
+	plat, err := platform(l.arch)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: %w", l.tag, err)
+	}
 	raw, err := layerTar(l.entries, l.created)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", l.tag, err)
@@ -107,8 +116,9 @@ func assemble(l layout) (v1.Image, error) {
 	}
 	created := v1.Time{Time: l.created.UTC().Truncate(time.Second)}
 	cfg := &v1.ConfigFile{
-		Architecture: "amd64",
-		OS:           "linux",
+		Architecture: plat.Architecture,
+		Variant:      plat.Variant,
+		OS:           plat.OS,
 		Created:      created,
 		RootFS:       v1.RootFS{Type: "layers"},
 		Config:       l.config,

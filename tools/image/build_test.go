@@ -28,6 +28,7 @@ func testSpec(t *testing.T) Spec {
 		Created:  time.Unix(1764000000, 0),
 		Source:   "https://github.com/tlbproject/tlb",
 		Revision: "0123456789abcdef0123456789abcdef01234567",
+		Arch:     "amd64",
 	}
 }
 
@@ -202,11 +203,23 @@ func TestParseEpoch(t *testing.T) {
 // TestRun drives the command end to end on fake binaries and checks that
 // bad flags and missing binaries change nothing on disk.
 func TestRun(t *testing.T) {
+	// The binaries are copies of this test's own executable: an x86-64 ELF.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	elfData, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin := t.TempDir()
 	for _, n := range []string{"tlb", "netd", "l7", "ipam"} {
-		if err := os.WriteFile(filepath.Join(bin, n), []byte(n+" binary"), 0o755); err != nil {
+		if err := os.WriteFile(filepath.Join(bin, n), elfData, 0o755); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "script"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "sub", "img.tar")
 	good := []string{"--bin", bin, "--out", out, "--tag", "ghcr.io/tlbproject/tlb:v0.1.0", "--revision", "abc", "--source-date-epoch", "1764000000"}
@@ -218,6 +231,9 @@ func TestRun(t *testing.T) {
 		"bad tag":          {args: replace(good, "ghcr.io/tlbproject/tlb:v0.1.0", "ghcr.io/Tlb:"), wantErr: `--tag "ghcr.io/Tlb:"`},
 		"missing binary":   {args: append(append([]string{}, good...), "--binaries", "tlb,envoy"), wantErr: "binary envoy:"},
 		"no epoch":         {args: replace(good, "1764000000", ""), wantErr: "SOURCE_DATE_EPOCH"},
+		"other arch":       {args: append(append([]string{}, good...), "--arch", "arm64"), wantErr: "binary tlb: an ELF for EM_X86_64 (ELFCLASS64, ELFDATA2LSB), not for arm64"},
+		"unknown arch":     {args: append(append([]string{}, good...), "--arch", "riscv64"), wantErr: `architecture "riscv64": the images are built for amd64 and arm64`},
+		"not an ELF":       {args: append(append([]string{}, good...), "--binaries", "tlb,script"), wantErr: "binary script: not an ELF executable"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -63,6 +63,9 @@ type EnvoySpec struct {
 	// Builder is the commit of this repository that built the image,
 	// recorded in the layer's history.
 	Builder string
+	// Arch is the Go architecture of the binary and libraries (amd64,
+	// arm64): the image's platform.
+	Arch string
 }
 
 // BuildEnvoy assembles the Envoy image: FROM scratch, one layer holding
@@ -100,6 +103,7 @@ func BuildEnvoy(s EnvoySpec) (v1.Image, error) {
 	}
 	return assemble(layout{
 		tag:     s.Tag,
+		arch:    s.Arch,
 		entries: entries,
 		created: s.Created,
 		config: v1.Config{

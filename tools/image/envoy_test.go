@@ -33,6 +33,7 @@ func testEnvoySpec(t *testing.T) EnvoySpec {
 		Libc:    "2.36-9+deb12u14",
 		Created: time.Unix(1764000000, 0),
 		Builder: "0123456789abcdef0123456789abcdef01234567",
+		Arch:    "amd64",
 	}
 }
 

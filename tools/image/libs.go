@@ -24,15 +24,16 @@ type File struct {
 // none), comma-separated.
 const defaultLibDirs = "/lib/x86_64-linux-gnu,/usr/lib/x86_64-linux-gnu"
 
-// runtimeFiles are what the dynamically linked executable at exe needs to
-// start in an image that holds nothing else: its program interpreter (the
-// dynamic loader) at the path the executable names, and every shared
-// library it needs, directly or through other libraries (DT_NEEDED),
-// found in dirs and kept under the first dir that holds it. The files are
-// read below root ("/" on the build machine; a test's tree otherwise),
-// following symbolic links. A static executable needs none.
+// runtimeFiles are what the dynamically linked executable at exe (a path
+// on the build machine) needs to start in an image that holds nothing
+// else: its program interpreter (the dynamic loader) at the path the
+// executable names, and every shared library it needs, directly or through
+// other libraries (DT_NEEDED), found in dirs and kept under the first dir
+// that holds it. The loader and libraries are read below root ("/" on the
+// build machine; the unpacked C library of another architecture, or a
+// test's tree), following symbolic links. A static executable needs none.
 func runtimeFiles(root, exe string, dirs []string) ([]File, error) {
-	interp, needed, err := elfDeps(filepath.Join(root, exe))
+	interp, needed, err := elfDeps(exe)
 	if err != nil {
 		return nil, err
 	}

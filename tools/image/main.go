@@ -14,6 +14,13 @@
 //
 //	image envoy --envoy FILE --out FILE.tar --tag ghcr.io/tlbproject/envoy:v1.40.0 --revision SHA --libc-version V
 //
+// Each is built per architecture (--arch amd64 or arm64; the binaries
+// must be ELF executables of it). The multi-architecture image joins the
+// per-architecture tarballs in one index, written as an OCI image layout
+// tarball (`ctr import` takes it; a registry push keeps its digest):
+//
+//	image index --out FILE.oci.tar --tag T AMD64.tar ARM64.tar
+//
 // The images are deterministic: file mtimes and the creation time come from
 // SOURCE_DATE_EPOCH (or --source-date-epoch), so two builds of one commit
 // give one digest. It prints the digests and sizes.
@@ -54,6 +61,9 @@ func run(args []string, stdout io.Writer) error {
 	if len(args) > 0 && args[0] == "envoy" {
 		return runEnvoy(args[1:], stdout)
 	}
+	if len(args) > 0 && args[0] == "index" {
+		return runIndex(args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
 	binDir := fs.String("bin", "", "directory holding the built binaries")
 	bins := fs.String("binaries", defaultBinaries, "comma-separated binaries to take from --bin, entrypoint first")
@@ -62,6 +72,7 @@ func run(args []string, stdout io.Writer) error {
 	source := fs.String("source", "https://github.com/tlbproject/tlb", "repository URL for the source label")
 	revision := fs.String("revision", "", "commit of the binaries, for the revision label")
 	epoch := fs.String("source-date-epoch", os.Getenv("SOURCE_DATE_EPOCH"), "creation time and file mtimes, seconds since 1970 (default $SOURCE_DATE_EPOCH)")
+	arch := fs.String("arch", "amd64", "architecture the binaries are built for: amd64 or arm64")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,14 +91,19 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	img, err := Build(Spec{Tag: t, Binaries: binaries, Created: created, Source: *source, Revision: *revision})
+	for _, b := range binaries {
+		if err := checkExecutable("binary "+b.Name, b.Data, *arch); err != nil {
+			return err
+		}
+	}
+	img, err := Build(Spec{Tag: t, Binaries: binaries, Created: created, Source: *source, Revision: *revision, Arch: *arch})
 	if err != nil {
 		return err
 	}
 	if err := writeArchive(*out, t, img); err != nil {
 		return err
 	}
-	return report(stdout, "image", *out, t, img, binaries, nil)
+	return report(stdout, benchName("image", *arch), *out, t, img, binaries, nil)
 }
 
 // writeArchive writes img tagged t as a docker archive at out.
