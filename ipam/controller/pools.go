@@ -16,8 +16,7 @@ import (
 )
 
 // readConfig converts the cached VIPPools and L4Clusters into the
-// allocator's model. Errors name the object and field; the pools left
-// out because no director could serve them come back in refused.
+// allocator's model. Errors name the object and field.
 func (c *Controller) readConfig() ([]v1alpha1.VIPPool, []v1alpha1.L4Cluster, model, error) {
 	var pools []v1alpha1.VIPPool
 	var clusters []v1alpha1.L4Cluster
