@@ -107,6 +107,30 @@ func TestPoolStatusReadyAndPrinterColumns(t *testing.T) {
 		t.Errorf("kubectl get l4clusters t8 row %v", row)
 	}
 	t.Logf("kubectl get l4clusters t8: %v", row)
+
+	// A pool overlapping t8-pool: the set is refused, the new pool says
+	// why (Invalid, naming its CIDR), t8-pool keeps serving (Ready).
+	createObject(t, dc, v1alpha1.VIPPoolResource, &v1alpha1.VIPPool{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "VIPPool"},
+		ObjectMeta: metav1.ObjectMeta{Name: "t8-overlap"},
+		Spec:       v1alpha1.VIPPoolSpec{CIDRs: []string{"192.0.2.132/30"}, L4Cluster: "t8"},
+	})
+	t.Cleanup(func() {
+		if err := dc.Resource(v1alpha1.VIPPoolResource).Delete(context.Background(), "t8-overlap", metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete VIPPool t8-overlap: %v", err)
+		}
+	})
+	eventually(t, 60*time.Second, "t8-overlap Ready=False Invalid, t8-pool still Ready", func() (bool, string) {
+		bad := meta.FindStatusCondition(poolStatus(t, dc, "t8-overlap").Conditions, v1alpha1.ConditionReady)
+		good := poolStatus(t, dc, "t8-pool")
+		ok := bad != nil && bad.Status == metav1.ConditionFalse && bad.Reason == v1alpha1.ReasonInvalid &&
+			strings.Contains(bad.Message, `VIPPool "t8-overlap": CIDR 192.0.2.132/30 overlaps CIDR 192.0.2.128/29 of VIPPool "t8-pool"`) &&
+			meta.IsStatusConditionTrue(good.Conditions, v1alpha1.ConditionReady) && good.Used == 3
+		return ok, fmt.Sprintf("t8-overlap Ready %+v, t8-pool %+v", bad, good)
+	})
+	if err := dc.Resource(v1alpha1.VIPPoolResource).Delete(ctx, "t8-overlap", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func clusterStatus(t *testing.T, dc dynamic.Interface, name string) v1alpha1.L4ClusterStatus {
