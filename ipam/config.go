@@ -2,7 +2,6 @@ package ipam
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"net/netip"
 	"slices"
@@ -19,6 +18,12 @@ type Config struct {
 	ranges []poolRange
 }
 
+// The kinds a ConfigError names.
+const (
+	kindCluster = "L4Cluster"
+	kindPool    = "VIPPool"
+)
+
 type poolRange struct {
 	prefix netip.Prefix
 	pool   string
@@ -27,7 +32,8 @@ type poolRange struct {
 // NewConfig validates clusters and pools together and returns the Config.
 // Errors name the object and the field to fix: empty or duplicate names, a
 // cluster without environment or with a negative capacity, a pool naming an
-// unknown cluster, an unmasked CIDR, or two CIDRs that overlap.
+// unknown cluster, an unmasked CIDR, or two CIDRs that overlap. The error
+// is a *ConfigError naming the object.
 func NewConfig(clusters []L4Cluster, pools []VIPPool) (*Config, error) {
 	c := &Config{
 		clusters: make(map[string]L4Cluster, len(clusters)),
@@ -37,14 +43,14 @@ func NewConfig(clusters []L4Cluster, pools []VIPPool) (*Config, error) {
 	for _, cl := range clusters {
 		switch {
 		case cl.Name == "":
-			return nil, fmt.Errorf("%w: L4Cluster with an empty name", ErrInvalidConfig)
+			return nil, configError(kindCluster, "", "L4Cluster with an empty name")
 		case cl.Environment == "":
-			return nil, fmt.Errorf("%w: L4Cluster %q: spec.environment is empty; name the environment it serves", ErrInvalidConfig, cl.Name)
+			return nil, configError(kindCluster, cl.Name, "L4Cluster %q: spec.environment is empty; name the environment it serves", cl.Name)
 		case cl.Capacity < 0:
-			return nil, fmt.Errorf("%w: L4Cluster %q: spec.capacity %d is negative", ErrInvalidConfig, cl.Name, cl.Capacity)
+			return nil, configError(kindCluster, cl.Name, "L4Cluster %q: spec.capacity %d is negative", cl.Name, cl.Capacity)
 		}
 		if _, dup := c.clusters[cl.Name]; dup {
-			return nil, fmt.Errorf("%w: L4Cluster %q is defined twice", ErrInvalidConfig, cl.Name)
+			return nil, configError(kindCluster, cl.Name, "L4Cluster %q is defined twice", cl.Name)
 		}
 		if cl.Capacity == 0 {
 			cl.Capacity = DefaultL4ClusterCapacity
@@ -53,20 +59,20 @@ func NewConfig(clusters []L4Cluster, pools []VIPPool) (*Config, error) {
 	}
 	for _, p := range pools {
 		if p.Name == "" {
-			return nil, fmt.Errorf("%w: VIPPool with an empty name", ErrInvalidConfig)
+			return nil, configError(kindPool, "", "VIPPool with an empty name")
 		}
 		if _, dup := c.pools[p.Name]; dup {
-			return nil, fmt.Errorf("%w: VIPPool %q is defined twice", ErrInvalidConfig, p.Name)
+			return nil, configError(kindPool, p.Name, "VIPPool %q is defined twice", p.Name)
 		}
 		if _, ok := c.clusters[p.L4Cluster]; !ok {
-			return nil, fmt.Errorf("%w: VIPPool %q: spec.l4Cluster %q names no L4Cluster", ErrInvalidConfig, p.Name, p.L4Cluster)
+			return nil, configError(kindPool, p.Name, "VIPPool %q: spec.l4Cluster %q names no L4Cluster", p.Name, p.L4Cluster)
 		}
 		if len(p.Prefixes) == 0 {
-			return nil, fmt.Errorf("%w: VIPPool %q: spec.cidrs is empty", ErrInvalidConfig, p.Name)
+			return nil, configError(kindPool, p.Name, "VIPPool %q: spec.cidrs is empty", p.Name)
 		}
 		for i, pfx := range p.Prefixes {
 			if !pfx.IsValid() || pfx != pfx.Masked() {
-				return nil, fmt.Errorf("%w: VIPPool %q: spec.cidrs[%d] %s is not a network address (want %s)", ErrInvalidConfig, p.Name, i, pfx, pfx.Masked())
+				return nil, configError(kindPool, p.Name, "VIPPool %q: spec.cidrs[%d] %s is not a network address (want %s)", p.Name, i, pfx, pfx.Masked())
 			}
 			c.ranges = append(c.ranges, poolRange{prefix: pfx, pool: p.Name})
 		}
@@ -85,7 +91,7 @@ func NewConfig(clusters []L4Cluster, pools []VIPPool) (*Config, error) {
 	for i := 1; i < len(c.ranges); i++ {
 		a, b := c.ranges[i-1], c.ranges[i]
 		if a.prefix.Overlaps(b.prefix) {
-			return nil, fmt.Errorf("%w: VIPPool %q: CIDR %s overlaps CIDR %s of VIPPool %q", ErrInvalidConfig, b.pool, b.prefix, a.prefix, a.pool)
+			return nil, configError(kindPool, b.pool, "VIPPool %q: CIDR %s overlaps CIDR %s of VIPPool %q", b.pool, b.prefix, a.prefix, a.pool)
 		}
 	}
 	return c, nil

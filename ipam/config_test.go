@@ -79,3 +79,43 @@ func TestIPv6Pool(t *testing.T) {
 		t.Fatalf("cluster usage = %+v", u)
 	}
 }
+
+// TestConfigErrorNamesTheObject: the controller puts a refusal in the
+// status of the object the error names.
+func TestConfigErrorNamesTheObject(t *testing.T) {
+	good := []L4Cluster{{Name: "c", Environment: "e"}}
+	tests := map[string]struct {
+		clusters         []L4Cluster
+		pools            []VIPPool
+		wantKind, wantNm string
+	}{
+		"cluster without environment": {clusters: []L4Cluster{{Name: "c"}}, wantKind: "L4Cluster", wantNm: "c"},
+		"pool naming no cluster":      {clusters: good, pools: []VIPPool{{Name: "p", L4Cluster: "x", Prefixes: pfx("203.0.113.0/24")}}, wantKind: "VIPPool", wantNm: "p"},
+		"the later of two overlapping pools": {clusters: good, pools: []VIPPool{
+			{Name: "a", L4Cluster: "c", Prefixes: pfx("203.0.113.0/24")},
+			{Name: "b", L4Cluster: "c", Prefixes: pfx("203.0.113.128/25")},
+		}, wantKind: "VIPPool", wantNm: "b"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewConfig(tc.clusters, tc.pools)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Kind != tc.wantKind || ce.Name != tc.wantNm {
+				t.Fatalf("err = %#v, want a ConfigError naming %s %q", err, tc.wantKind, tc.wantNm)
+			}
+			if !strings.HasPrefix(err.Error(), ErrInvalidConfig.Error()+": ") {
+				t.Fatalf("message %q does not start with %q", err, ErrInvalidConfig)
+			}
+		})
+	}
+}
+
+func TestCheckServedRefusesIPv6(t *testing.T) {
+	if err := CheckServed(VIPPool{Name: "v4", Prefixes: pfx("203.0.113.0/24", "198.51.100.0/30")}); err != nil {
+		t.Fatalf("IPv4 pool refused: %v", err)
+	}
+	err := CheckServed(VIPPool{Name: "mixed", Prefixes: pfx("203.0.113.0/24", "2001:db8::/120")})
+	if !errors.Is(err, ErrIPv6NotServed) || !strings.Contains(err.Error(), "spec.cidrs[1] 2001:db8::/120") {
+		t.Fatalf("err = %v, want ErrIPv6NotServed naming spec.cidrs[1]", err)
+	}
+}

@@ -20,6 +20,10 @@ go build -o "$bindir/ipam" ./ipam/cmd/ipam
 export TLB_IPAM_BIN="$bindir/ipam"
 go build -o "$bindir/l7" ./l7/cmd/l7
 export TLB_L7_BIN="$bindir/l7"
+# The real kubectl, of the same Kubernetes module, for the test of
+# deploy/crds/gateway-api/install.sh.
+(cd tools/kubernetes && go build -mod=mod -o "$bindir/kubectl" k8s.io/kubernetes/cmd/kubectl)
+export TLB_KUBECTL="$bindir/kubectl"
 # The real kustomize (tools/go.mod), for the tests that build deploy/.
 go build -modfile=tools/go.mod -o "$bindir/kustomize" sigs.k8s.io/kustomize/kustomize/v5
 export TLB_KUSTOMIZE="$bindir/kustomize"

@@ -12,6 +12,7 @@ func (p *VIPPool) DeepCopyInto(out *VIPPool) {
 	out.TypeMeta = p.TypeMeta
 	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.CIDRs = slices.Clone(p.Spec.CIDRs)
+	out.Status.Conditions = slices.Clone(p.Status.Conditions)
 }
 
 // DeepCopy returns a copy of p.
@@ -53,6 +54,7 @@ func (l *VIPPoolList) DeepCopyObject() runtime.Object {
 func (c *L4Cluster) DeepCopyInto(out *L4Cluster) {
 	*out = *c
 	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Status.Conditions = slices.Clone(c.Status.Conditions)
 }
 
 // DeepCopy returns a copy of c.

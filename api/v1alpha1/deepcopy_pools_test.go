@@ -10,11 +10,13 @@ func TestDeepCopyIsDeep(t *testing.T) {
 	orig := &VIPPool{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}},
 		Spec:       VIPPoolSpec{CIDRs: []string{"203.0.113.0/24"}, L4Cluster: "c"},
+		Status:     VIPPoolStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue}}},
 	}
 	cp := orig.DeepCopy()
 	cp.Spec.CIDRs[0] = "198.51.100.0/24"
 	cp.Labels["a"] = "changed"
-	if orig.Spec.CIDRs[0] != "203.0.113.0/24" || orig.Labels["a"] != "b" {
+	cp.Status.Conditions[0].Status = metav1.ConditionFalse
+	if orig.Spec.CIDRs[0] != "203.0.113.0/24" || orig.Labels["a"] != "b" || orig.Status.Conditions[0].Status != metav1.ConditionTrue {
 		t.Fatalf("DeepCopy shares memory with the original: %+v", orig)
 	}
 	list := &VIPPoolList{Items: []VIPPool{*orig}}
@@ -23,10 +25,12 @@ func TestDeepCopyIsDeep(t *testing.T) {
 	if list.Items[0].Spec.CIDRs[0] != "203.0.113.0/24" {
 		t.Fatal("list DeepCopyObject shares item memory")
 	}
-	c := &L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: map[string]string{"k": "v"}}}
+	c := &L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: map[string]string{"k": "v"}},
+		Status: L4ClusterStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Reason: ReasonAllocating}}}}
 	cc := c.DeepCopy()
 	cc.Annotations["k"] = "w"
-	if c.Annotations["k"] != "v" {
+	cc.Status.Conditions[0].Reason = ReasonInvalid
+	if c.Annotations["k"] != "v" || c.Status.Conditions[0].Reason != ReasonAllocating {
 		t.Fatal("L4Cluster DeepCopy shares annotations")
 	}
 }

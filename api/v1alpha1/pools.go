@@ -22,12 +22,15 @@ type VIPPoolSpec struct {
 	AvoidBuggyIPs bool `json:"avoidBuggyIPs,omitempty"`
 }
 
-// VIPPoolStatus counts the addresses of the pool.
+// VIPPoolStatus counts the addresses of the pool and says whether VIPs
+// are allocated from it. The ipam controller writes it.
 type VIPPoolStatus struct {
 	// Used is how many VIPs of the pool are allocated.
 	Used int64 `json:"used"`
 	// Free is how many addresses are left (saturated at 2^63-1).
 	Free int64 `json:"free"`
+	// Conditions hold ConditionReady.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // VIPPoolList is a list of VIPPools.
@@ -57,7 +60,8 @@ type L4ClusterSpec struct {
 	Capacity int32 `json:"capacity,omitempty"`
 }
 
-// L4ClusterStatus counts the VIPs of the cluster.
+// L4ClusterStatus counts the VIPs of the cluster and says whether VIPs
+// are allocated to it. The ipam controller writes it.
 type L4ClusterStatus struct {
 	// Used is how many VIPs the cluster serves.
 	Used int64 `json:"used"`
@@ -65,6 +69,8 @@ type L4ClusterStatus struct {
 	Free int64 `json:"free"`
 	// Pools is how many VIPPools name this cluster.
 	Pools int32 `json:"pools"`
+	// Conditions hold ConditionReady.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // L4ClusterList is a list of L4Clusters.

@@ -94,7 +94,9 @@ func TestDeployOnRealNodes(t *testing.T) {
 	d := buildDC(t, 1)
 	gw := d.gateways[0]
 	backend := net.JoinHostPort(d.gatewayAddr[0], backendPort)
-	objs := buildDeploy(t, kustomize, deployOverlay(t, backend))
+	// The Gateway API CRDs first, absent from this new cluster, as the
+	// separate step of docs/kubernetes.md installs them; then deploy/.
+	objs := append(gatewayAPICRDs(t), buildDeploy(t, kustomize, deployOverlay(t, backend))...)
 	u, err := url.Parse(s.Config.Host)
 	if err != nil {
 		t.Fatal(err)

@@ -232,3 +232,22 @@ func createAll(s *apiserver.Server, objs []any) error {
 	}
 	return s.CreateAll(context.Background(), us)
 }
+
+// gatewayAPICRDs are the CRDs of deploy/crds/gateway-api, which
+// deploy/crds/gateway-api/install.sh installs in a cluster that has none.
+func gatewayAPICRDs(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(repoRoot(t), "deploy", "crds", "gateway-api", "gateway.networking.k8s.io_*.yaml"))
+	var out []*unstructured.Unstructured
+	for _, f := range files {
+		objs, err := apiserver.ReadManifests(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, objs...)
+	}
+	if len(out) == 0 {
+		t.Fatal("no Gateway API CRDs in deploy/crds/gateway-api")
+	}
+	return out
+}

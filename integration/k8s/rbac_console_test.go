@@ -109,12 +109,12 @@ func TestRBACConsole(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tlb-console reads the API server: %v", err)
 	}
-	// deploy/crds installs the Gateway API CRDs (TestMain installs
-	// them here): the console, allowed to list Gateways, reports them
+	// deploy/crds/gateway-api holds the Gateway API CRDs (TestMain
+	// installs them here): the console, allowed to list Gateways, reports them
 	// installed. (Without the CRD the API server answers 404, which the
 	// console shows as "not installed"; internal/console tests both.)
 	if !st.GatewaysInstalled {
-		t.Error("Gateways reported not installed although deploy/crds installs the Gateway API CRD")
+		t.Error("Gateways reported not installed although TestMain installs the Gateway API CRDs of deploy/crds/gateway-api")
 	}
 
 	// Watch, as an informer would, each kind the page reads.

@@ -70,6 +70,10 @@ type Controller struct {
 	// configValid is false while the cached VIPPools and L4Clusters are
 	// inconsistent (the allocator keeps the last good ones, or none).
 	configValid atomic.Bool
+	// load is what the allocator holds of the VIPPools and L4Clusters,
+	// for their status. Only the pool worker touches it (and Run, before
+	// the worker starts).
+	load loaded
 
 	mu sync.Mutex
 	// pending are Services refused for lack of a free address or of a

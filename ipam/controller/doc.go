@@ -4,7 +4,11 @@
 // Services a VIP from the allocator in package ipam and writes it to
 // status.loadBalancer.ingress, with the annotations naming the pool and L4
 // cluster, in one write to the status subresource; and it writes the
-// used/free counts of pools and clusters to their status.
+// used/free counts and the Ready condition of pools and clusters to their
+// status (statusplan.go plans it; nothing is written when it is
+// unchanged). A pool that no director could serve (ipam.CheckServed: an
+// IPv6 CIDR) is left out of the allocator and says so in its Ready
+// condition.
 //
 // It follows the sample-controller pattern (informers, a typed rate-limited
 // workqueue of keys, DeepCopy before writing, Forget on success and

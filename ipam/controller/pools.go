@@ -2,15 +2,11 @@ package controller
 
 import (
 	"cmp"
-	"context"
 	"fmt"
-	"math"
 	"net/netip"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,55 +17,73 @@ import (
 
 // readConfig converts the cached VIPPools and L4Clusters into the
 // allocator's model. Errors name the object and field.
-func (c *Controller) readConfig() ([]v1alpha1.VIPPool, []v1alpha1.L4Cluster, *ipam.Config, error) {
+func (c *Controller) readConfig() ([]v1alpha1.VIPPool, []v1alpha1.L4Cluster, model, error) {
 	var pools []v1alpha1.VIPPool
 	var clusters []v1alpha1.L4Cluster
 	objs, err := c.pools.List(labels.Everything())
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("list VIPPools: %w", err)
+		return nil, nil, model{}, fmt.Errorf("list VIPPools: %w", err)
 	}
 	for _, o := range objs {
 		var p v1alpha1.VIPPool
 		if err := fromUnstructured(o, &p); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, model{}, err
 		}
 		pools = append(pools, p)
 	}
 	objs, err = c.clusters.List(labels.Everything())
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("list L4Clusters: %w", err)
+		return nil, nil, model{}, fmt.Errorf("list L4Clusters: %w", err)
 	}
 	for _, o := range objs {
 		var cl v1alpha1.L4Cluster
 		if err := fromUnstructured(o, &cl); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, model{}, err
 		}
 		clusters = append(clusters, cl)
 	}
-	cfg, err := ModelConfig(pools, clusters)
-	return pools, clusters, cfg, err
+	m, err := modelConfig(pools, clusters)
+	return pools, clusters, m, err
 }
 
-// ModelConfig converts VIPPool and L4Cluster objects into the allocator's
-// validated Config.
-func ModelConfig(pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster) (*ipam.Config, error) {
+// model is the allocator's configuration made of VIPPool and L4Cluster
+// objects.
+type model struct {
+	// cfg is what the allocator serves; nil when the objects are invalid.
+	cfg *ipam.Config
+	// refused are the pools left out of cfg because no director could
+	// serve them (ipam.CheckServed), with why, by name.
+	refused map[string]error
+}
+
+// modelConfig converts VIPPool and L4Cluster objects into the allocator's
+// validated Config, leaving out (refused) the pools that
+// ipam.CheckServed refuses.
+func modelConfig(pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster) (model, error) {
 	var mc []ipam.L4Cluster
 	for _, cl := range clusters {
 		mc = append(mc, ipam.L4Cluster{Name: cl.Name, Environment: ipam.Environment(cl.Spec.Environment), Capacity: int(cl.Spec.Capacity)})
 	}
+	m := model{refused: map[string]error{}}
 	var mp []ipam.VIPPool
 	for _, p := range pools {
 		vp := ipam.VIPPool{Name: p.Name, L4Cluster: p.Spec.L4Cluster, AvoidBuggyIPs: p.Spec.AvoidBuggyIPs}
 		for i, s := range p.Spec.CIDRs {
 			pfx, err := netip.ParsePrefix(s)
 			if err != nil {
-				return nil, fmt.Errorf("%w: VIPPool %q: spec.cidrs[%d] %q is not a CIDR", ipam.ErrInvalidConfig, p.Name, i, s)
+				return m, fmt.Errorf("%w: VIPPool %q: spec.cidrs[%d] %q is not a CIDR", ipam.ErrInvalidConfig, p.Name, i, s)
 			}
 			vp.Prefixes = append(vp.Prefixes, pfx)
 		}
+		if err := ipam.CheckServed(vp); err != nil {
+			m.refused[p.Name] = err
+			continue
+		}
 		mp = append(mp, vp)
 	}
-	return ipam.NewConfig(mc, mp)
+	cfg, err := ipam.NewConfig(mc, mp)
+	m.cfg = cfg
+	return m, err
 }
 
 func fromUnstructured(o runtime.Object, into any) error {
@@ -84,17 +98,24 @@ func fromUnstructured(o runtime.Object, into any) error {
 }
 
 // applyConfig hands the cached pools to the allocator, or keeps the last
-// good ones when they are inconsistent.
+// good ones when they are inconsistent, and records what is loaded for
+// the status of each object.
 func (c *Controller) applyConfig() error {
-	_, _, cfg, err := c.readConfig()
+	pools, clusters, m, err := c.readConfig()
 	if err != nil {
 		c.configValid.Store(false)
 		c.metrics.configValid.Set(0)
+		c.load.err = err
+		if m.refused != nil {
+			c.load.refused = m.refused
+		}
+		c.poolQueue.AddAfter(statusKey, statusDelay)
 		return err
 	}
 	c.configValid.Store(true)
 	c.metrics.configValid.Set(1)
-	c.alloc.SetConfig(cfg)
+	c.alloc.SetConfig(m.cfg)
+	c.load = loadedFrom(pools, clusters, m)
 	c.poolQueue.AddAfter(statusKey, statusDelay)
 	c.retryPending()
 	return nil
@@ -139,61 +160,4 @@ func (c *Controller) rebuild() {
 		vips++
 	}
 	c.log.Info("allocations rebuilt from the API server", "vips", vips, "otherServicesHoldingAddresses", reserved)
-}
-
-// writePoolStatus writes used/free counts to every VIPPool and L4Cluster
-// whose cached status differs.
-func (c *Controller) writePoolStatus(ctx context.Context) error {
-	pools, clusters, _, err := c.readConfig()
-	if err != nil && pools == nil && clusters == nil {
-		return err
-	}
-	poolsPer := map[string]int32{}
-	for _, p := range pools {
-		poolsPer[p.Spec.L4Cluster]++
-		u := c.alloc.PoolUsage(p.Name)
-		want := v1alpha1.VIPPoolStatus{Used: clampInt64(u.Used), Free: clampInt64(u.Free)}
-		if p.Status == want {
-			continue
-		}
-		p.Status = want
-		if err := c.writeStatus(ctx, v1alpha1.VIPPoolResource.Resource, &p); err != nil {
-			return err
-		}
-	}
-	for _, cl := range clusters {
-		u := c.alloc.ClusterUsage(cl.Name)
-		want := v1alpha1.L4ClusterStatus{Used: clampInt64(u.Used), Free: clampInt64(u.Free), Pools: poolsPer[cl.Name]}
-		if cl.Status == want {
-			continue
-		}
-		cl.Status = want
-		if err := c.writeStatus(ctx, v1alpha1.L4ClusterResource.Resource, &cl); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *Controller) writeStatus(ctx context.Context, resource string, obj metav1.Object) error {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return fmt.Errorf("encode status of %s %q: %w", resource, obj.GetName(), err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetAPIVersion(v1alpha1.SchemeGroupVersion.String())
-	gvr := v1alpha1.SchemeGroupVersion.WithResource(resource)
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := c.opts.Dynamic.Resource(gvr).UpdateStatus(tctx, u, metav1.UpdateOptions{FieldManager: "tlb-ipam"}); err != nil {
-		return fmt.Errorf("update status of %s %q: %w", resource, obj.GetName(), err)
-	}
-	return nil
-}
-
-func clampInt64(v uint64) int64 {
-	if v > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(v)
 }

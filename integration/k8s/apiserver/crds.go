@@ -43,15 +43,19 @@ func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// InstallCRDs creates every CRD in the YAML files of dir and waits until
-// each is established. A dir without YAML files (a wrong path) is an
+// InstallCRDs creates every CRD in the YAML files of dir and of its
+// subdirectories and waits until each is established. A dir without YAML files (a wrong path) is an
 // error, not an empty install.
 func InstallCRDs(ctx context.Context, cfg *rest.Config, dir string) error {
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("build dynamic client: %w", err)
 	}
+	// deploy/crds keeps the Gateway API CRDs one level down
+	// (gateway-api/, installed by a separate step in a real cluster).
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	nested, _ := filepath.Glob(filepath.Join(dir, "*", "*.yaml"))
+	files = append(files, nested...)
 	installed := 0
 	for _, f := range files {
 		if filepath.Base(f) == "kustomization.yaml" {

@@ -106,8 +106,21 @@ func TestTenantCannotAimInterceptorsElsewhere(t *testing.T) {
 	t.Run("TrafficPolicy", func(t *testing.T) {
 		gwVIP := s.vip(19)
 		sharedGateway(t, s, gwVIP)
+		// The API server itself refuses a TrafficPolicy naming a URL (the
+		// CRD's CEL rules); one naming an endpoint declared for another
+		// namespace passes the schema and is refused by the controller.
+		err := create(t, teamB.config, teamB.ns, `apiVersion: tlb.io/v1alpha1
+kind: TrafficPolicy
+metadata: {name: steal}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: r}]
+  interceptors: [{"type":"external","id":"x","transport":"rest","url":"`+collect+`"}]
+`)
+		if err == nil || !strings.Contains(err.Error(), "spec.interceptors[0]") || !strings.Contains(err.Error(), "may not name where an interceptor is") {
+			t.Fatalf("TrafficPolicy naming a URL: %v, want the API server's refusal naming spec.interceptors[0]", err)
+		}
 		for _, tn := range []*tenant{teamB, teamA} { // team-b first: team-a's policy in effect means team-b's was read
-			policy := `[{"type":"external","id":"x","transport":"rest","url":"` + collect + `"}]`
+			policy := `[{"type":"external","id":"x","endpoint":"audit"}]`
 			if tn == teamA {
 				policy = `[{"type":"external","id":"audit","endpoint":"audit"}]`
 			}

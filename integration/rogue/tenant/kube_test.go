@@ -178,6 +178,15 @@ func waitEvent(t *testing.T, ns, name string, want ...string) string {
 // through discovery.
 func apply(t *testing.T, cfg *rest.Config, ns string, docs string) {
 	t.Helper()
+	if err := create(t, cfg, ns, docs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// create creates the objects of docs in ns as cfg's user, and returns the
+// API server's first refusal.
+func create(t *testing.T, cfg *rest.Config, ns string, docs string) error {
+	t.Helper()
 	ctx := ctxFor(t, time.Minute)
 	dc, err := discovery.NewDiscoveryClientForConfig(server.Config)
 	if err != nil {
@@ -197,7 +206,7 @@ func apply(t *testing.T, cfg *rest.Config, ns string, docs string) {
 		var o unstructured.Unstructured
 		if err := dec.Decode(&o.Object); err != nil {
 			if err.Error() == "EOF" {
-				return
+				return nil
 			}
 			t.Fatalf("decode: %v", err)
 		}
@@ -215,7 +224,7 @@ func apply(t *testing.T, cfg *rest.Config, ns string, docs string) {
 			r = dyn.Resource(m.Resource).Namespace(ns)
 		}
 		if _, err := r.Create(ctx, &o, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("create %s %s/%s: %v", gvk.Kind, ns, o.GetName(), err)
+			return fmt.Errorf("create %s %s/%s: %w", gvk.Kind, ns, o.GetName(), err)
 		}
 	}
 }

@@ -1,0 +1,91 @@
+package controller
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/tlbproject/tlb/api/v1alpha1"
+	"github.com/tlbproject/tlb/internal/poll"
+	"github.com/tlbproject/tlb/ipam"
+)
+
+// TestPoolStatusWrittenOnlyWhenChanged runs the pool half of the
+// controller step by step on fake clients: a VIPPool with an IPv6 CIDR
+// (one that predates the CRD's rule) is left out of the allocator and
+// says why in its Ready condition, the IPv4 pool says Ready with its
+// counts, and writing status again with nothing changed writes nothing.
+func TestPoolStatusWrittenOnlyWhenChanged(t *testing.T) {
+	dc := fakePools(t, pool("v4", "c", "203.0.113.0/30"), pool("v6", "c", "2001:db8::/126"))
+	c, err := New(Options{Client: fake.NewClientset(), Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.dynInformers.Start(ctx.Done())
+	defer func() { cancel(); c.dynInformers.Shutdown() }()
+	if !cache.WaitForCacheSync(ctx.Done(), c.crdSync...) {
+		t.Fatal("caches did not sync")
+	}
+	if err := c.applyConfig(); err != nil {
+		t.Fatalf("a set with an IPv6 pool is refused as a whole: %v", err)
+	}
+	if _, err := c.alloc.Allocate("ns/a", ipam.Request{Environment: "prod"}); err != nil {
+		t.Fatal(err)
+	}
+	if u := c.alloc.PoolUsage("v6"); u != (ipam.Usage{}) {
+		t.Fatalf("the IPv6 pool is loaded: %+v", u)
+	}
+	statusWrites := func() int {
+		n := 0
+		for _, a := range dc.Actions() {
+			if a.GetVerb() == "update" && a.GetSubresource() == "status" {
+				n++
+			}
+		}
+		return n
+	}
+	if err := c.writePoolStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := statusWrites(); n != 3 {
+		t.Fatalf("%d status writes, want 3 (two pools, one cluster)", n)
+	}
+	get := func(name string) v1alpha1.VIPPool {
+		t.Helper()
+		var p v1alpha1.VIPPool
+		o, err := c.pools.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fromUnstructured(o, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	poll.Until(t, 10*time.Second, "the cache holds the written status", func() bool {
+		objs, _ := c.clusters.List(labels.Everything())
+		return len(get("v4").Status.Conditions) == 1 && len(get("v6").Status.Conditions) == 1 && len(objs) == 1 &&
+			len(objs[0].(interface{ UnstructuredContent() map[string]any }).UnstructuredContent()["status"].(map[string]any)) > 0
+	})
+	v4, v6 := get("v4"), get("v6")
+	if r := v4.Status.Conditions[0]; v4.Status.Used != 1 || v4.Status.Free != 3 || r.Status != metav1.ConditionTrue || r.Reason != v1alpha1.ReasonAllocating {
+		t.Errorf("v4 status %+v, want used 1, free 3, Ready True", v4.Status)
+	}
+	if r := v6.Status.Conditions[0]; v6.Status.Used != 0 || v6.Status.Free != 0 || r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.ReasonIPv6NotServed {
+		t.Errorf("v6 status %+v, want nothing counted, Ready False IPv6NotServed", v6.Status)
+	}
+	if err := c.writePoolStatus(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := statusWrites(); n != 3 {
+		t.Fatalf("a second pass with nothing changed wrote status %d more times", n-3)
+	}
+}
