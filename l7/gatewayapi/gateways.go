@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -62,17 +63,24 @@ func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
 				fmt.Sprintf("spec.addresses[%d].value: %q is not an IP address", i, a.Value), gen, now)
 		}
 	}
-	valid := 0
+	// The spec (GatewaySpec.Listeners): the ListenersNotValid message
+	// "SHOULD clearly indicate in the Message which Listeners are
+	// conflicted, and which are Accepted".
+	var valid, invalid []string
 	for _, l := range g.listeners {
 		if l.accepted.Status == metav1.ConditionTrue {
-			valid++
+			valid = append(valid, string(l.spec.Name))
+		} else {
+			invalid = append(invalid, fmt.Sprintf("%s (%s)", l.spec.Name, l.accepted.Reason))
 		}
 	}
 	switch {
-	case valid == 0:
-		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonListenersNotValid, "no listener is valid", gen, now)
-	case valid < len(g.listeners):
-		return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonListenersNotValid, "some listeners are not valid", gen, now)
+	case len(valid) == 0:
+		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonListenersNotValid,
+			"no listener is valid: "+strings.Join(invalid, ", "), gen, now)
+	case len(invalid) > 0:
+		return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonListenersNotValid,
+			fmt.Sprintf("listeners not accepted: %s; accepted: %s", strings.Join(invalid, ", "), strings.Join(valid, ", ")), gen, now)
 	}
 	return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonAccepted, "accepted", gen, now)
 }

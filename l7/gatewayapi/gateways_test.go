@@ -175,11 +175,18 @@ func TestListenerConditions(t *testing.T) {
 		},
 		"hostname conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 80, "a.example.com"), httpListener("b", 80, "a.example.com"), httpListener("c", 80, "c.example.com")},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"}, "c": ok},
+			want: map[string]listenerWant{
+				"a": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"},
+				"b": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"},
+				"c": ok,
+			},
 		},
 		"protocol conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 443, ""), httpsListener("b", 443, "", secretRef("", "wild"))},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"}},
+			want: map[string]listenerWant{
+				"a": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"},
+				"b": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"},
+			},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -291,10 +298,10 @@ func TestHTTPSListenerWithoutHostnameServesCertificateNames(t *testing.T) {
 	}
 }
 
-// TestSharedPortKeepsOneDefaultChain: two listeners on a port without
-// hostname conflict; the first alone serves its certificate for every
-// name, and the model gets one default chain.
-func TestSharedPortKeepsOneDefaultChain(t *testing.T) {
+// TestSharedPortWithoutHostnamesServesNeither: two HTTPS listeners on a
+// port without hostname are indistinct; neither serves its certificate
+// (the first used to keep the default chain; the spec picks no winner).
+func TestSharedPortWithoutHostnamesServesNeither(t *testing.T) {
 	in := world(t)
 	in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{
 		httpsListener("a", 443, "", secretRef("", "first")),
@@ -302,12 +309,11 @@ func TestSharedPortKeepsOneDefaultChain(t *testing.T) {
 	}
 	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "first"), tlsSecret(t, "infra", "second"))
 	res := Build(in)
-	var tls []model.SNICertificate
-	for _, l := range res.Config.Gateways[0].Listeners {
-		tls = append(tls, l.TLS...)
+	if len(res.Config.Gateways) != 0 || len(res.Config.Certificates) != 0 {
+		t.Fatalf("gateways %+v, certificates %d; want none served", res.Config.Gateways, len(res.Config.Certificates))
 	}
-	if len(tls) != 1 || tls[0].ServerNames != nil || tls[0].Certificate != "cert.infra.first" {
-		t.Fatalf("TLS %+v; want cert.infra.first alone, without server names", tls)
+	for _, l := range res.Status.Gateways[gwKey].Listeners {
+		wantCond(t, l.Conditions, "Conflicted", true, string(gatewayv1.ListenerReasonHostnameConflict))
 	}
 }
 
