@@ -30,7 +30,8 @@ func TestGRPCRouteTranslation(t *testing.T) {
 				method(nil, "shop.Cart", ""),
 				method(nil, "", "Watch"),
 				method(&regex, "shop\\..*", ""),
-				{Headers: []gatewayv1.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}}},
+				{Headers: []gatewayv1.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}, {Name: "x-tenant", Value: "b"}}},
+				method(&regex, "", "Get|List"),
 			},
 			Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterRequestHeaderModifier,
 				RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Via", Value: "tlb"}}}}},
@@ -48,11 +49,16 @@ func TestGRPCRouteTranslation(t *testing.T) {
 		t.Fatalf("service %s; want gr.app.g with one HTTP/2 upstream", jsonOf(s))
 	}
 	hdr := &model.RouteResponses{Headers: &model.HeaderRules{Request: model.HeaderEdits{Set: map[string]string{"x-via": "tlb"}}}}
+	// The spec's order (GRPCRouteRule.Matches): characters of the
+	// service, then of the method; a method-only match used to outrank a
+	// service-only one. Regular expressions are grouped per field: "a|b"
+	// used to split the whole path.
 	want := []model.Route{
-		{Name: "rule-0-0", Exact: "/shop.Cart/Add"},
-		{Name: "rule-0-2", Regex: "/[^/]+/Watch"},
-		{Name: "rule-0-3", Regex: "/shop\\..*/[^/]+"},
-		{Name: "rule-0-1", Prefix: "/shop.Cart/"},
+		{Name: "rule-0-0", Exact: "/shop.Cart/Add", Precedence: model.GRPCPrecedence("shop.Cart", "Add")},
+		{Name: "rule-0-1", Prefix: "/shop.Cart/", Precedence: model.GRPCPrecedence("shop.Cart", "")},
+		{Name: "rule-0-3", Regex: "/(?:shop\\..*)/(?:[^/]+)", Precedence: model.GRPCPrecedence("shop\\..*", "")},
+		{Name: "rule-0-5", Regex: "/(?:[^/]+)/(?:Get|List)", Precedence: model.GRPCPrecedence("", "Get|List")},
+		{Name: "rule-0-2", Regex: "/[^/]+/Watch", Precedence: model.GRPCPrecedence("", "Watch")},
 		{Name: "rule-0-4", Prefix: "/", Headers: []model.HeaderMatch{{Name: "x-tenant", Exact: "a"}}},
 	}
 	for i := range want {

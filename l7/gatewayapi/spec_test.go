@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlbproject/tlb/l7/model"
 )
 
 // The tests of this file each hold one behaviour the spec asks for that
@@ -44,4 +46,67 @@ func TestConflictedListenersNotServed(t *testing.T) {
 	}
 	rs := res.Status.HTTPRoutes[nn("app", "r")]
 	wantCond(t, rs.Parents[0].Conditions, "Accepted", false, string(gatewayv1.RouteReasonNotAllowedByListeners))
+}
+
+// TestEquivalentHeaderMatchesKeepTheFirst: "foo" and "Foo" are one
+// header; both used to be kept, so no request (one value per header)
+// could match the rule. The spec (HTTPHeaderMatch.Name): "only the first
+// entry with an equivalent name MUST be considered for a match".
+func TestEquivalentHeaderMatchesKeepTheFirst(t *testing.T) {
+	in := world(t)
+	in.HTTPRoutes = append(in.HTTPRoutes, testHTTPRoute("r", gatewayv1.HTTPRouteRule{
+		Matches: []gatewayv1.HTTPRouteMatch{{
+			Headers: []gatewayv1.HTTPHeaderMatch{{Name: "X-Env", Value: "prod"}, {Name: "x-env", Value: "dev"}},
+			QueryParams: []gatewayv1.HTTPQueryParamMatch{
+				{Name: "v", Value: "1"}, {Name: "v", Value: "2"}, {Name: "V", Value: "3"},
+			},
+		}},
+		BackendRefs: httpBackends(backendRef("", "web", 8080, nil)),
+	}))
+	res := Build(in)
+	r := res.Config.Services[0].Routes[0]
+	if len(r.Headers) != 1 || r.Headers[0] != (model.HeaderMatch{Name: "x-env", Exact: "prod"}) {
+		t.Errorf("headers %+v; want x-env: prod alone", r.Headers)
+	}
+	// Query parameter names are case-sensitive: "V" is another one.
+	if len(r.Queries) != 2 || r.Queries[0].Exact != "1" || r.Queries[1].Name != "V" {
+		t.Errorf("queries %+v; want v=1 and V=3", r.Queries)
+	}
+}
+
+// TestGRPCInvalidBackendsAreUnavailable: a GRPCRoute's share of invalid
+// backends was answered 500, which gRPC clients read as UNKNOWN; the spec
+// (GRPCRouteRule.BackendRefs) asks for UNAVAILABLE: 503.
+func TestGRPCInvalidBackendsAreUnavailable(t *testing.T) {
+	in := world(t)
+	rule := func(name string, refs ...gatewayv1.BackendRef) gatewayv1.GRPCRouteRule {
+		r := gatewayv1.GRPCRouteRule{Name: ptr(gatewayv1.SectionName(name)),
+			Matches: []gatewayv1.GRPCRouteMatch{{Method: &gatewayv1.GRPCMethodMatch{Service: ptr(name)}}}}
+		for _, ref := range refs {
+			r.BackendRefs = append(r.BackendRefs, gatewayv1.GRPCBackendRef{BackendRef: ref})
+		}
+		return r
+	}
+	in.GRPCRoutes = append(in.GRPCRoutes, &gatewayv1.GRPCRoute{ObjectMeta: meta("app", "g"), Spec: gatewayv1.GRPCRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef("infra", "gw", "http")}},
+		Rules: []gatewayv1.GRPCRouteRule{
+			rule("half", backendRef("", "web", 8080, nil), backendRef("", "nope", 8080, nil)),
+			rule("none", backendRef("", "nope", 8080, nil)),
+		},
+	}})
+	res := Build(in)
+	wantCond(t, res.Status.GRPCRoutes[nn("app", "g")].Parents[0].Conditions, "ResolvedRefs", false, string(gatewayv1.RouteReasonBackendNotFound))
+	routes := map[string]model.Route{}
+	for _, r := range res.Config.Services[0].Routes {
+		routes[r.Name] = r
+	}
+	if h := routes["half"]; h.FailedWeight != 1 || h.FailedStatus != 503 || len(h.Targets) != 1 {
+		t.Errorf("half: %s; want one target and a failed weight of 1 answered 503", jsonOf(h))
+	}
+	if d := model.DirectResponseOf(routes["none"]); d == nil || d.Status != 503 {
+		t.Errorf("none: direct response %+v; want 503", d)
+	}
+	if r := model.Resolve(res.Config, model.Options{}); len(r.Problems) > 0 {
+		t.Fatalf("the model refuses the routes: %v", r.Problems)
+	}
 }

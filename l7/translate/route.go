@@ -181,8 +181,13 @@ func redirectRoutes(name string) *route.RouteConfiguration {
 // Gateway API route ranks a regex by its characters, as a prefix: the
 // spec leaves regexes to the implementation and Envoy Gateway and
 // Contour rank them so.
+//
+// A GRPCRoute's method match ranks by its Precedence instead: the
+// characters of the service, then of the method (model.GRPCPrecedence).
 func specificity(r *model.Route, gatewayAPI bool) int {
 	switch {
+	case r.Precedence > 0 && gatewayAPI:
+		return r.Precedence
 	case r.Exact != "":
 		return 1<<21 + len(r.Exact)
 	case r.Regex != "" && gatewayAPI:
