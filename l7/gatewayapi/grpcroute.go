@@ -3,8 +3,8 @@ package gatewayapi
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"regexp"
+	"slices"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"

@@ -243,7 +243,7 @@ type Route struct {
 	// GRPCPrecedence).
 	Precedence int
 	Retries    *RetryPolicy
-	Sticky       *CookieSticky
+	Sticky     *CookieSticky
 	// Interceptors run in order in the authorization service before the
 	// request goes upstream (Envoy's ext_authz); empty: never called.
 	Interceptors chain.Chain
