@@ -103,13 +103,18 @@ func TestTLSRoutePassthrough(t *testing.T) {
 			tls = l
 		}
 	}
-	want := []model.SNITarget{{ServerNames: []string{"db.example.com"}, Targets: []model.WeightedCluster{
-		{Cluster: "tr.app.t/app.db.8080", Weight: 3}, {Cluster: "tr.app.t/app.web.8080", Weight: 1}}}}
+	// A route whose backends are all invalid rejects its connections:
+	// its names go to an upstream without endpoints.
+	want := []model.SNITarget{
+		{ServerNames: []string{"x.example.com"}, Targets: []model.WeightedCluster{{Cluster: "tr.app.missing/invalid-backends", Weight: 1}}},
+		{ServerNames: []string{"db.example.com"}, Targets: []model.WeightedCluster{
+			{Cluster: "tr.app.t/app.db.8080", Weight: 3}, {Cluster: "tr.app.t/app.web.8080", Weight: 1}}},
+	}
 	if !reflect.DeepEqual(tls.Passthrough, want) {
 		t.Fatalf("passthrough %s; want %s", jsonOf(tls.Passthrough), jsonOf(want))
 	}
-	if len(res.Config.Services) != 1 || res.Config.Services[0].Name != "tr.app.t" || len(res.Config.Services[0].Listeners) != 0 ||
-		!reflect.DeepEqual(res.Config.Services[0].Hosts, []string{"db.example.com"}) || len(res.Config.Services[0].Upstreams) != 2 {
+	if len(res.Config.Services) != 2 || res.Config.Services[1].Name != "tr.app.t" || len(res.Config.Services[1].Listeners) != 0 ||
+		!reflect.DeepEqual(res.Config.Services[1].Hosts, []string{"db.example.com"}) || len(res.Config.Services[1].Upstreams) != 2 {
 		t.Fatalf("services %s; want tr.app.t holding the two clusters, on no listener", jsonOf(res.Config.Services))
 	}
 }

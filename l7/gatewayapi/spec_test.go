@@ -1,6 +1,7 @@
 package gatewayapi
 
 import (
+	"slices"
 	"testing"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -108,5 +109,37 @@ func TestGRPCInvalidBackendsAreUnavailable(t *testing.T) {
 	}
 	if r := model.Resolve(res.Config, model.Options{}); len(r.Problems) > 0 {
 		t.Fatalf("the model refuses the routes: %v", r.Problems)
+	}
+}
+
+// TestTLSRouteInvalidShareIsRejected: the share of a TLSRoute's invalid
+// backends went to the valid ones; the spec (TLSRouteRule.BackendRefs):
+// "if an invalid backend is requested to have 80% of requests, then 80%
+// of requests must be rejected instead". That share goes to an upstream
+// without endpoints (Envoy closes its connections).
+func TestTLSRouteInvalidShareIsRejected(t *testing.T) {
+	in := world(t)
+	in.TLSRoutes = append(in.TLSRoutes, testTLSRoute("t", []gatewayv1.Hostname{"db.example.com"},
+		backendRef("", "web", 8080, ptr(int32(20))), backendRef("", "nope", 8080, ptr(int32(80)))))
+	res := Build(in)
+	wantCond(t, res.Status.TLSRoutes[nn("app", "t")].Parents[0].Conditions, "ResolvedRefs", false, string(gatewayv1.RouteReasonBackendNotFound))
+	var got []model.SNITarget
+	for _, l := range res.Config.Gateways[0].Listeners {
+		got = append(got, l.Passthrough...)
+	}
+	want := []model.WeightedCluster{{Cluster: "tr.app.t/app.web.8080", Weight: 20}, {Cluster: "tr.app.t/invalid-backends", Weight: 80}}
+	if len(got) != 1 || !slices.Equal(got[0].Targets, want) {
+		t.Fatalf("passthrough %s; want %s", jsonOf(got), jsonOf(want))
+	}
+	r := model.Resolve(res.Config, model.Options{})
+	if len(r.Problems) > 0 {
+		t.Fatalf("the model refuses the rejecting upstream: %v", r.Problems)
+	}
+	for _, s := range res.Config.Services {
+		for _, u := range s.Upstreams {
+			if u.Name == "invalid-backends" && len(u.Endpoints) != 0 {
+				t.Fatalf("the rejecting upstream has endpoints %v", u.Endpoints)
+			}
+		}
 	}
 }
