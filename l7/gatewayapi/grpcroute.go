@@ -29,6 +29,7 @@ func (b *builder) grpcRoutes() {
 		if len(parents) == 0 {
 			continue
 		}
+		b.noteGateways(routeKey{kindGRPCRoute, nn(gr.Namespace, gr.Name)}, parents)
 		rb.accepted(parents)
 		res := rb.resolvedRefs()
 		st := gatewayv1.GRPCRouteStatus{}

@@ -26,6 +26,7 @@ func (b *builder) httpRoutes() {
 		if len(parents) == 0 {
 			continue
 		}
+		b.noteGateways(routeKey{kindHTTPRoute, nn(hr.Namespace, hr.Name)}, parents)
 		rb.accepted(parents)
 		res := rb.resolvedRefs()
 		st := gatewayv1.HTTPRouteStatus{}

@@ -3,9 +3,13 @@ package gatewayapi
 import (
 	"slices"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/l7/model"
 )
 
@@ -142,4 +146,55 @@ func TestTLSRouteInvalidShareIsRejected(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPolicyConflictsStayInTheirNamespace: two TrafficPolicies of
+// different namespaces, each targeting its own namespace's route "r",
+// used to conflict (the older won, the other was Conflicted): targets are
+// local to the policy's namespace.
+func TestPolicyConflictsStayInTheirNamespace(t *testing.T) {
+	in := policyWorld(t)
+	other := testHTTPRoute("r")
+	other.Namespace = "team"
+	in.HTTPRoutes = append(in.HTTPRoutes, other)
+	in.Namespaces = append(in.Namespaces, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})
+	in.TrafficPolicies = []*tlbv1alpha1.TrafficPolicy{
+		trafficPolicy("app", "p", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://app.example.com")}),
+		trafficPolicy("team", "p", time.Minute, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "r", ""), CORS: cors("https://team.example.com")}),
+	}
+	res := Build(in)
+	for _, ns := range []string{"app", "team"} {
+		if c := policyStatus(t, res, ns, "p"); c.Status != metav1.ConditionTrue {
+			t.Errorf("%s/p: %s/%s (%s); want accepted", ns, c.Status, c.Reason, c.Message)
+		}
+	}
+}
+
+// TestPolicyAncestorIsTheGateway: a policy on a route reported the route
+// as its ancestor; the spec (PolicyAncestorStatus) recommends the Gateway:
+// one entry per Gateway of ours the route attaches to, one for two rules
+// of one route.
+func TestPolicyAncestorIsTheGateway(t *testing.T) {
+	in := policyWorld(t)
+	two := append(target("HTTPRoute", "r", "api"), target("HTTPRoute", "r", "web")...)
+	in.TrafficPolicies = []*tlbv1alpha1.TrafficPolicy{
+		trafficPolicy("app", "p", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: two, CORS: cors("https://app.example.com")}),
+		trafficPolicy("app", "lost", time.Hour, tlbv1alpha1.TrafficPolicySpec{TargetRefs: target("HTTPRoute", "nope", ""), CORS: cors("https://app.example.com")}),
+	}
+	res := Build(in)
+	anc := res.Status.TrafficPolicies[nn("app", "p")].Ancestors
+	if len(anc) != 1 {
+		t.Fatalf("ancestors %+v; want one, the Gateway", anc)
+	}
+	ref := anc[0].AncestorRef
+	if ptrStr(ref.Kind) != "Gateway" || ptrStr(ref.Group) != gatewayv1.GroupName || ptrStr(ref.Namespace) != "infra" || ref.Name != "gw" || ref.SectionName != nil {
+		t.Errorf("ancestorRef %s/%s %s/%s section %v; want Gateway infra/gw", ptrStr(ref.Group), ptrStr(ref.Kind), ptrStr(ref.Namespace), ref.Name, ref.SectionName)
+	}
+	wantCond(t, anc[0].Conditions, "Accepted", true, string(gatewayv1.PolicyReasonAccepted))
+	// A target that is not found has no Gateway: it stands for itself.
+	lost := res.Status.TrafficPolicies[nn("app", "lost")].Ancestors
+	if len(lost) != 1 || ptrStr(lost[0].AncestorRef.Kind) != "HTTPRoute" || lost[0].AncestorRef.Name != "nope" {
+		t.Fatalf("lost ancestors %+v; want the HTTPRoute it names", lost)
+	}
+	wantCond(t, lost[0].Conditions, "Accepted", false, string(gatewayv1.PolicyReasonTargetNotFound))
 }
