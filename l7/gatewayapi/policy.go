@@ -115,7 +115,9 @@ func (b *builder) ancestorStatus(a *attachment) {
 }
 
 // targetName is the namespace/name of a's target (local to the policy).
-func targetName(a *attachment) types.NamespacedName { return nn(a.policy.Namespace, string(a.ref.Name)) }
+func targetName(a *attachment) types.NamespacedName {
+	return nn(a.policy.Namespace, string(a.ref.Name))
+}
 
 // sameParentRef reports whether two references name the same object and
 // section.
