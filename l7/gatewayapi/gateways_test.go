@@ -145,8 +145,17 @@ func TestListenerConditions(t *testing.T) {
 				l.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "HTTPRoute"}, {Kind: "TCPRoute"}}}
 				return l
 			}()},
-			want:  map[string]listenerWant{"a": {"Accepted": "True/Accepted", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "False/Invalid"}},
+			want:  map[string]listenerWant{"a": {"Accepted": "True/Accepted", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "True/Programmed"}},
 			kinds: map[string][]string{"a": {"HTTPRoute"}},
+		},
+		"only invalid route kinds": {
+			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
+				l := httpListener("a", 80, "")
+				l.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "TCPRoute"}}}
+				return l
+			}()},
+			want:  map[string]listenerWant{"a": {"Accepted": "True/Accepted", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "False/Invalid"}},
+			kinds: map[string][]string{"a": {}},
 		},
 		"missing Secret": {
 			listeners: []gatewayv1.Listener{httpsListener("a", 443, "", secretRef("", "nope"))},

@@ -136,9 +136,18 @@ func (l *listener) attachable() bool {
 	return l.accepted.Status == metav1.ConditionTrue && l.conflicted.Status == metav1.ConditionFalse
 }
 
-// programmable reports whether l goes into the model.
+// programmable reports whether l goes into the model: its references
+// resolved, or only some of its allowed route kinds are unsupported. The
+// spec (ListenerStatus.SupportedKinds): "If both valid and invalid Route
+// kinds are specified, the implementation MUST reference the valid Route
+// kinds that have been specified"; the listener serves those (it used to
+// report routes of the valid kind Accepted and serve nothing).
 func (l *listener) programmable() bool {
-	return l.attachable() && l.resolved.Status == metav1.ConditionTrue
+	if !l.attachable() {
+		return false
+	}
+	return l.resolved.Status == metav1.ConditionTrue ||
+		(l.resolved.Reason == string(gatewayv1.ListenerReasonInvalidRouteKinds) && len(l.kinds) > 0)
 }
 
 // modelListener is the model listener name of l on the gateway's address

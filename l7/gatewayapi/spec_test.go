@@ -198,3 +198,25 @@ func TestPolicyAncestorIsTheGateway(t *testing.T) {
 	}
 	wantCond(t, lost[0].Conditions, "Accepted", false, string(gatewayv1.PolicyReasonTargetNotFound))
 }
+
+// TestListenerServesItsValidRouteKinds: a listener allowing HTTPRoute and
+// an unsupported kind reported its HTTPRoutes Accepted and served none.
+// It serves them now (ResolvedRefs stays False, InvalidRouteKinds).
+func TestListenerServesItsValidRouteKinds(t *testing.T) {
+	in := world(t)
+	l := allNamespaces(httpListener("http", 80, ""))
+	l.AllowedRoutes.Kinds = []gatewayv1.RouteGroupKind{{Kind: "HTTPRoute"}, {Kind: "TCPRoute"}}
+	in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{l}
+	in.HTTPRoutes = append(in.HTTPRoutes, testHTTPRoute("r"))
+	res := Build(in)
+	wantCond(t, res.Status.HTTPRoutes[nn("app", "r")].Parents[0].Conditions, "Accepted", true, string(gatewayv1.RouteReasonAccepted))
+	if len(res.Config.Services) != 1 || len(res.Config.Services[0].Listeners) != 1 {
+		t.Fatalf("services %s; want the route served on http-80", jsonOf(res.Config.Services))
+	}
+	ls := res.Status.Gateways[gwKey].Listeners[0]
+	wantCond(t, ls.Conditions, "ResolvedRefs", false, string(gatewayv1.ListenerReasonInvalidRouteKinds))
+	wantCond(t, ls.Conditions, "Programmed", true, string(gatewayv1.ListenerReasonProgrammed))
+	if ls.AttachedRoutes != 1 {
+		t.Errorf("attachedRoutes %d; want 1", ls.AttachedRoutes)
+	}
+}
