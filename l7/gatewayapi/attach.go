@@ -103,13 +103,29 @@ func (b *builder) matchListeners(r route, p *parent) (gatewayv1.RouteConditionRe
 	if len(allowed) == 0 {
 		return gatewayv1.RouteReasonNotAllowedByListeners, fmt.Sprintf("no listener allows %ss of namespace %s", r.kind, r.namespace)
 	}
+	var uncovered []string
 	for _, l := range allowed {
-		if hosts, ok := intersect(r.hostnames, l.hostname()); ok {
-			p.matches = append(p.matches, match{l: l, hosts: hosts})
+		hosts, ok := intersect(r.hostnames, l.hostname())
+		if !ok {
+			continue
 		}
+		hosts, out := l.certified(hosts)
+		for _, h := range out {
+			uncovered = append(uncovered, fmt.Sprintf("%s (listener %s)", h, l.spec.Name))
+		}
+		if hosts == nil && len(out) > 0 {
+			continue // every name it would serve there fails the handshake
+		}
+		p.matches = append(p.matches, match{l: l, hosts: hosts})
 	}
-	if len(p.matches) == 0 {
+	switch {
+	case len(p.matches) == 0 && len(uncovered) > 0:
+		return gatewayv1.RouteReasonNoMatchingListenerHostname,
+			"no listener's certificate covers the route's hostnames: " + strings.Join(uncovered, ", ")
+	case len(p.matches) == 0:
 		return gatewayv1.RouteReasonNoMatchingListenerHostname, "no listener hostname matches the route's hostnames"
+	case len(uncovered) > 0:
+		return gatewayv1.RouteReasonAccepted, "accepted; not served, outside the listener's certificate: " + strings.Join(uncovered, ", ")
 	}
 	return gatewayv1.RouteReasonAccepted, "accepted"
 }

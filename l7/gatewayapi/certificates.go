@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -52,6 +53,9 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 		if j == 0 {
 			// One certificate per server name: the model serves the first.
 			l.certs = []model.SNICertificate{{ServerNames: names, Certificate: name}}
+			if leaf, err := tlscert.Leaf(c.Chain); err == nil && len(leaf.DNSNames) > 0 {
+				l.certSANs = leaf.DNSNames
+			}
 			if !b.certNames[name] {
 				b.certNames[name] = true
 				b.out.Config.Certificates = append(b.out.Config.Certificates, c)
@@ -101,4 +105,51 @@ func gatewayCertificates(g model.Gateway, pool []model.Certificate) []model.Cert
 		}
 	}
 	return out
+}
+
+// certified splits hosts, the hostnames a route serves on l, into those
+// l's certificate covers and those it does not: a client checks the
+// certificate against the name it asked for, so a name outside it is not
+// served, whatever the route says. nil (any name) stays nil; a listener
+// other than HTTPS, or whose certificate names no DNS names (served for
+// every name), covers every host.
+func (l *listener) certified(hosts []string) (in, out []string) {
+	if l.protocol != model.HTTPS || hosts == nil || l.certSANs == nil {
+		return hosts, nil
+	}
+	for _, h := range hosts {
+		if covers(l.certSANs, h) {
+			in = append(in, h)
+		} else {
+			out = append(out, h)
+		}
+	}
+	return in, out
+}
+
+// covers reports whether a certificate for the DNS names sans serves
+// host h. A wildcard name covers exactly one label (RFC 6125 6.4.3: the
+// spec's "*.example.com" listener matches "a.b.example.com", a
+// "*.example.com" certificate does not); a wildcard h is covered when
+// some name of the certificate falls under it.
+func covers(sans []string, h string) bool {
+	for _, s := range sans {
+		s = strings.ToLower(s)
+		switch {
+		case s == h || s == "*":
+			// "*" alone: the conformance suite's certificates name it
+			// to be served for every name; take it at its word.
+			return true
+		case isWildcard(h):
+			if wildcardMatches(h, s) {
+				return true
+			}
+		case isWildcard(s):
+			label, rest, ok := strings.Cut(h, ".")
+			if ok && label != "" && "*."+rest == s {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -20,8 +20,11 @@ type listener struct {
 	// accepted, resolved and conflicted are the listener's conditions.
 	accepted, resolved, conflicted metav1.Condition
 	certs                          []model.SNICertificate
-	passthrough                    []model.SNITarget
-	attached                       int32
+	// certSANs are the DNS names of the served certificate (HTTPS; nil
+	// when it names none).
+	certSANs    []string
+	passthrough []model.SNITarget
+	attached    int32
 }
 
 // Route kinds, in the group gateway.networking.k8s.io.

@@ -220,3 +220,83 @@ func TestListenerServesItsValidRouteKinds(t *testing.T) {
 		t.Errorf("attachedRoutes %d; want 1", ls.AttachedRoutes)
 	}
 }
+
+// TestRouteHostsOutsideTheCertificate: an HTTPS listener serves its
+// certificate to every name its hostname matches, but a client accepts
+// it only for the names it covers. Routes were Accepted for names whose
+// handshake fails: a "*.example.com" listener and certificate with the
+// route "a.b.example.com" (a wildcard name covers one label), a listener
+// without hostname whose certificate names "shop.example.com" with the
+// route "other.example.org". Those names are not served now; a route
+// with no covered name is not Accepted, and the message says why.
+func TestRouteHostsOutsideTheCertificate(t *testing.T) {
+	in := world(t)
+	in.Gateways[0].Spec.Listeners = append(in.Gateways[0].Spec.Listeners,
+		allNamespaces(httpsListener("shop", 8443, "", secretRef("", "shop"))))
+	in.Gateways[0].Spec.Listeners[2].Port = 9443 // the tls listener, out of the way
+	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "shop", "shop.example.com"))
+	route := func(name, section string, hosts ...gatewayv1.Hostname) *gatewayv1.HTTPRoute {
+		r := testHTTPRoute(name)
+		r.Spec.ParentRefs = []gatewayv1.ParentReference{parentRef("infra", "gw", section)}
+		r.Spec.Hostnames = hosts
+		return r
+	}
+	in.HTTPRoutes = append(in.HTTPRoutes,
+		route("deep", "https", "a.b.example.com"),
+		route("mixed", "https", "a.b.example.com", "a.example.com"),
+		route("other", "shop", "other.example.org"),
+		route("shop", "shop", "shop.example.com"),
+		route("any", "shop"),
+	)
+	res := Build(in)
+	st := func(name string) metav1.Condition {
+		return cond(t, res.Status.HTTPRoutes[nn("app", name)].Parents[0].Conditions, "Accepted")
+	}
+	for _, name := range []string{"deep", "other"} {
+		if c := st(name); c.Status != metav1.ConditionFalse || c.Reason != string(gatewayv1.RouteReasonNoMatchingListenerHostname) {
+			t.Errorf("%s: Accepted %s/%s (%s); want False/NoMatchingListenerHostname", name, c.Status, c.Reason, c.Message)
+		}
+	}
+	for _, name := range []string{"mixed", "shop", "any"} {
+		if c := st(name); c.Status != metav1.ConditionTrue {
+			t.Errorf("%s: Accepted %s/%s (%s); want True", name, c.Status, c.Reason, c.Message)
+		}
+	}
+	if c := st("mixed"); c.Message != "accepted; not served, outside the listener's certificate: a.b.example.com (listener https)" {
+		t.Errorf("mixed: message %q; want the name left out", c.Message)
+	}
+	hosts := map[string][]string{}
+	for _, s := range res.Config.Services {
+		hosts[s.Name] = s.Hosts
+	}
+	want := map[string][]string{"hr.app.mixed": {"a.example.com"}, "hr.app.shop": {"shop.example.com"}, "hr.app.any": nil}
+	if len(hosts) != len(want) {
+		t.Fatalf("services %v; want %v", hosts, want)
+	}
+	for n, h := range want {
+		if got, ok := hosts[n]; !ok || !slices.Equal(got, h) {
+			t.Errorf("%s hosts %v; want %v", n, got, h)
+		}
+	}
+}
+
+func TestCertificateCovers(t *testing.T) {
+	for _, tc := range []struct {
+		sans []string
+		host string
+		want bool
+	}{
+		{[]string{"*.example.com"}, "a.example.com", true},
+		{[]string{"*.example.com"}, "a.b.example.com", false},
+		{[]string{"*.example.com"}, "example.com", false},
+		{[]string{"*.example.com"}, "*.example.com", true},
+		{[]string{"a.example.com"}, "*.example.com", true}, // some of its names are served
+		{[]string{"a.example.com"}, "*.b.example.com", false},
+		{[]string{"Shop.Example.com"}, "shop.example.com", true},
+		{[]string{"*", "*.org"}, "secure.test.com", true}, // the conformance suite's certificate
+	} {
+		if got := covers(tc.sans, tc.host); got != tc.want {
+			t.Errorf("covers(%v, %s) = %v; want %v", tc.sans, tc.host, got, tc.want)
+		}
+	}
+}
