@@ -68,6 +68,9 @@ type Controller struct {
 
 	// watch is every object Build reads, cluster-wide.
 	watch *gatewaywatch.Watch
+	// vipEvents are the warnings about Services: why the IPAM gave a
+	// VIP Service none.
+	vipEvents cache.SharedIndexInformer
 }
 
 // New builds a Controller and its informers; nothing runs until Run.
@@ -96,6 +99,7 @@ func New(o Options) (*Controller, error) {
 		return nil, err
 	}
 	c.watch = w
+	c.vipEvents = newVIPEventInformer(o.Kube, func() { c.queue.Add(syncKey) })
 	return c, nil
 }
 
@@ -113,7 +117,8 @@ func (c *Controller) Run(ctx context.Context) error {
 
 	c.watch.Start(ctx.Done())
 	defer c.watch.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.watch.Synced()...) {
+	go c.vipEvents.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), append(c.watch.Synced(), c.vipEvents.HasSynced)...) {
 		return fmt.Errorf("gateway controller: wait for the informer caches: %w", ctx.Err())
 	}
 	c.log.Info("gateway controller started", "controllerName", "tlb.io/gateway-controller")

@@ -34,6 +34,7 @@ func (c *Controller) sync(ctx context.Context) error {
 	vipErr := c.applyVIPs(ctx, plan, diff)
 
 	in.Addresses = gatewaywatch.VIPAddresses(in.Services, plan.counts)
+	in.AddressProblems = addressProblems(plan, in.Services, in.Addresses, c.warnings())
 	in.Now = c.clock.Now()
 	res := gatewayapi.Build(in)
 	st := planStatus(in, plan, diff, res.Status, c.own.pending)
@@ -92,4 +93,16 @@ func (c *Controller) event(p vipPlan, gw types.NamespacedName, typ, reason, msg 
 	if obj, ok := p.ours[gw]; ok && c.recorder != nil {
 		c.recorder.Event(obj, typ, reason, msg)
 	}
+}
+
+// warnings are the cached warning Events about Services.
+func (c *Controller) warnings() []*corev1.Event {
+	objs := c.vipEvents.GetStore().List()
+	out := make([]*corev1.Event, 0, len(objs))
+	for _, o := range objs {
+		if ev, ok := o.(*corev1.Event); ok {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
