@@ -50,16 +50,21 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": "+err.Error())
 			return
 		}
-		if j == 0 {
-			// One certificate per server name: the model serves the first.
-			l.certs = []model.SNICertificate{{ServerNames: names, Certificate: name}}
-			if leaf, err := tlscert.Leaf(c.Chain); err == nil && len(leaf.DNSNames) > 0 {
-				l.certSANs = leaf.DNSNames
-			}
-			if !b.certNames[name] {
-				b.certNames[name] = true
-				b.out.Config.Certificates = append(b.out.Config.Certificates, c)
-			}
+		if j > 0 {
+			// The spec (ListenerTLSConfig.CertificateRefs): more than one
+			// reference is implementation-specific. They are checked, not
+			// served; the listener says so rather than drop them silently.
+			l.accepted.Message = fmt.Sprintf("accepted; %s.tls.certificateRefs[1:] are not served: a listener serves its first certificate", f)
+			continue
+		}
+		// One certificate per server name: the model serves the first.
+		l.certs = []model.SNICertificate{{ServerNames: names, Certificate: name}}
+		if leaf, err := tlscert.Leaf(c.Chain); err == nil && len(leaf.DNSNames) > 0 {
+			l.certSANs = leaf.DNSNames
+		}
+		if !b.certNames[name] {
+			b.certNames[name] = true
+			b.out.Config.Certificates = append(b.out.Config.Certificates, c)
 		}
 	}
 }

@@ -349,3 +349,23 @@ func TestMissingVIPSaysWhy(t *testing.T) {
 		t.Errorf("Programmed message %q; want the IPAM's reason", msg)
 	}
 }
+
+// TestFurtherCertificatesReported: a listener's certificateRefs after the
+// first were checked and silently not served; its Accepted condition now
+// says they are not.
+func TestFurtherCertificatesReported(t *testing.T) {
+	in := world(t)
+	in.Gateways[0].Spec.Listeners[1].TLS.CertificateRefs = append(in.Gateways[0].Spec.Listeners[1].TLS.CertificateRefs, secretRef("", "rsa"))
+	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "rsa", "*.example.com"))
+	res := Build(in)
+	ls := res.Status.Gateways[gwKey].Listeners[1]
+	wantCond(t, ls.Conditions, "Accepted", true, string(gatewayv1.ListenerReasonAccepted))
+	if msg := cond(t, ls.Conditions, "Accepted").Message; msg != "accepted; spec.listeners[1].tls.certificateRefs[1:] are not served: a listener serves its first certificate" {
+		t.Errorf("Accepted message %q; want the certificates not served named", msg)
+	}
+	for _, c := range res.Config.Certificates {
+		if c.Name == "cert.infra.rsa" {
+			t.Errorf("certificate %s in the model; only the first is served", c.Name)
+		}
+	}
+}
