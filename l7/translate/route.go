@@ -120,7 +120,10 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 // virtual host per host name. Hosts match whatever port the client names
 // (Host: shop.example.com:8443 on a listener of port 8443; Envoy would
 // otherwise compare the whole :authority with the names and answer 404);
-// the header itself keeps its port.
+// the header itself keeps its port. Gateway API asks for it
+// (apis/v1/httproute_types.go, HTTPRouteSpec.Hostnames): implementations
+// "MUST ignore any port value specified in the HTTP Host header while
+// performing a match".
 func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
 	return assembleRoutesWith(name, hrs, newVirtualHost)
 }
