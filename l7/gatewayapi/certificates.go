@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -112,24 +113,22 @@ func gatewayCertificates(g model.Gateway, pool []model.Certificate) []model.Cert
 	return out
 }
 
-// certified splits hosts, the hostnames a route serves on l, into those
-// l's certificate covers and those it does not: a client checks the
-// certificate against the name it asked for, so a name outside it is not
-// served, whatever the route says. nil (any name) stays nil; a listener
-// other than HTTPS, or whose certificate names no DNS names (served for
-// every name), covers every host.
-func (l *listener) certified(hosts []string) (in, out []string) {
-	if l.protocol != model.HTTPS || hosts == nil || l.certSANs == nil {
-		return hosts, nil
+// uncovered returns the hosts of hosts, the hostnames a route serves on
+// l, that l's certificate does not cover: a client checks the certificate
+// against the name it asked for. nil (any name), a listener other than
+// HTTPS, or a certificate naming no DNS names (served for every name):
+// none.
+func (l *listener) uncovered(hosts []string) []string {
+	if l.protocol != model.HTTPS || l.certSANs == nil {
+		return nil
 	}
+	var out []string
 	for _, h := range hosts {
-		if covers(l.certSANs, h) {
-			in = append(in, h)
-		} else {
+		if !covers(l.certSANs, h) {
 			out = append(out, h)
 		}
 	}
-	return in, out
+	return out
 }
 
 // covers reports whether a certificate for the DNS names sans serves
@@ -141,9 +140,7 @@ func covers(sans []string, h string) bool {
 	for _, s := range sans {
 		s = strings.ToLower(s)
 		switch {
-		case s == h || s == "*":
-			// "*" alone: the conformance suite's certificates name it
-			// to be served for every name; take it at its word.
+		case s == h:
 			return true
 		case isWildcard(h):
 			if wildcardMatches(h, s) {
@@ -157,4 +154,20 @@ func covers(sans []string, h string) bool {
 		}
 	}
 	return false
+}
+
+// serveNames adds names to the server names of an HTTPS listener without
+// hostname, which serves its certificate for the names the certificate
+// holds: a route's hostname outside them would otherwise have no TLS
+// chain at all (nothing served while the route is Accepted). A listener
+// with a hostname serves it for every name that hostname matches.
+func (l *listener) serveNames(names []string) {
+	if len(names) == 0 || l.hostname() != "" || len(l.certs) != 1 || l.certs[0].ServerNames == nil {
+		return
+	}
+	for _, n := range names {
+		if !slices.Contains(l.certs[0].ServerNames, n) {
+			l.certs[0].ServerNames = append(l.certs[0].ServerNames, n)
+		}
+	}
 }
