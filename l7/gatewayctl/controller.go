@@ -41,6 +41,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Identity names this replica in Events.
 	Identity string
+	// AddressRecheck is how often the controller looks again while a
+	// Gateway waits for its VIP: the IPAM's reason (an Event on the VIP
+	// Service) may have changed (default 15s).
+	AddressRecheck time.Duration
 }
 
 // Resources of tlb.io/v1alpha1 the controller reads (and whose status
@@ -68,9 +72,6 @@ type Controller struct {
 
 	// watch is every object Build reads, cluster-wide.
 	watch *gatewaywatch.Watch
-	// vipEvents are the warnings about Services: why the IPAM gave a
-	// VIP Service none.
-	vipEvents cache.SharedIndexInformer
 }
 
 // New builds a Controller and its informers; nothing runs until Run.
@@ -80,6 +81,9 @@ func New(o Options) (*Controller, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
+	}
+	if o.AddressRecheck <= 0 {
+		o.AddressRecheck = 15 * time.Second
 	}
 	scheme := runtime.NewScheme()
 	if err := gatewayv1.Install(scheme); err != nil {
@@ -99,7 +103,6 @@ func New(o Options) (*Controller, error) {
 		return nil, err
 	}
 	c.watch = w
-	c.vipEvents = newVIPEventInformer(o.Kube, func() { c.queue.Add(syncKey) })
 	return c, nil
 }
 
@@ -117,8 +120,7 @@ func (c *Controller) Run(ctx context.Context) error {
 
 	c.watch.Start(ctx.Done())
 	defer c.watch.Shutdown()
-	go c.vipEvents.Run(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), append(c.watch.Synced(), c.vipEvents.HasSynced)...) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.watch.Synced()...) {
 		return fmt.Errorf("gateway controller: wait for the informer caches: %w", ctx.Err())
 	}
 	c.log.Info("gateway controller started", "controllerName", "tlb.io/gateway-controller")

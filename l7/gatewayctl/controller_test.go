@@ -55,7 +55,7 @@ func fakeController(t *testing.T) (*Controller, *fake.Clientset, *gwfake.Clients
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	c, err := New(Options{Kube: kc, Gateway: gc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg, Identity: "test"})
+	c, err := New(Options{Kube: kc, Gateway: gc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg, Identity: "test", AddressRecheck: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

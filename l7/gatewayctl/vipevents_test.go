@@ -51,8 +51,9 @@ func TestAddressProblems(t *testing.T) {
 }
 
 // TestMissingVIPCauseOnTheGateway: the IPAM's refusal (a warning Event on
-// the VIP Service) was visible only on the Service; the controller, told
-// of the Event, writes it into the Gateway's Programmed condition.
+// the VIP Service) was visible only on the Service; the controller, which
+// looks again while a Gateway waits for its VIP, writes it into the
+// Gateway's Programmed condition.
 func TestMissingVIPCauseOnTheGateway(t *testing.T) {
 	_, kc, gc, ctx := fakeController(t)
 	var vip *corev1.Service
