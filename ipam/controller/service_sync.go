@@ -152,8 +152,10 @@ func (c *Controller) release(key string, svc *corev1.Service) {
 func (c *Controller) reject(svc *corev1.Service, reason string, err error) {
 	c.metrics.rejections.WithLabelValues(reason).Inc()
 	// Refusals that a pool change or a freed address may lift are tried
-	// again then; an invalid annotation waits for the user.
-	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted || reason == ReasonNoPool || reason == ReasonPoolNotLoaded || reason == ReasonGatewayGroupNotServed)
+	// again then (InUse too: the holder may release the address); an
+	// invalid annotation waits for the user.
+	c.markPending(svc.Namespace+"/"+svc.Name, reason == ReasonExhausted || reason == ReasonNoPool || reason == ReasonPoolNotLoaded ||
+		reason == ReasonGatewayGroupNotServed || reason == ReasonInUse)
 	c.log.Warn("VIP request refused", "service", svc.Namespace+"/"+svc.Name, "reason", reason, "err", err)
 	c.recorder.Event(svc, corev1.EventTypeWarning, reason, hint(reason, err))
 }

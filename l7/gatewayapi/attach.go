@@ -34,6 +34,9 @@ type parent struct {
 type match struct {
 	l     *listener
 	hosts []string
+	// uncovered are the hosts the HTTPS listener's certificate does not
+	// name.
+	uncovered []string
 }
 
 // attach resolves the parentRefs of r that name Gateways of our classes.
@@ -64,6 +67,7 @@ func (b *builder) attach(r route, routeOK bool) []parent {
 						counted[m.l] = true
 						m.l.attached++
 					}
+					m.l.serveNames(m.uncovered)
 				}
 			}
 		} else {
@@ -103,13 +107,30 @@ func (b *builder) matchListeners(r route, p *parent) (gatewayv1.RouteConditionRe
 	if len(allowed) == 0 {
 		return gatewayv1.RouteReasonNotAllowedByListeners, fmt.Sprintf("no listener allows %ss of namespace %s", r.kind, r.namespace)
 	}
+	var uncovered []string
 	for _, l := range allowed {
-		if hosts, ok := intersect(r.hostnames, l.hostname()); ok {
-			p.matches = append(p.matches, match{l: l, hosts: hosts})
+		hosts, ok := intersect(r.hostnames, l.hostname())
+		if !ok {
+			continue
 		}
+		// Attachment depends on allowedRoutes and parentRefs alone
+		// (ListenerStatus.AttachedRoutes: "based solely on the
+		// combination of the AllowedRoutes field [...] and the Route's
+		// ParentRefs field"): a name the listener's certificate does not
+		// cover is served and attached, and the route says that clients
+		// verifying the certificate will refuse it.
+		out := l.uncovered(hosts)
+		for _, h := range out {
+			uncovered = append(uncovered, fmt.Sprintf("%s (listener %s)", h, l.spec.Name))
+		}
+		p.matches = append(p.matches, match{l: l, hosts: hosts, uncovered: out})
 	}
-	if len(p.matches) == 0 {
+	switch {
+	case len(p.matches) == 0:
 		return gatewayv1.RouteReasonNoMatchingListenerHostname, "no listener hostname matches the route's hostnames"
+	case len(uncovered) > 0:
+		return gatewayv1.RouteReasonAccepted, "accepted; outside the listener's certificate (clients that verify it fail the handshake): " +
+			strings.Join(uncovered, ", ")
 	}
 	return gatewayv1.RouteReasonAccepted, "accepted"
 }

@@ -35,6 +35,10 @@ type Inputs struct {
 	// Addresses is the VIP each Gateway got from the IPAM (read from its
 	// VIP Service's status); a Gateway without one is not Programmed.
 	Addresses map[types.NamespacedName][]netip.Addr
+	// AddressProblems is, for a Gateway without its VIP, why the IPAM
+	// gave none (its VIP Service's last warning); it goes into the
+	// Gateway's Programmed condition.
+	AddressProblems map[types.NamespacedName]string
 	// Now is the time written into condition transitions.
 	Now time.Time
 }

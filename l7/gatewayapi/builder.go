@@ -35,6 +35,9 @@ type builder struct {
 	// routeServices is the model services of each route, by route kind
 	// and namespace/name, for policies to attach to.
 	routeServices map[routeKey][]int
+	// routeGateways is the Gateways of ours each route names as parents,
+	// the ancestors of the policies that target it.
+	routeGateways map[routeKey][]types.NamespacedName
 	certNames     map[string]bool
 }
 
@@ -64,6 +67,7 @@ func newBuilder(in Inputs) *builder {
 		namespaces:    map[string]*corev1.Namespace{},
 		grants:        in.ReferenceGrants,
 		routeServices: map[routeKey][]int{},
+		routeGateways: map[routeKey][]types.NamespacedName{},
 		certNames:     map[string]bool{},
 	}
 	for _, s := range in.Services {
@@ -86,6 +90,16 @@ func newBuilder(in Inputs) *builder {
 
 func nn(namespace, name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: namespace, Name: name}
+}
+
+// noteGateways records the Gateways of parents as those of route key.
+func (b *builder) noteGateways(key routeKey, parents []parent) {
+	for _, p := range parents {
+		gw := nn(p.g.obj.Namespace, p.g.obj.Name)
+		if !slices.Contains(b.routeGateways[key], gw) {
+			b.routeGateways[key] = append(b.routeGateways[key], gw)
+		}
+	}
 }
 
 // classConfig returns the GatewayClassConfig named name.

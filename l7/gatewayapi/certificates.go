@@ -2,6 +2,8 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -49,13 +51,21 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": "+err.Error())
 			return
 		}
-		if j == 0 {
-			// One certificate per server name: the model serves the first.
-			l.certs = []model.SNICertificate{{ServerNames: names, Certificate: name}}
-			if !b.certNames[name] {
-				b.certNames[name] = true
-				b.out.Config.Certificates = append(b.out.Config.Certificates, c)
-			}
+		if j > 0 {
+			// The spec (ListenerTLSConfig.CertificateRefs): more than one
+			// reference is implementation-specific. They are checked, not
+			// served; the listener says so rather than drop them silently.
+			l.accepted.Message = fmt.Sprintf("accepted; %s.tls.certificateRefs[1:] are not served: a listener serves its first certificate", f)
+			continue
+		}
+		// One certificate per server name: the model serves the first.
+		l.certs = []model.SNICertificate{{ServerNames: names, Certificate: name}}
+		if leaf, err := tlscert.Leaf(c.Chain); err == nil && len(leaf.DNSNames) > 0 {
+			l.certSANs = leaf.DNSNames
+		}
+		if !b.certNames[name] {
+			b.certNames[name] = true
+			b.out.Config.Certificates = append(b.out.Config.Certificates, c)
 		}
 	}
 }
@@ -101,4 +111,63 @@ func gatewayCertificates(g model.Gateway, pool []model.Certificate) []model.Cert
 		}
 	}
 	return out
+}
+
+// uncovered returns the hosts of hosts, the hostnames a route serves on
+// l, that l's certificate does not cover: a client checks the certificate
+// against the name it asked for. nil (any name), a listener other than
+// HTTPS, or a certificate naming no DNS names (served for every name):
+// none.
+func (l *listener) uncovered(hosts []string) []string {
+	if l.protocol != model.HTTPS || l.certSANs == nil {
+		return nil
+	}
+	var out []string
+	for _, h := range hosts {
+		if !covers(l.certSANs, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// covers reports whether a certificate for the DNS names sans serves
+// host h. A wildcard name covers exactly one label (RFC 6125 6.4.3: the
+// spec's "*.example.com" listener matches "a.b.example.com", a
+// "*.example.com" certificate does not); a wildcard h is covered when
+// some name of the certificate falls under it.
+func covers(sans []string, h string) bool {
+	for _, s := range sans {
+		s = strings.ToLower(s)
+		switch {
+		case s == h:
+			return true
+		case isWildcard(h):
+			if wildcardMatches(h, s) {
+				return true
+			}
+		case isWildcard(s):
+			label, rest, ok := strings.Cut(h, ".")
+			if ok && label != "" && "*."+rest == s {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// serveNames adds names to the server names of an HTTPS listener without
+// hostname, which serves its certificate for the names the certificate
+// holds: a route's hostname outside them would otherwise have no TLS
+// chain at all (nothing served while the route is Accepted). A listener
+// with a hostname serves it for every name that hostname matches.
+func (l *listener) serveNames(names []string) {
+	if len(names) == 0 || l.hostname() != "" || len(l.certs) != 1 || l.certs[0].ServerNames == nil {
+		return
+	}
+	for _, n := range names {
+		if !slices.Contains(l.certs[0].ServerNames, n) {
+			l.certs[0].ServerNames = append(l.certs[0].ServerNames, n)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -62,17 +63,24 @@ func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
 				fmt.Sprintf("spec.addresses[%d].value: %q is not an IP address", i, a.Value), gen, now)
 		}
 	}
-	valid := 0
+	// The spec (GatewaySpec.Listeners): the ListenersNotValid message
+	// "SHOULD clearly indicate in the Message which Listeners are
+	// conflicted, and which are Accepted".
+	var valid, invalid []string
 	for _, l := range g.listeners {
 		if l.accepted.Status == metav1.ConditionTrue {
-			valid++
+			valid = append(valid, string(l.spec.Name))
+		} else {
+			invalid = append(invalid, fmt.Sprintf("%s (%s)", l.spec.Name, l.accepted.Reason))
 		}
 	}
 	switch {
-	case valid == 0:
-		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonListenersNotValid, "no listener is valid", gen, now)
-	case valid < len(g.listeners):
-		return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonListenersNotValid, "some listeners are not valid", gen, now)
+	case len(valid) == 0:
+		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonListenersNotValid,
+			"no listener is valid: "+strings.Join(invalid, ", "), gen, now)
+	case len(invalid) > 0:
+		return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonListenersNotValid,
+			fmt.Sprintf("listeners not accepted: %s; accepted: %s", strings.Join(invalid, ", "), strings.Join(valid, ", ")), gen, now)
 	}
 	return condition(gatewayv1.GatewayConditionAccepted, true, gatewayv1.GatewayReasonAccepted, "accepted", gen, now)
 }
@@ -80,36 +88,61 @@ func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
 // isAccepted reports whether routes may attach to g.
 func (g *gateway) isAccepted() bool { return g.accepted.Status == metav1.ConditionTrue }
 
-// programmed reports whether g is served: accepted, with the addresses
-// it asked for.
+// programmed reports whether g is served: accepted, with an address. A
+// requested address that was not assigned does not stop it: the spec
+// (GatewaySpec.Addresses) asks that it be reported in the Gateway's
+// conditions, and the addresses it has are served (one missing address
+// used to take the whole Gateway down).
 func (g *gateway) programmed() bool {
-	return g.isAccepted() && len(g.addrs) > 0 && g.missingAddress() == ""
+	return g.isAccepted() && len(g.addrs) > 0
 }
 
-// missingAddress returns the first IP of spec.addresses that the IPAM did
-// not assign, "" when none.
-func (g *gateway) missingAddress() string {
-	for _, a := range g.obj.Spec.Addresses {
+// missingAddresses returns, for each IP of spec.addresses that g did not
+// get, its field and why: TLB assigns one address per Gateway, the first
+// requested (see l7/gatewayctl), so the others are never assigned.
+func (g *gateway) missingAddresses() []string {
+	var out []string
+	first := true
+	for i, a := range g.obj.Spec.Addresses {
 		ip, err := netip.ParseAddr(a.Value)
-		if err == nil && !slices.Contains(g.addrs, ip) {
-			return a.Value
+		if err != nil || slices.Contains(g.addrs, ip) {
+			first = first && err != nil
+			continue
 		}
+		why := "not assigned (taken, or outside the class's pools)"
+		if !first {
+			why = "not requested: TLB gives a Gateway one address, the first of spec.addresses"
+		}
+		first = false
+		out = append(out, fmt.Sprintf("spec.addresses[%d] %s %s", i, a.Value, why))
 	}
-	return ""
+	return out
 }
 
 // status is g's status once every route has attached.
 func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
 	gen, now := g.obj.Generation, b.in.Now
+	cause := ""
+	if msg := b.in.AddressProblems[nn(g.obj.Namespace, g.obj.Name)]; msg != "" && len(g.addrs) == 0 {
+		cause = "; the IPAM says: " + msg
+	}
+	missing := g.missingAddresses()
 	var prog metav1.Condition
 	switch {
 	case !g.isAccepted():
 		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "the Gateway is not accepted", gen, now)
-	case len(g.addrs) == 0:
-		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned, "no VIP assigned yet", gen, now)
-	case g.missingAddress() != "":
+	case len(g.addrs) == 0 && len(missing) > 0:
+		// GatewayReasonAddressNotUsable: "a provided static address
+		// can't be used [...] the address is already in use".
 		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
-			fmt.Sprintf("requested address %s was not assigned (taken, or outside the class's pools)", g.missingAddress()), gen, now)
+			"no VIP: "+strings.Join(missing, "; ")+cause, gen, now)
+	case len(g.addrs) == 0:
+		// GatewayReasonAddressNotAssigned: "the implementation SHOULD
+		// provide a clear message explaining the underlying problem".
+		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned, "no VIP assigned yet"+cause, gen, now)
+	case len(missing) > 0:
+		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
+			fmt.Sprintf("served on %s only: %s", joinAddrs(g.addrs), strings.Join(missing, "; ")), gen, now)
 	default:
 		prog = condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "programmed", gen, now)
 	}
@@ -122,6 +155,14 @@ func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
 		st.Listeners = append(st.Listeners, b.listenerStatus(g, l))
 	}
 	return st
+}
+
+func joinAddrs(as []netip.Addr) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 // model returns the model gateway of g: one listener per address and

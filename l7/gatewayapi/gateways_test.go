@@ -16,32 +16,41 @@ func TestGatewayConditions(t *testing.T) {
 		programmed     bool
 		progReason     gatewayv1.GatewayConditionReason
 		addresses      int
+		// served is whether the Gateway is in the model (and its
+		// listeners Programmed), when it differs from programmed.
+		served *bool
 	}
 	for name, tc := range map[string]struct {
 		edit func(*Inputs)
 		want want
 	}{
-		"valid with a VIP": {func(*Inputs) {}, want{true, gatewayv1.GatewayReasonAccepted, true, gatewayv1.GatewayReasonProgrammed, 1}},
+		"valid with a VIP": {func(*Inputs) {}, want{true, gatewayv1.GatewayReasonAccepted, true, gatewayv1.GatewayReasonProgrammed, 1, nil}},
 		"no VIP yet": {func(in *Inputs) { in.Addresses = nil },
-			want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotAssigned, 0}},
+			want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotAssigned, 0, nil}},
 		"hostname address requested": {func(in *Inputs) {
 			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Type: ptr(gatewayv1.HostnameAddressType), Value: "gw.example.com"}}
-		}, want{false, gatewayv1.GatewayReasonUnsupportedAddress, false, gatewayv1.GatewayReasonInvalid, 1}},
+		}, want{false, gatewayv1.GatewayReasonUnsupportedAddress, false, gatewayv1.GatewayReasonInvalid, 1, nil}},
 		"bad IP requested": {func(in *Inputs) {
 			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Type: ptr(gatewayv1.IPAddressType), Value: "300.1.1.1"}}
-		}, want{false, gatewayv1.GatewayReasonUnsupportedAddress, false, gatewayv1.GatewayReasonInvalid, 1}},
+		}, want{false, gatewayv1.GatewayReasonUnsupportedAddress, false, gatewayv1.GatewayReasonInvalid, 1, nil}},
 		"requested address assigned": {func(in *Inputs) {
 			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Type: ptr(gatewayv1.IPAddressType), Value: testVIP}}
-		}, want{true, gatewayv1.GatewayReasonAccepted, true, gatewayv1.GatewayReasonProgrammed, 1}},
+		}, want{true, gatewayv1.GatewayReasonAccepted, true, gatewayv1.GatewayReasonProgrammed, 1, nil}},
+		// Another address than the one requested (the request changed,
+		// the IPAM has not moved it yet): served where it is, reported.
 		"requested address not assigned": {func(in *Inputs) {
 			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.99"}}
-		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotUsable, 1}},
+		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotUsable, 1, ptr(true)}},
+		"requested address refused": {func(in *Inputs) {
+			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.99"}}
+			in.Addresses = nil
+		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotUsable, 0, nil}},
 		"some listeners invalid": {func(in *Inputs) {
 			in.Gateways[0].Spec.Listeners = append(in.Gateways[0].Spec.Listeners, gatewayv1.Listener{Name: "udp", Port: 53, Protocol: gatewayv1.UDPProtocolType})
-		}, want{true, gatewayv1.GatewayReasonListenersNotValid, true, gatewayv1.GatewayReasonProgrammed, 1}},
+		}, want{true, gatewayv1.GatewayReasonListenersNotValid, true, gatewayv1.GatewayReasonProgrammed, 1, nil}},
 		"no listener valid": {func(in *Inputs) {
 			in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{{Name: "tcp", Port: 5432, Protocol: gatewayv1.TCPProtocolType}}
-		}, want{false, gatewayv1.GatewayReasonListenersNotValid, false, gatewayv1.GatewayReasonInvalid, 1}},
+		}, want{false, gatewayv1.GatewayReasonListenersNotValid, false, gatewayv1.GatewayReasonInvalid, 1, nil}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in := world(t)
@@ -61,17 +70,21 @@ func TestGatewayConditions(t *testing.T) {
 			if tc.want.addresses > 0 && (st.Addresses[0].Value != testVIP || *st.Addresses[0].Type != gatewayv1.IPAddressType) {
 				t.Fatalf("address %+v; want IPAddress %s", st.Addresses[0], testVIP)
 			}
+			served := tc.want.programmed
+			if tc.want.served != nil {
+				served = *tc.want.served
+			}
 			for _, l := range st.Listeners {
 				if cond(t, l.Conditions, "Accepted").Status != "True" {
 					continue
 				}
-				if c := cond(t, l.Conditions, "Programmed"); (c.Status == "True") != tc.want.programmed ||
+				if c := cond(t, l.Conditions, "Programmed"); (c.Status == "True") != served ||
 					(tc.want.progReason == gatewayv1.GatewayReasonAddressNotAssigned && c.Reason != string(gatewayv1.ListenerReasonPending)) {
 					t.Errorf("listener %s Programmed %s/%s; want it to follow the Gateway's", l.Name, c.Status, c.Reason)
 				}
 			}
-			if got := len(res.Config.Gateways); (got == 1) != tc.want.programmed {
-				t.Fatalf("%d model gateways; want one only when programmed", got)
+			if got := len(res.Config.Gateways); (got == 1) != served {
+				t.Fatalf("%d model gateways; want one only when served", got)
 			}
 		})
 	}
@@ -145,8 +158,17 @@ func TestListenerConditions(t *testing.T) {
 				l.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "HTTPRoute"}, {Kind: "TCPRoute"}}}
 				return l
 			}()},
-			want:  map[string]listenerWant{"a": {"Accepted": "True/Accepted", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "False/Invalid"}},
+			want:  map[string]listenerWant{"a": {"Accepted": "True/Accepted", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "True/Programmed"}},
 			kinds: map[string][]string{"a": {"HTTPRoute"}},
+		},
+		"only invalid route kinds": {
+			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
+				l := httpListener("a", 80, "")
+				l.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "TCPRoute"}}}
+				return l
+			}()},
+			want:  map[string]listenerWant{"a": {"Accepted": "True/Accepted", "ResolvedRefs": "False/InvalidRouteKinds", "Programmed": "False/Invalid"}},
+			kinds: map[string][]string{"a": {}},
 		},
 		"missing Secret": {
 			listeners: []gatewayv1.Listener{httpsListener("a", 443, "", secretRef("", "nope"))},
@@ -175,11 +197,18 @@ func TestListenerConditions(t *testing.T) {
 		},
 		"hostname conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 80, "a.example.com"), httpListener("b", 80, "a.example.com"), httpListener("c", 80, "c.example.com")},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"}, "c": ok},
+			want: map[string]listenerWant{
+				"a": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"},
+				"b": {"Conflicted": "True/HostnameConflict", "Accepted": "False/HostnameConflict", "Programmed": "False/HostnameConflict"},
+				"c": ok,
+			},
 		},
 		"protocol conflict": {
 			listeners: []gatewayv1.Listener{httpListener("a", 443, ""), httpsListener("b", 443, "", secretRef("", "wild"))},
-			want:      map[string]listenerWant{"a": ok, "b": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"}},
+			want: map[string]listenerWant{
+				"a": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"},
+				"b": {"Conflicted": "True/ProtocolConflict", "Accepted": "False/ProtocolConflict", "Programmed": "False/ProtocolConflict"},
+			},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -291,10 +320,10 @@ func TestHTTPSListenerWithoutHostnameServesCertificateNames(t *testing.T) {
 	}
 }
 
-// TestSharedPortKeepsOneDefaultChain: two listeners on a port without
-// hostname conflict; the first alone serves its certificate for every
-// name, and the model gets one default chain.
-func TestSharedPortKeepsOneDefaultChain(t *testing.T) {
+// TestSharedPortWithoutHostnamesServesNeither: two HTTPS listeners on a
+// port without hostname are indistinct; neither serves its certificate
+// (the first used to keep the default chain; the spec picks no winner).
+func TestSharedPortWithoutHostnamesServesNeither(t *testing.T) {
 	in := world(t)
 	in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{
 		httpsListener("a", 443, "", secretRef("", "first")),
@@ -302,12 +331,11 @@ func TestSharedPortKeepsOneDefaultChain(t *testing.T) {
 	}
 	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "first"), tlsSecret(t, "infra", "second"))
 	res := Build(in)
-	var tls []model.SNICertificate
-	for _, l := range res.Config.Gateways[0].Listeners {
-		tls = append(tls, l.TLS...)
+	if len(res.Config.Gateways) != 0 || len(res.Config.Certificates) != 0 {
+		t.Fatalf("gateways %+v, certificates %d; want none served", res.Config.Gateways, len(res.Config.Certificates))
 	}
-	if len(tls) != 1 || tls[0].ServerNames != nil || tls[0].Certificate != "cert.infra.first" {
-		t.Fatalf("TLS %+v; want cert.infra.first alone, without server names", tls)
+	for _, l := range res.Status.Gateways[gwKey].Listeners {
+		wantCond(t, l.Conditions, "Conflicted", true, string(gatewayv1.ListenerReasonHostnameConflict))
 	}
 }
 

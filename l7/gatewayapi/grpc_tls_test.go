@@ -30,7 +30,8 @@ func TestGRPCRouteTranslation(t *testing.T) {
 				method(nil, "shop.Cart", ""),
 				method(nil, "", "Watch"),
 				method(&regex, "shop\\..*", ""),
-				{Headers: []gatewayv1.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}}},
+				{Headers: []gatewayv1.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}, {Name: "x-tenant", Value: "b"}}},
+				method(&regex, "", "Get|List"),
 			},
 			Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterRequestHeaderModifier,
 				RequestHeaderModifier: &gatewayv1.HTTPHeaderFilter{Set: []gatewayv1.HTTPHeader{{Name: "X-Via", Value: "tlb"}}}}},
@@ -48,11 +49,16 @@ func TestGRPCRouteTranslation(t *testing.T) {
 		t.Fatalf("service %s; want gr.app.g with one HTTP/2 upstream", jsonOf(s))
 	}
 	hdr := &model.RouteResponses{Headers: &model.HeaderRules{Request: model.HeaderEdits{Set: map[string]string{"x-via": "tlb"}}}}
+	// The spec's order (GRPCRouteRule.Matches): characters of the
+	// service, then of the method; a method-only match used to outrank a
+	// service-only one. Regular expressions are grouped per field: "a|b"
+	// used to split the whole path.
 	want := []model.Route{
-		{Name: "rule-0-0", Exact: "/shop.Cart/Add"},
-		{Name: "rule-0-2", Regex: "/[^/]+/Watch"},
-		{Name: "rule-0-3", Regex: "/shop\\..*/[^/]+"},
-		{Name: "rule-0-1", Prefix: "/shop.Cart/"},
+		{Name: "rule-0-0", Exact: "/shop.Cart/Add", Precedence: model.GRPCPrecedence("shop.Cart", "Add")},
+		{Name: "rule-0-1", Prefix: "/shop.Cart/", Precedence: model.GRPCPrecedence("shop.Cart", "")},
+		{Name: "rule-0-3", Regex: "/(?:shop\\..*)/(?:[^/]+)", Precedence: model.GRPCPrecedence("shop\\..*", "")},
+		{Name: "rule-0-5", Regex: "/(?:[^/]+)/(?:Get|List)", Precedence: model.GRPCPrecedence("", "Get|List")},
+		{Name: "rule-0-2", Regex: "/[^/]+/Watch", Precedence: model.GRPCPrecedence("", "Watch")},
 		{Name: "rule-0-4", Prefix: "/", Headers: []model.HeaderMatch{{Name: "x-tenant", Exact: "a"}}},
 	}
 	for i := range want {
@@ -97,13 +103,18 @@ func TestTLSRoutePassthrough(t *testing.T) {
 			tls = l
 		}
 	}
-	want := []model.SNITarget{{ServerNames: []string{"db.example.com"}, Targets: []model.WeightedCluster{
-		{Cluster: "tr.app.t/app.db.8080", Weight: 3}, {Cluster: "tr.app.t/app.web.8080", Weight: 1}}}}
+	// A route whose backends are all invalid rejects its connections:
+	// its names go to an upstream without endpoints.
+	want := []model.SNITarget{
+		{ServerNames: []string{"x.example.com"}, Targets: []model.WeightedCluster{{Cluster: "tr.app.missing/invalid-backends", Weight: 1}}},
+		{ServerNames: []string{"db.example.com"}, Targets: []model.WeightedCluster{
+			{Cluster: "tr.app.t/app.db.8080", Weight: 3}, {Cluster: "tr.app.t/app.web.8080", Weight: 1}}},
+	}
 	if !reflect.DeepEqual(tls.Passthrough, want) {
 		t.Fatalf("passthrough %s; want %s", jsonOf(tls.Passthrough), jsonOf(want))
 	}
-	if len(res.Config.Services) != 1 || res.Config.Services[0].Name != "tr.app.t" || len(res.Config.Services[0].Listeners) != 0 ||
-		!reflect.DeepEqual(res.Config.Services[0].Hosts, []string{"db.example.com"}) || len(res.Config.Services[0].Upstreams) != 2 {
+	if len(res.Config.Services) != 2 || res.Config.Services[1].Name != "tr.app.t" || len(res.Config.Services[1].Listeners) != 0 ||
+		!reflect.DeepEqual(res.Config.Services[1].Hosts, []string{"db.example.com"}) || len(res.Config.Services[1].Upstreams) != 2 {
 		t.Fatalf("services %s; want tr.app.t holding the two clusters, on no listener", jsonOf(res.Config.Services))
 	}
 }

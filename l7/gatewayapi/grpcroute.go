@@ -1,8 +1,10 @@
 package gatewayapi
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -20,13 +22,14 @@ func (b *builder) grpcRoutes() {
 		for i, rule := range gr.Spec.Rules {
 			routes = append(routes, grpcRule(fmt.Sprintf("spec.rules[%d]", i), i, rule, rb)...)
 		}
-		sortRoutes(routes)
+		sortGRPCRoutes(routes)
 		routes = dedupeRoutes(routes)
 		r := route{kind: kindGRPCRoute, namespace: gr.Namespace, gen: gr.Generation, hostnames: gr.Spec.Hostnames, parents: gr.Spec.ParentRefs}
 		parents := b.attach(r, rb.ok())
 		if len(parents) == 0 {
 			continue
 		}
+		b.noteGateways(routeKey{kindGRPCRoute, nn(gr.Namespace, gr.Name)}, parents)
 		rb.accepted(parents)
 		res := rb.resolvedRefs()
 		st := gatewayv1.GRPCRouteStatus{}
@@ -69,18 +72,30 @@ func grpcRule(f string, i int, rule gatewayv1.GRPCRouteRule, rb *routeBuild) []m
 	var out []model.Route
 	for j, m := range matches {
 		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, FailedWeight: failed}
+		if failed > 0 {
+			r.FailedStatus = unavailable
+		}
 		grpcMatch(m, &r)
 		rf.apply(&r)
 		if none {
 			r.Targets = nil
 			r.Responses = mergeDirect(r.Responses)
+			r.Responses.DirectResponse.Status = unavailable
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
-// grpcMatch sets the path and header matches of r from a gRPC match.
+// unavailable is the HTTP status a GRPCRoute answers for invalid
+// backends: gRPC clients read 503 as UNAVAILABLE. The spec
+// (GRPCRouteRule.BackendRefs): "When a GRPCBackendRef is invalid,
+// `UNAVAILABLE` statuses MUST be returned for requests that would have
+// otherwise been routed to an invalid backend."
+const unavailable = 503
+
+// grpcMatch sets the path and header matches of r from a gRPC match, and
+// its precedence among the routes of its host.
 func grpcMatch(m gatewayv1.GRPCRouteMatch, r *model.Route) {
 	r.Prefix = "/"
 	if mm := m.Method; mm != nil {
@@ -91,10 +106,14 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch, r *model.Route) {
 		if mm.Method != nil {
 			method = *mm.Method
 		}
+		r.Precedence = model.GRPCPrecedence(svc, method)
 		regex := mm.Type != nil && *mm.Type == gatewayv1.GRPCMethodMatchRegularExpression
 		switch {
 		case regex:
-			r.Prefix, r.Regex = "", "/"+or(svc, "[^/]+")+"/"+or(method, "[^/]+")
+			// Each pattern matches its own field (GRPCMethodMatch: "Value
+			// of the service to match against"): grouped, "a|b" stays
+			// within the service instead of splitting the whole path.
+			r.Prefix, r.Regex = "", "/(?:"+or(svc, "[^/]+")+")/(?:"+or(method, "[^/]+")+")"
 		case svc != "" && method != "":
 			r.Prefix, r.Exact = "", "/"+svc+"/"+method
 		case svc != "":
@@ -105,6 +124,11 @@ func grpcMatch(m gatewayv1.GRPCRouteMatch, r *model.Route) {
 	}
 	for _, h := range m.Headers {
 		hm := model.HeaderMatch{Name: strings.ToLower(string(h.Name))}
+		if hasHeader(r.Headers, hm.Name) {
+			// GRPCHeaderMatch.Name: "only the first entry with an
+			// equivalent name MUST be considered for a match".
+			continue
+		}
 		if h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression {
 			hm.Regex = h.Value
 		} else {
@@ -120,4 +144,13 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// sortGRPCRoutes orders the routes of one GRPCRoute as the spec asks
+// (GRPCRouteRule.Matches): by the characters of the service they match,
+// then of the method, then by header matches. Ties keep rule order.
+func sortGRPCRoutes(rs []model.Route) {
+	slices.SortStableFunc(rs, func(a, b model.Route) int {
+		return cmp.Or(cmp.Compare(b.Precedence, a.Precedence), cmp.Compare(len(b.Headers), len(a.Headers)))
+	})
 }

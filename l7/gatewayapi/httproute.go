@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ func (b *builder) httpRoutes() {
 		if len(parents) == 0 {
 			continue
 		}
+		b.noteGateways(routeKey{kindHTTPRoute, nn(hr.Namespace, hr.Name)}, parents)
 		rb.accepted(parents)
 		res := rb.resolvedRefs()
 		st := gatewayv1.HTTPRouteStatus{}
@@ -117,6 +119,11 @@ func ruleRouteName(name *gatewayv1.SectionName, i, j, matches int) string {
 	return n
 }
 
+// hasHeader reports whether hs matches the header name (lower case).
+func hasHeader(hs []model.HeaderMatch, name string) bool {
+	return slices.ContainsFunc(hs, func(h model.HeaderMatch) bool { return h.Name == name })
+}
+
 // httpMatch sets the path, method, header and query matches of r.
 func httpMatch(f string, m gatewayv1.HTTPRouteMatch, r *model.Route, rb *routeBuild) {
 	typ, val := gatewayv1.PathMatchPathPrefix, "/"
@@ -143,6 +150,12 @@ func httpMatch(f string, m gatewayv1.HTTPRouteMatch, r *model.Route, rb *routeBu
 	}
 	for _, h := range m.Headers {
 		hm := model.HeaderMatch{Name: strings.ToLower(string(h.Name))}
+		if hasHeader(r.Headers, hm.Name) {
+			// The spec (HTTPHeaderMatch.Name): "If multiple entries
+			// specify equivalent header names, only the first entry with
+			// an equivalent name MUST be considered for a match."
+			continue
+		}
 		if h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression {
 			hm.Regex = h.Value
 		} else {
@@ -155,6 +168,11 @@ func httpMatch(f string, m gatewayv1.HTTPRouteMatch, r *model.Route, rb *routeBu
 	}
 	for _, q := range m.QueryParams {
 		qm := model.QueryMatch{Name: string(q.Name)}
+		if slices.ContainsFunc(r.Queries, func(x model.QueryMatch) bool { return x.Name == qm.Name }) {
+			// HTTPQueryParamMatch.Name: "only the first entry with an
+			// equivalent name MUST be considered for a match".
+			continue
+		}
 		if q.Type != nil && *q.Type == gatewayv1.QueryParamMatchRegularExpression {
 			qm.Regex = q.Value
 		} else {

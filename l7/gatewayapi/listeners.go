@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +20,11 @@ type listener struct {
 	// accepted, resolved and conflicted are the listener's conditions.
 	accepted, resolved, conflicted metav1.Condition
 	certs                          []model.SNICertificate
-	passthrough                    []model.SNITarget
-	attached                       int32
+	// certSANs are the DNS names of the served certificate (HTTPS; nil
+	// when it names none).
+	certSANs    []string
+	passthrough []model.SNITarget
+	attached    int32
 }
 
 // Route kinds, in the group gateway.networking.k8s.io.
@@ -135,9 +139,18 @@ func (l *listener) attachable() bool {
 	return l.accepted.Status == metav1.ConditionTrue && l.conflicted.Status == metav1.ConditionFalse
 }
 
-// programmable reports whether l goes into the model.
+// programmable reports whether l goes into the model: its references
+// resolved, or only some of its allowed route kinds are unsupported. The
+// spec (ListenerStatus.SupportedKinds): "If both valid and invalid Route
+// kinds are specified, the implementation MUST reference the valid Route
+// kinds that have been specified"; the listener serves those (it used to
+// report routes of the valid kind Accepted and serve nothing).
 func (l *listener) programmable() bool {
-	return l.attachable() && l.resolved.Status == metav1.ConditionTrue
+	if !l.attachable() {
+		return false
+	}
+	return l.resolved.Status == metav1.ConditionTrue ||
+		(l.resolved.Reason == string(gatewayv1.ListenerReasonInvalidRouteKinds) && len(l.kinds) > 0)
 }
 
 // modelListener is the model listener name of l on the gateway's address
@@ -158,44 +171,61 @@ func (l *listener) hostname() string {
 	return string(*l.spec.Hostname)
 }
 
-// markConflicts marks listeners that share a port with an earlier one of
+// markConflicts marks every listener that shares a port with one of
 // another protocol (ProtocolConflict; the model serves one protocol per
 // port, so HTTPS and TLS cannot share one either), or with the same
 // protocol and hostname (HostnameConflict). A conflicted listener is not
-// accepted.
+// accepted, and neither is the one it conflicts with. The spec
+// (apis/v1/gateway_types.go, GatewaySpec.Listeners, "Handling indistinct
+// Listeners"): "The implementation MUST NOT pick one conflicting Listener
+// as the winner. ALL indistinct Listeners must not be accepted for
+// processing."
 func markConflicts(ls []*listener) {
-	first := map[int32]model.Protocol{}
-	hosts := map[string]bool{}
+	protocols := map[int32][]model.Protocol{}
+	hosts := map[string]int{}
+	var candidates []*listener
 	for _, l := range ls {
 		if l.protocol == "" || l.accepted.Status != metav1.ConditionTrue {
 			continue
 		}
-		c := l.conflicted
-		p, seen := first[l.spec.Port]
-		if !seen {
-			first[l.spec.Port] = l.protocol
-			p = l.protocol
+		candidates = append(candidates, l)
+		if !slices.Contains(protocols[l.spec.Port], l.protocol) {
+			protocols[l.spec.Port] = append(protocols[l.spec.Port], l.protocol)
 		}
-		key := fmt.Sprintf("%d|%s", l.spec.Port, l.hostname())
+		hosts[conflictKey(l)]++
+	}
+	for _, l := range candidates {
+		c := l.conflicted
 		switch {
-		case p != l.protocol:
+		case len(protocols[l.spec.Port]) > 1:
 			c.Status, c.Reason = metav1.ConditionTrue, string(gatewayv1.ListenerReasonProtocolConflict)
-			c.Message = fmt.Sprintf("port %d is already served as %s", l.spec.Port, p)
-		case hosts[key]:
+			c.Message = fmt.Sprintf("port %d is asked for as %s by several listeners; none of them is served", l.spec.Port, joinProtocols(protocols[l.spec.Port]))
+		case hosts[conflictKey(l)] > 1:
 			c.Status, c.Reason = metav1.ConditionTrue, string(gatewayv1.ListenerReasonHostnameConflict)
-			c.Message = fmt.Sprintf("another listener on port %d has hostname %q", l.spec.Port, l.hostname())
+			c.Message = fmt.Sprintf("several %s listeners on port %d have hostname %q; none of them is served", l.protocol, l.spec.Port, l.hostname())
 		default:
-			hosts[key] = true
+			continue
 		}
 		l.conflicted = c
-		if c.Status == metav1.ConditionTrue {
-			// As the conformance suite expects of a conflicted listener:
-			// not accepted, for the same reason.
-			a := c
-			a.Type, a.Status = string(gatewayv1.ListenerConditionAccepted), metav1.ConditionFalse
-			l.accepted = a
-		}
+		// As the conformance suite expects of a conflicted listener:
+		// not accepted, for the same reason.
+		a := c
+		a.Type, a.Status = string(gatewayv1.ListenerConditionAccepted), metav1.ConditionFalse
+		l.accepted = a
 	}
+}
+
+// conflictKey is what two listeners of one Gateway must not share.
+func conflictKey(l *listener) string {
+	return fmt.Sprintf("%d|%s|%s", l.spec.Port, l.protocol, l.hostname())
+}
+
+func joinProtocols(ps []model.Protocol) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, " and ")
 }
 
 // listenerStatus is l's status once routes have attached.

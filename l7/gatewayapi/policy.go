@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
@@ -50,7 +51,9 @@ func (b *builder) policies() {
 			default:
 				b.resolveTarget(a, fmt.Sprintf("spec.targetRefs[%d]", i))
 			}
-			key := fmt.Sprintf("%s/%s/%s", ref.Kind, ref.Name, ptrStr(ref.SectionName))
+			// Targets are local to the policy's namespace: two policies
+			// of different namespaces never target the same object.
+			key := fmt.Sprintf("%s/%s/%s/%s", p.Namespace, ref.Kind, ref.Name, ptrStr(ref.SectionName))
 			if a.cond.Reason == "" {
 				if first, taken := claimed[key]; taken {
 					a.cond = b.policyCond(p, false, gatewayv1.PolicyReasonConflicted,
@@ -73,18 +76,54 @@ func (b *builder) policies() {
 		}
 	}
 	for _, a := range all {
-		k := nn(a.policy.Namespace, a.policy.Name)
-		st := b.out.Status.TrafficPolicies[k]
-		ns := gatewayv1.Namespace(a.policy.Namespace)
-		group := a.ref.Group
-		kind := a.ref.Kind
-		st.Ancestors = append(st.Ancestors, gatewayv1.PolicyAncestorStatus{
-			AncestorRef:    gatewayv1.ParentReference{Group: &group, Kind: &kind, Namespace: &ns, Name: a.ref.Name, SectionName: a.ref.SectionName},
-			ControllerName: ControllerName,
-			Conditions:     []metav1.Condition{a.cond},
-		})
-		b.out.Status.TrafficPolicies[k] = st
+		b.ancestorStatus(a)
 	}
+}
+
+// ancestorStatus adds a's condition to its policy's status under each of
+// its ancestors. The spec (apis/v1/policy_types.go, PolicyAncestorStatus):
+// implementations "SHOULD use Gateway as the PolicyAncestorStatus object":
+// a Gateway target is its own ancestor; a route target has the Gateways
+// of ours it names as parents. A target that is not found has no Gateway:
+// its own reference stands in. The ancestors are a map (ancestorRef and
+// controllerName): a second target under one Gateway keeps the first
+// condition unless it is the first that fails.
+func (b *builder) ancestorStatus(a *attachment) {
+	k := nn(a.policy.Namespace, a.policy.Name)
+	st := b.out.Status.TrafficPolicies[k]
+	ns := gatewayv1.Namespace(a.policy.Namespace)
+	group, kind := a.ref.Group, a.ref.Kind
+	refs := []gatewayv1.ParentReference{{Group: &group, Kind: &kind, Namespace: &ns, Name: a.ref.Name, SectionName: a.ref.SectionName}}
+	if gws := b.routeGateways[routeKey{string(kind), targetName(a)}]; kind != kindGateway && len(gws) > 0 {
+		refs = refs[:0]
+		for _, gw := range gws {
+			gns, g, gk := gatewayv1.Namespace(gw.Namespace), gatewayv1.Group(gatewayv1.GroupName), gatewayv1.Kind(kindGateway)
+			refs = append(refs, gatewayv1.ParentReference{Group: &g, Kind: &gk, Namespace: &gns, Name: gatewayv1.ObjectName(gw.Name)})
+		}
+	}
+	for _, ref := range refs {
+		i := slices.IndexFunc(st.Ancestors, func(x gatewayv1.PolicyAncestorStatus) bool { return sameParentRef(x.AncestorRef, ref) })
+		switch {
+		case i < 0:
+			st.Ancestors = append(st.Ancestors, gatewayv1.PolicyAncestorStatus{
+				AncestorRef: ref, ControllerName: ControllerName, Conditions: []metav1.Condition{a.cond}})
+		case a.cond.Status != metav1.ConditionTrue && st.Ancestors[i].Conditions[0].Status == metav1.ConditionTrue:
+			st.Ancestors[i].Conditions = []metav1.Condition{a.cond}
+		}
+	}
+	b.out.Status.TrafficPolicies[k] = st
+}
+
+// targetName is the namespace/name of a's target (local to the policy).
+func targetName(a *attachment) types.NamespacedName {
+	return nn(a.policy.Namespace, string(a.ref.Name))
+}
+
+// sameParentRef reports whether two references name the same object and
+// section.
+func sameParentRef(x, y gatewayv1.ParentReference) bool {
+	return ptrStr(x.Group) == ptrStr(y.Group) && ptrStr(x.Kind) == ptrStr(y.Kind) && ptrStr(x.Namespace) == ptrStr(y.Namespace) &&
+		x.Name == y.Name && ptrStr(x.SectionName) == ptrStr(y.SectionName)
 }
 
 func ptrStr[T ~string](p *T) string {

@@ -20,9 +20,18 @@ func (b *builder) tlsRoutes() {
 		for _, rule := range tr.Spec.Rules {
 			refs = append(refs, rule.BackendRefs...)
 		}
-		// A connection has no status to answer with: the share of
-		// unresolved backends goes to the others.
-		targets, _, none := rb.targets("spec.rules", refs)
+		targets, failed, none := rb.targets("spec.rules", refs)
+		ups := rb.ups
+		if failed > 0 || none {
+			// The spec (TLSRouteRule.BackendRefs): "the underlying
+			// implementation must actively reject request attempts to
+			// this backend, by rejecting the connection. Request
+			// rejections must respect weight". That share goes to an
+			// upstream without endpoints, whose connections Envoy closes;
+			// it used to go to the valid backends.
+			targets = append(targets, model.WeightedTarget{Upstream: rejectUpstream, Weight: max(failed, 1)})
+			ups = append(slices.Clone(ups), model.Upstream{Name: rejectUpstream})
+		}
 		r := route{kind: kindTLSRoute, namespace: tr.Namespace, gen: tr.Generation, hostnames: tr.Spec.Hostnames, parents: tr.Spec.ParentRefs}
 		parents := b.attach(r, rb.ok())
 		if len(parents) == 0 {
@@ -34,11 +43,14 @@ func (b *builder) tlsRoutes() {
 			st.Parents = append(st.Parents, parentStatus(p, res))
 		}
 		b.out.Status.TLSRoutes[nn(tr.Namespace, tr.Name)] = st
-		if !none {
-			b.passthrough(tr, parents, targets, rb.ups)
-		}
+		b.passthrough(tr, parents, targets, ups)
 	}
 }
+
+// rejectUpstream is the upstream, without endpoints, that takes a
+// TLSRoute's share of invalid backends (upstreams of Services hold dots:
+// no name clash).
+const rejectUpstream = "invalid-backends"
 
 // passthrough adds the SNI targets of tr to the listeners it attached to,
 // and the services that hold its clusters.

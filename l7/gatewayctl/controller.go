@@ -41,6 +41,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Identity names this replica in Events.
 	Identity string
+	// AddressRecheck is how often the controller looks again while a
+	// Gateway waits for its VIP: the IPAM's reason (an Event on the VIP
+	// Service) may have changed (default 15s).
+	AddressRecheck time.Duration
 }
 
 // Resources of tlb.io/v1alpha1 the controller reads (and whose status
@@ -77,6 +81,9 @@ func New(o Options) (*Controller, error) {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
+	}
+	if o.AddressRecheck <= 0 {
+		o.AddressRecheck = 15 * time.Second
 	}
 	scheme := runtime.NewScheme()
 	if err := gatewayv1.Install(scheme); err != nil {

@@ -31,7 +31,10 @@ import (
 // (set here as the IPAM would), the Gateway's status.addresses carry it;
 // a resync of the unchanged objects writes nothing; deleting the Gateway
 // deletes its VIP Service.
-func TestControllerOnFakes(t *testing.T) {
+// fakeController runs a Controller on fake clients holding the class
+// "tlb" and the Gateway a/web, until the test ends.
+func fakeController(t *testing.T) (*Controller, *fake.Clientset, *gwfake.Clientset, context.Context) {
+	t.Helper()
 	cfg, err := runtime.DefaultUnstructuredConverter.ToUnstructured(testConfigs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -52,15 +55,21 @@ func TestControllerOnFakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	c, err := New(Options{Kube: kc, Gateway: gc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg, Identity: "test"})
+	c, err := New(Options{Kube: kc, Gateway: gc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg, Identity: "test", AddressRecheck: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	t.Cleanup(func() { cancel(); <-done })
 
+	return c, kc, gc, ctx
+}
+
+func TestControllerOnFakes(t *testing.T) {
+	c, kc, gc, ctx := fakeController(t)
+	var err error
 	var vip *corev1.Service
 	poll.Explained(t, 10*time.Second, "the VIP Service of a/web exists", func() (bool, string) {
 		vip, err = kc.CoreV1().Services("a").Get(ctx, "web-vip", metav1.GetOptions{})

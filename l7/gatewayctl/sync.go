@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,14 +36,16 @@ func (c *Controller) sync(ctx context.Context) error {
 	vipErr := c.applyVIPs(ctx, plan, diff)
 
 	in.Addresses = gatewaywatch.VIPAddresses(in.Services, plan.counts)
+	warnings, evErr := c.warnings(ctx, plan, in.Addresses)
+	in.AddressProblems = addressProblems(plan, in.Services, in.Addresses, warnings)
 	in.Now = c.clock.Now()
 	res := gatewayapi.Build(in)
 	st := planStatus(in, plan, diff, res.Status, c.own.pending)
 	c.own.sweep()
 	if st.empty() {
-		return vipErr
+		return errors.Join(vipErr, evErr)
 	}
-	return errors.Join(vipErr, c.applyStatus(ctx, st))
+	return errors.Join(vipErr, evErr, c.applyStatus(ctx, st))
 }
 
 // applyVIPs makes the writes diff asks for; a Gateway whose Service name
@@ -92,4 +96,34 @@ func (c *Controller) event(p vipPlan, gw types.NamespacedName, typ, reason, msg 
 	if obj, ok := p.ours[gw]; ok && c.recorder != nil {
 		c.recorder.Event(obj, typ, reason, msg)
 	}
+}
+
+// warnings lists the warning Events about Services in the namespaces of
+// the Gateways of p that have no VIP yet (none: no request), and asks
+// for another sync after Options.AddressRecheck while there are any: the
+// IPAM says why it gave no VIP only in such an Event, which changes
+// nothing the controller watches.
+func (c *Controller) warnings(ctx context.Context, p vipPlan, have map[types.NamespacedName][]netip.Addr) ([]*corev1.Event, error) {
+	var nss []string
+	for gw := range p.services {
+		if len(have[gw]) == 0 && !slices.Contains(nss, gw.Namespace) {
+			nss = append(nss, gw.Namespace)
+		}
+	}
+	if len(nss) == 0 {
+		return nil, nil
+	}
+	c.queue.AddAfter(syncKey, c.opts.AddressRecheck)
+	slices.Sort(nss)
+	var out []*corev1.Event
+	for _, ns := range nss {
+		list, err := c.opts.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: vipEventSelector})
+		if err != nil {
+			return out, fmt.Errorf("list the warnings about Services in namespace %s (why a Gateway has no VIP): %w", ns, err)
+		}
+		for i := range list.Items {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
 }

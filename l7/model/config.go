@@ -234,8 +234,16 @@ type Route struct {
 	// could not be resolved (Gateway API): that share of requests is
 	// answered 500, as the spec asks, instead of going to the others.
 	FailedWeight uint32
-	Retries      *RetryPolicy
-	Sticky       *CookieSticky
+	// FailedStatus is the status that share is answered with: 500
+	// (zero), or 503, which gRPC clients read as UNAVAILABLE, what
+	// GRPCRoute asks for its invalid backends.
+	FailedStatus int
+	// Precedence, when positive, ranks a Gateway API route among the
+	// routes of its host in place of its path's length (see
+	// GRPCPrecedence).
+	Precedence int
+	Retries    *RetryPolicy
+	Sticky     *CookieSticky
 	// Interceptors run in order in the authorization service before the
 	// request goes upstream (Envoy's ext_authz); empty: never called.
 	Interceptors chain.Chain

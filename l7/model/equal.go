@@ -37,7 +37,7 @@ func (r *Route) Equal(o *Route) bool {
 // sameMatch compares what two routes match.
 func (r *Route) sameMatch(o *Route) bool {
 	return r.Name == o.Name && r.Prefix == o.Prefix && r.Exact == o.Exact && r.Regex == o.Regex &&
-		r.SegmentPrefix == o.SegmentPrefix && r.Method == o.Method &&
+		r.SegmentPrefix == o.SegmentPrefix && r.Method == o.Method && r.Precedence == o.Precedence &&
 		sameSlice(r.Headers, o.Headers) && sameSlice(r.Queries, o.Queries)
 }
 
@@ -46,7 +46,7 @@ func (r *Route) sameMatch(o *Route) bool {
 // WebSocket and canary.
 func (r *Route) sameForwarding(o *Route) bool {
 	return r.Timeout == o.Timeout && r.IdleTimeout == o.IdleTimeout && r.BackendTimeout == o.BackendTimeout &&
-		r.FailedWeight == o.FailedWeight && r.WebSocket == o.WebSocket &&
+		r.FailedWeight == o.FailedWeight && r.FailedStatus == o.FailedStatus && r.WebSocket == o.WebSocket &&
 		sameSlice(r.Targets, o.Targets) && sameSlice(r.Mirrors, o.Mirrors) &&
 		samePtr(r.Rewrite, o.Rewrite) && samePtr(r.Retries, o.Retries) && samePtr(r.Sticky, o.Sticky) &&
 		samePtrFunc(r.Redirect, o.Redirect, (*Redirect).equal) &&

@@ -74,3 +74,17 @@ type Mirror struct {
 	Upstream string
 	Percent  uint32
 }
+
+// GRPCPrecedence is the Precedence of a GRPCRoute match of the service
+// and method patterns svc and method ("" for any). The spec
+// (apis/v1/grpcroute_types.go, GRPCRouteRule.Matches): "Precedence MUST
+// be given to the rule with the largest number of: [...] Characters in a
+// matching service. Characters in a matching method. Header matches." A
+// match naming a service outranks every one that does not; the method
+// breaks ties. Both fields are at most 1024 characters long.
+func GRPCPrecedence(svc, method string) int {
+	if svc == "" && method == "" {
+		return 0
+	}
+	return 1 + len(svc)*2048 + len(method)
+}

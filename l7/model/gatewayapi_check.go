@@ -119,6 +119,12 @@ func checkRouteTargets(r Route, f string, ups map[string]bool, bad func(field, f
 	case len(r.Targets) == 0 && dr == nil && r.Redirect == nil:
 		bad(f+".targets", "a route needs a target")
 	}
+	if r.FailedStatus != 0 && r.FailedStatus != 500 && r.FailedStatus != 503 {
+		bad(f+".failedStatus", "%d: the failed weight is answered 500 or 503", r.FailedStatus)
+	}
+	if r.Precedence < 0 {
+		bad(f+".precedence", "%d: a precedence is positive (zero: the path's length)", r.Precedence)
+	}
 	for j, t := range r.Targets {
 		if !ups[t.Upstream] {
 			bad(fmt.Sprintf("%s.targets[%d].upstream", f, j), "no upstream %q in this service", t.Upstream)

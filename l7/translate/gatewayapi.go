@@ -86,7 +86,8 @@ func noLiveTarget(r model.Route) bool { return len(r.Targets) > 1 && len(liveTar
 // weighted clusters. A route's failed weight goes to
 // model.FailedBackendCluster,
 // which no resource defines: Envoy answers that share with the route's
-// cluster_not_found_response_code, 500.
+// cluster_not_found_response_code, 500, or 503 (gRPC's UNAVAILABLE) when
+// the route's FailedStatus asks for it.
 func clusterSpecifier(a *route.RouteAction, svc string, r model.Route) {
 	live := liveTargets(r)
 	if len(live) == 1 && r.FailedWeight == 0 {
@@ -101,6 +102,9 @@ func clusterSpecifier(a *route.RouteAction, svc string, r model.Route) {
 	if r.FailedWeight > 0 {
 		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{Name: model.FailedBackendCluster, Weight: u32(r.FailedWeight)})
 		a.ClusterNotFoundResponseCode = route.RouteAction_INTERNAL_SERVER_ERROR
+		if r.FailedStatus == 503 {
+			a.ClusterNotFoundResponseCode = route.RouteAction_SERVICE_UNAVAILABLE
+		}
 	}
 	a.ClusterSpecifier = &route.RouteAction_WeightedClusters{WeightedClusters: wc}
 }

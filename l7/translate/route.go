@@ -120,7 +120,10 @@ func hostRoutes(svcs []model.Service, built func(s model.Service, i int) *route.
 // virtual host per host name. Hosts match whatever port the client names
 // (Host: shop.example.com:8443 on a listener of port 8443; Envoy would
 // otherwise compare the whole :authority with the names and answer 404);
-// the header itself keeps its port.
+// the header itself keeps its port. Gateway API asks for it
+// (apis/v1/httproute_types.go, HTTPRouteSpec.Hostnames): implementations
+// "MUST ignore any port value specified in the HTTP Host header while
+// performing a match".
 func assembleRoutes(name string, hrs []hostRoute) *route.RouteConfiguration {
 	return assembleRoutesWith(name, hrs, newVirtualHost)
 }
@@ -181,8 +184,13 @@ func redirectRoutes(name string) *route.RouteConfiguration {
 // Gateway API route ranks a regex by its characters, as a prefix: the
 // spec leaves regexes to the implementation and Envoy Gateway and
 // Contour rank them so.
+//
+// A GRPCRoute's method match ranks by its Precedence instead: the
+// characters of the service, then of the method (model.GRPCPrecedence).
 func specificity(r *model.Route, gatewayAPI bool) int {
 	switch {
+	case r.Precedence > 0 && gatewayAPI:
+		return r.Precedence
 	case r.Exact != "":
 		return 1<<21 + len(r.Exact)
 	case r.Regex != "" && gatewayAPI:
