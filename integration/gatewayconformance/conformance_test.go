@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,8 +89,9 @@ func timeouts() config.TimeoutConfig {
 
 // TestGatewayAPIConformance runs the upstream suite against the Gateway
 // API controller (TLB_L7_BIN gateway-controller) on a real kube-apiserver
-// with kube-controller-manager and the node simulator, skips the tests of
-// skip-data-plane.txt, keeps the suite's report and prints the figures.
+// with kube-controller-manager and the node simulator running the suite's
+// echo servers, with the group's l7 serve and a real Envoy serving the
+// Gateways' addresses; it keeps the suite's report and prints the figures.
 func TestGatewayAPIConformance(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// controller-runtime's client logs through its own global logger and
@@ -104,11 +104,15 @@ func TestGatewayAPIConformance(t *testing.T) {
 	if l7Bin == "" {
 		t.Fatal("TLB_L7_BIN is not set: run tools/bench-gateway-api.sh, which builds l7")
 	}
-	skips, err := ReadSkipList(SkipListFile)
+	echoBin := os.Getenv("TLB_ECHO_BASIC_BIN")
+	if echoBin == "" {
+		t.Fatal("TLB_ECHO_BASIC_BIN is not set: run tools/bench-gateway-api.sh, which builds the suite's echo server")
+	}
+	logDir, reportPath := keptDir(t)
+	pool, err := ownNetwork(t)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logDir, reportPath := keptDir(t)
 
 	gwDir := moduleDir(t, "sigs.k8s.io/gateway-api")
 	crds := stageCRDs(t, filepath.Join(gwDir, "config", "crd", "standard"), filepath.Join("..", "..", "deploy", "crds"))
@@ -130,7 +134,11 @@ func TestGatewayAPIConformance(t *testing.T) {
 		"--kubeconfig="+srv.Kubeconfig, "--leader-elect=false", "--secure-port=0",
 		"--root-ca-file="+srv.Config.CAFile, "--service-account-private-key-file="+srv.ServiceAccountKeyFile,
 		"--allocate-node-cidrs=false", "--controllers=*,-node-lifecycle-controller", "--v=1")
-	sim := NewNodeSim(cs, simNode, netip.MustParsePrefix("10.244.0.0/16"), log.With("component", "nodesim"), time.Now)
+	podDir := t.TempDir()
+	pods := NewPodProcesses(cs, echoBin, podDir, log.With("component", "pods"))
+	t.Cleanup(pods.StopAll)
+	sim := NewNodeSim(cs, simNode, netip.MustParsePrefix("10.244.0.0/16"), log.With("component", "nodesim"), time.Now).
+		WithPods(pods).WithKubelet(startKubeletLogs(t, pods))
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Run(ctx) }()
 
@@ -151,7 +159,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 
 	// The IPAM gives each Gateway's VIP Service its address.
 	if ipamBin := os.Getenv("TLB_IPAM_BIN"); ipamBin != "" {
-		objs, err := apiserver.ReadManifests(filepath.Join("testdata", "pools.yaml"))
+		objs, err := apiserver.ReadManifests(poolsFile)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,11 +204,8 @@ func TestGatewayAPIConformance(t *testing.T) {
 		t.Fatalf("node simulator: node %s: %v", simNode, err)
 	}
 
-	var skipNames []string
-	for n := range skips {
-		skipNames = append(skipNames, n)
-	}
-	slices.Sort(skipNames)
+	startGateway(t, srv.Kubeconfig, logDir, pool)
+
 	var (
 		mu       sync.Mutex
 		outcomes = map[string]Outcome{}
@@ -214,7 +219,6 @@ func TestGatewayAPIConformance(t *testing.T) {
 			CleanupBaseResources: false,
 			CleanupTestResources: true,
 			SupportedFeatures:    gatewayapi.SupportedFeatures(),
-			SkipTests:            skipNames,
 			TimeoutConfig:        timeouts(),
 			Mode:                 "default",
 			ConformanceProfiles: []suite.ConformanceProfileName{
@@ -236,8 +240,6 @@ func TestGatewayAPIConformance(t *testing.T) {
 			switch {
 			case !s.SupportedFeatures.HasAll(test.Features...):
 				o = NotClaimed
-			case s.SkipTests.Has(test.ShortName):
-				o = SkippedDataPlane
 			case t.Failed():
 				o = Failed
 			case t.Skipped():
@@ -281,6 +283,8 @@ func TestGatewayAPIConformance(t *testing.T) {
 		t.Errorf("marshal the suite's report: %v", err)
 	} else if err := os.WriteFile(reportPath, data, 0o644); err != nil {
 		t.Errorf("keep the suite's report: %v", err)
+	} else if err := WriteProfileBench(os.Stdout, report); err != nil {
+		t.Error(err)
 	}
 
 	all := map[string]Outcome{}
@@ -292,8 +296,6 @@ func TestGatewayAPIConformance(t *testing.T) {
 		case ran:
 		case !claimed.HasAll(ct.Features...):
 			o = NotClaimed
-		case skips[ct.ShortName] != "":
-			o = SkippedDataPlane
 		default:
 			o = Failed // it never ran although it should have
 		}
