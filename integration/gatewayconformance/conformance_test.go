@@ -35,7 +35,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
-	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 
 const (
@@ -206,6 +205,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 
 	startGateway(t, srv.Kubeconfig, logDir, pool)
 
+	claimedFeatures, profiles := claims(t)
 	var (
 		mu       sync.Mutex
 		outcomes = map[string]Outcome{}
@@ -218,13 +218,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 			// end would otherwise delete them before the tests run.
 			CleanupBaseResources: false,
 			CleanupTestResources: true,
-			SupportedFeatures:    gatewayapi.SupportedFeatures(),
+			SupportedFeatures:    claimedFeatures,
 			TimeoutConfig:        timeouts(),
 			Mode:                 "default",
-			ConformanceProfiles: []suite.ConformanceProfileName{
-				suite.GatewayHTTPConformanceProfileName, suite.GatewayGRPCConformanceProfileName,
-				suite.GatewayTLSConformanceProfileName,
-			},
+			ConformanceProfiles:  profiles,
 			Implementation: confv1.Implementation{
 				Organization: "tlbproject", Project: "tlb", URL: "https://github.com/tlbproject/tlb",
 				Version: envOr("TLB_VERSION", "dev"), Contact: []string{"https://github.com/tlbproject/tlb/issues"},
@@ -289,7 +286,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 
 	all := map[string]Outcome{}
 	claimed := suite.FeaturesSet{}
-	claimed.Insert(gatewayapi.SupportedFeatures()...)
+	claimed.Insert(claimedFeatures...)
 	for _, ct := range tests.ConformanceTests {
 		o, ran := outcomes[ct.ShortName]
 		switch {
