@@ -272,6 +272,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 		}
 	})
 	elapsed := time.Since(start)
+	routeToTraffic(ctx, t, c, 100)
 
 	report, err := cSuite.Report()
 	if err != nil {
