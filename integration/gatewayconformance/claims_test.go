@@ -5,6 +5,7 @@ package gatewayconformance
 import (
 	"flag"
 	"slices"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
@@ -16,6 +17,11 @@ import (
 // claimAll claims every feature of gatewayapi.SupportedFeatures, ignoring
 // unclaimed: to see whether a fix lets a feature be claimed again.
 var claimAll = flag.Bool("claim-all", false, "claim every feature the controller declares, even those the harness does not claim (unclaimed)")
+
+// claimExtra claims features the controller does not declare, to see
+// which of their tests already pass: an experiment, never a claim of
+// record (the GatewayClass's status does not list them).
+var claimExtra = flag.String("claim-extra", "", "comma-separated features to claim besides the controller's (an experiment: which of their tests pass)")
 
 // unclaimed are the features the controller declares
 // (gatewayapi.SupportedFeatures) whose traffic tests fail through Envoy
@@ -48,6 +54,12 @@ func claims(t *testing.T) ([]features.FeatureName, []suite.ConformanceProfileNam
 			continue
 		}
 		fs = append(fs, f)
+	}
+	for f := range strings.SplitSeq(*claimExtra, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			t.Logf("claimed as an experiment: %s", f)
+			fs = append(fs, features.FeatureName(f))
+		}
 	}
 	var ps []suite.ConformanceProfileName
 	for _, p := range allProfiles {
