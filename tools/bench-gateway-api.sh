@@ -53,8 +53,11 @@ unshare=(unshare --net)
 if [[ $EUID -ne 0 ]]; then
 	unshare+=(--map-root-user)
 fi
+# The run's temporary files (the API server's, the Pods', the gateway's)
+# under $bindir, which goes when the script ends even if the run was killed.
+mkdir -p "$bindir/tmp"
 (cd integration/gatewayconformance &&
-	"${unshare[@]}" "$bindir/conformance.test" -test.run '^TestGatewayAPIConformance$' -test.v -test.timeout 40m "$@") >"$log" 2>&1 || status=$?
+	TMPDIR="$bindir/tmp" "${unshare[@]}" "$bindir/conformance.test" -test.run '^TestGatewayAPIConformance$' -test.v -test.timeout 40m "$@") >"$log" 2>&1 || status=$?
 echo "bench-gateway-api: the suite ran $(($(date +%s) - start)) s; report $TLB_CONFORMANCE_REPORT; log $log" >&2
 # The tests that failed, by name (the suite's subtests are two levels down).
 grep -E '^        --- FAIL: TestGatewayAPIConformance/Run/[^/ ]+ ' "$log" | sed 's/^ *//' >&2 || true
