@@ -210,7 +210,7 @@ func (s *NodeSim) podIP(pod *corev1.Pod) netip.Addr {
 }
 
 // readyStatus is the status of a Pod whose containers all run and are
-// ready; a Pod keeps the IP it was given.
+// ready, with Pod IP podIP.
 func (s *NodeSim) readyStatus(pod *corev1.Pod, podIP netip.Addr) corev1.PodStatus {
 	now := metav1.NewTime(s.now())
 	ip := podIP.String()
