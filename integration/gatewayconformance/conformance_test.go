@@ -273,6 +273,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 	})
 	elapsed := time.Since(start)
 	routeToTraffic(ctx, t, c, 100)
+	checkPodLifecycle(ctx, t, cs, pods)
 
 	report, err := cSuite.Report()
 	if err != nil {

@@ -376,3 +376,14 @@ func (l *lineLog) tail() string {
 	}
 	return b.String()
 }
+
+// Running returns the Pods (namespace/name) whose processes run.
+func (r *PodProcesses) Running() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.pods))
+	for k := range r.pods {
+		out = append(out, k)
+	}
+	return out
+}
