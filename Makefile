@@ -37,8 +37,9 @@ k8s-test:
 	./tools/k8s-test.sh
 
 ## gateway-api-test: the upstream Gateway API conformance suite against
-## l7 gateway-controller and a real kube-apiserver (the same run as
-## bench-gateway-api), strict: any failed test the controller claims fails it.
+## l7 gateway-controller and a real kube-apiserver, traffic through l7 serve
+## and Envoy (the same run as bench-gateway-api), strict: any failed test
+## the controller claims fails it.
 gateway-api-test: deps
 	TLB_CONFORMANCE_STRICT=1 ./tools/bench-gateway-api.sh
 
@@ -120,9 +121,11 @@ bench-console: deps
 	$(GO) run ./tlb/cmd/consolebench -vips 1000
 
 ## bench-gateway-api: the upstream Gateway API conformance suite against the
-## Gateway API controller on a real kube-apiserver with a simulated node;
-## BENCH gateway_api_conformance_{passed,skipped_data_plane,failed}, the
-## suite's report kept (docs/gateway-api-conformance.md).
+## Gateway API controller on a real kube-apiserver with a simulated node
+## running the suite's echo servers, traffic through l7 serve and Envoy;
+## BENCH gateway_api_conformance_{passed,skipped,failed} and per profile
+## gateway_api_{core,extended}_{passed,failed}_<profile>, the suite's report
+## kept (docs/gateway-api-conformance.md).
 bench-gateway-api: deps
 	./tools/bench-gateway-api.sh
 

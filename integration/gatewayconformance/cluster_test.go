@@ -4,7 +4,6 @@ package gatewayconformance
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -144,27 +143,4 @@ func keptDir(t *testing.T) (dir, report string) {
 		t.Fatal(err)
 	}
 	return dir, report
-}
-
-// waitFor polls cond every 100 ms until it holds or timeout passes.
-func waitFor(ctx context.Context, timeout time.Duration, cond func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
-		if err != nil {
-			last = err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last error: %w)", ctx.Err(), last)
-		case <-tick.C:
-		}
-	}
 }

@@ -3,6 +3,9 @@ package gatewayconformance
 import (
 	"fmt"
 	"io"
+	"strings"
+
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 )
 
 // Outcome is what became of one conformance test in a run.
@@ -13,9 +16,6 @@ const (
 	// NotClaimed: the test exercises a feature TLB does not claim; the
 	// suite does not run it and no figure counts it.
 	NotClaimed Outcome = iota
-	// SkippedDataPlane: the test is on the skip list (it needs a data
-	// plane).
-	SkippedDataPlane
 	// Passed: the test ran and passed.
 	Passed
 	// Failed: the test ran and failed, or never ran although it should
@@ -28,7 +28,7 @@ const (
 
 // Figures are the counts of a run.
 type Figures struct {
-	Passed, SkippedDataPlane, Failed, SkippedBySuite, NotClaimed int
+	Passed, Failed, SkippedBySuite, NotClaimed int
 }
 
 // Tally counts outcomes.
@@ -38,8 +38,6 @@ func Tally(outcomes map[string]Outcome) Figures {
 		switch o {
 		case Passed:
 			f.Passed++
-		case SkippedDataPlane:
-			f.SkippedDataPlane++
 		case Failed:
 			f.Failed++
 		case SkippedBySuite:
@@ -51,9 +49,36 @@ func Tally(outcomes map[string]Outcome) Figures {
 	return f
 }
 
-// WriteBench prints the three BENCH lines make bench-gateway-api reports.
+// WriteBench prints the BENCH lines of the whole run.
 func (f Figures) WriteBench(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "BENCH gateway_api_conformance_passed %d\nBENCH gateway_api_conformance_skipped_data_plane %d\nBENCH gateway_api_conformance_failed %d\n",
-		f.Passed, f.SkippedDataPlane, f.Failed)
+	_, err := fmt.Fprintf(w, "BENCH gateway_api_conformance_passed %d\nBENCH gateway_api_conformance_skipped %d\nBENCH gateway_api_conformance_failed %d\n",
+		f.Passed, f.SkippedBySuite, f.Failed)
+	return err
+}
+
+// WriteProfileBench prints, per profile of the suite's report, the core
+// and extended tests passed and failed:
+//
+//	BENCH gateway_api_core_passed_gateway_http 33
+//
+// A profile without extended results reports 0 extended tests.
+func WriteProfileBench(w io.Writer, r *confv1.ConformanceReport) error {
+	var b strings.Builder
+	for _, p := range r.ProfileReports {
+		ext := confv1.Statistics{}
+		if p.Extended != nil {
+			ext = p.Extended.Statistics
+		}
+		for _, l := range []struct {
+			name string
+			n    uint32
+		}{
+			{"core_passed", p.Core.Passed}, {"core_failed", p.Core.Failed},
+			{"extended_passed", ext.Passed}, {"extended_failed", ext.Failed},
+		} {
+			fmt.Fprintf(&b, "BENCH gateway_api_%s_%s %d\n", l.name, strings.ReplaceAll(strings.ToLower(p.Name), "-", "_"), l.n)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -21,16 +21,41 @@ import (
 // every unscheduled Pod to it, reports each of its Pods Running and Ready
 // with a Pod IP of its own range, and finishes the deletion of its Pods
 // (what a kubelet does once the containers are gone), so namespaces the
-// suite deletes do not hang. No container runs: the Pods exist only in
-// the API server, which is all the conformance tests that need no data
-// plane look at.
+// suite deletes do not hang. With a PodRunner (WithPods) the Pods' containers
+// run before a Pod is reported Ready and stop when it goes; without one no
+// container runs and the Pods exist only in the API server.
 type NodeSim struct {
 	client kubernetes.Interface
 	node   string
 	log    *slog.Logger
 	now    func() time.Time
 
+	pods        PodRunner // nil: no container runs
+	kubeletPort int32     // the simulated kubelet's port, 0 for none
+
 	next netip.Addr // the next Pod IP; only the worker goroutine touches it
+}
+
+// PodRunner runs the containers of the simulated node's Pods.
+type PodRunner interface {
+	// Run starts pod's containers with Pod IP ip and returns once they
+	// serve; a Pod already running is left alone.
+	Run(ctx context.Context, pod *corev1.Pod, ip netip.Addr) error
+	// Stop ends the containers of the Pod namespace/name, if any.
+	Stop(key string)
+}
+
+// WithPods runs the Pods' containers with r.
+func (s *NodeSim) WithPods(r PodRunner) *NodeSim {
+	s.pods = r
+	return s
+}
+
+// WithKubelet registers port (on the node's address, 127.0.0.1) as the
+// node's kubelet endpoint, where the API server asks for Pod logs.
+func (s *NodeSim) WithKubelet(port int32) *NodeSim {
+	s.kubeletPort = port
+	return s
 }
 
 // NewNodeSim returns a simulator for the node named node; Pod IPs come
@@ -46,7 +71,9 @@ func (s *NodeSim) Run(ctx context.Context) error {
 	}
 	factory := informers.NewSharedInformerFactory(s.client, 0)
 	pods := factory.Core().V1().Pods()
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	// Retries at most a second apart: a Pod waits for the Secrets it
+	// mounts, which the suite makes right after the Pods.
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Second))
 	defer queue.ShutDown()
 	enqueue := func(obj any) {
 		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
@@ -56,6 +83,7 @@ func (s *NodeSim) Run(ctx context.Context) error {
 	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
+		DeleteFunc: enqueue,
 	}); err != nil {
 		return fmt.Errorf("watch pods: %w", err)
 	}
@@ -75,11 +103,21 @@ func (s *NodeSim) Run(ctx context.Context) error {
 		}
 		ns, name, _ := cache.SplitMetaNamespaceKey(key)
 		pod, err := pods.Lister().Pods(ns).Get(name)
-		if err == nil {
+		switch {
+		case err == nil:
+			// A failure, even a NotFound (a Secret the Pod mounts, not
+			// made yet), is retried: a Pod gone is the lister's NotFound.
 			err = s.sync(ctx, pod)
+		case apierrors.IsNotFound(err):
+			if s.pods != nil {
+				s.pods.Stop(key)
+			}
+			err = nil
 		}
-		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			s.log.Warn("simulate pod", "pod", key, "err", err)
+		if err != nil && ctx.Err() == nil {
+			if n := queue.NumRequeues(key); n%10 == 0 {
+				s.log.Warn("simulate pod", "pod", key, "retries", n, "err", err)
+			}
 			queue.AddRateLimited(key)
 		} else {
 			queue.Forget(key)
@@ -108,7 +146,8 @@ func (s *NodeSim) register(ctx context.Context) error {
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			Message: "simulated by the conformance harness", LastHeartbeatTime: now, LastTransitionTime: now,
 		}},
-		Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}},
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: s.kubeletPort}},
 	}
 	if _, err := s.client.CoreV1().Nodes().UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("report node %s Ready: %w", s.node, err)
@@ -132,6 +171,9 @@ func (s *NodeSim) sync(ctx context.Context, pod *corev1.Pod) error {
 	case pod.Spec.NodeName != s.node:
 		return nil
 	case pod.DeletionTimestamp != nil:
+		if s.pods != nil {
+			s.pods.Stop(pod.Namespace + "/" + pod.Name)
+		}
 		zero := int64(0)
 		err := s.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 			GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID},
@@ -144,22 +186,34 @@ func (s *NodeSim) sync(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	p := pod.DeepCopy()
-	p.Status = s.readyStatus(p)
+	ip := s.podIP(p)
+	if s.pods != nil {
+		if err := s.pods.Run(ctx, p, ip); err != nil {
+			return err
+		}
+	}
+	p.Status = s.readyStatus(p, ip)
 	if _, err := s.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("report pod %s/%s Ready: %w", p.Namespace, p.Name, err)
 	}
 	return nil
 }
 
-// readyStatus is the status of a Pod whose containers all run and are
-// ready; a Pod keeps the IP it was given.
-func (s *NodeSim) readyStatus(pod *corev1.Pod) corev1.PodStatus {
-	now := metav1.NewTime(s.now())
-	ip := pod.Status.PodIP
-	if ip == "" {
-		ip = s.next.String()
-		s.next = s.next.Next()
+// podIP is the IP the Pod has, else the next free one.
+func (s *NodeSim) podIP(pod *corev1.Pod) netip.Addr {
+	if ip, err := netip.ParseAddr(pod.Status.PodIP); err == nil {
+		return ip
 	}
+	ip := s.next
+	s.next = s.next.Next()
+	return ip
+}
+
+// readyStatus is the status of a Pod whose containers all run and are
+// ready, with Pod IP podIP.
+func (s *NodeSim) readyStatus(pod *corev1.Pod, podIP netip.Addr) corev1.PodStatus {
+	now := metav1.NewTime(s.now())
+	ip := podIP.String()
 	st := corev1.PodStatus{
 		Phase:     corev1.PodRunning,
 		HostIP:    "127.0.0.1",
