@@ -32,7 +32,7 @@ func TestIndexShowsTheFleet(t *testing.T) {
 	for _, want := range []string{
 		"not ready: no BGP session established", // dir-2
 		"peer 198.18.1.1</td><td>BGP session down",
-		"down for GTM on dir-1",                          // 203.0.113.11
+		"down for GTM on dir-1", // 203.0.113.11
 		"certificate shop.web.shop-tls</td><td>expires in 9.5 days",
 		"Service shop/bad</td><td>InvalidAnnotation: annotation tlb.io/vip: &#34;x&#34; is not a unicast IP address (x3)",
 	} {
