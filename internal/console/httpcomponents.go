@@ -155,13 +155,9 @@ func (h HTTPComponents) readRoutes(ctx context.Context, base string, c *Componen
 	// 404: an l7 that lists no routes.
 }
 
-// get GETs url and returns its status and body; a body over limit is an
-// error, read no further than limit+1 bytes.
-func (h HTTPComponents) get(ctx context.Context, url string, limit int64) (int, string, error) {
-	return h.getWith(ctx, url, "", limit)
-}
-
-// getWith is get with an Authorization header (none when auth is empty).
+// getWith GETs url, with an Authorization header unless auth is empty,
+// and returns its status and body; a body over limit is an error, read no
+// further than limit+1 bytes.
 func (h HTTPComponents) getWith(ctx context.Context, url, auth string, limit int64) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

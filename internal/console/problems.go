@@ -15,6 +15,53 @@ type Problem struct {
 	What   string
 }
 
+// componentProblems adds what is wrong with one component.
+func componentProblems(c Component, add func(src, obj, format string, args ...any)) {
+	src := string(c.Role) + " " + c.Name
+	if c.Err != "" {
+		add(src, c.URL, "unreachable: %s", c.Err)
+		return
+	}
+	if c.NoData || c.Pending > 0 {
+		add(src, c.URL, "%s", c.Timing())
+		if c.NoData {
+			return
+		}
+	}
+	if !c.Ready {
+		add(src, c.Name, "not ready: %s", c.ReadyReason)
+	}
+	for _, ss := range c.Sessions {
+		if !ss.Established {
+			add(src, "peer "+ss.Peer, "BGP session down")
+		}
+	}
+	if c.RejectedRecent > 0 {
+		add(src, "config", "%g configuration(s) rejected in the last %s; the last good one is in force", c.RejectedRecent, c.RateWindow())
+	}
+	for _, n := range c.NACKsRecent {
+		add(src, n.Labels, "%g xDS NACK(s) in the last %s", n.Value, c.RateWindow())
+	}
+	for _, e := range c.Envoys {
+		for _, t := range e.Types {
+			if !t.InSync {
+				add(src, "gateway "+e.Node, "has not acknowledged the current %s config (acknowledged %q, sent %q)", t.Type, t.Acked, t.Served)
+			}
+		}
+	}
+	if st := c.EnvoyState; st != nil && !st.Connected {
+		add(src, "xDS", "Envoy is not connected to its l7 server")
+	}
+	if c.ConfigProblems > 0 {
+		add(src, "L7 config", "%g problem(s) in the last published config", c.ConfigProblems)
+	}
+	for _, ct := range c.Certificates {
+		if ct.DaysLeft < expiringDays {
+			add(src, "certificate "+ct.Name, "expires in %.1f days", ct.DaysLeft)
+		}
+	}
+}
+
 // poolFullPercent is the use above which a pool is a problem.
 const poolFullPercent = 90
 
@@ -43,49 +90,7 @@ func problems(s Snapshot, vips []VIPRow) []Problem {
 		add("ipvs", "local IPVS", "unreadable: %s", s.IPVSErr)
 	}
 	for _, c := range s.Components {
-		src := string(c.Role) + " " + c.Name
-		if c.Err != "" {
-			add(src, c.URL, "unreachable: %s", c.Err)
-			continue
-		}
-		if c.NoData || c.Pending > 0 {
-			add(src, c.URL, "%s", c.Timing())
-			if c.NoData {
-				continue
-			}
-		}
-		if !c.Ready {
-			add(src, c.Name, "not ready: %s", c.ReadyReason)
-		}
-		for _, ss := range c.Sessions {
-			if !ss.Established {
-				add(src, "peer "+ss.Peer, "BGP session down")
-			}
-		}
-		if c.RejectedRecent > 0 {
-			add(src, "config", "%g configuration(s) rejected in the last %s; the last good one is in force", c.RejectedRecent, c.RateWindow())
-		}
-		for _, n := range c.NACKsRecent {
-			add(src, n.Labels, "%g xDS NACK(s) in the last %s", n.Value, c.RateWindow())
-		}
-		for _, e := range c.Envoys {
-			for _, t := range e.Types {
-				if !t.InSync {
-					add(src, "gateway "+e.Node, "has not acknowledged the current %s config (acknowledged %q, sent %q)", t.Type, t.Acked, t.Served)
-				}
-			}
-		}
-		if st := c.EnvoyState; st != nil && !st.Connected {
-			add(src, "xDS", "Envoy is not connected to its l7 server")
-		}
-		if c.ConfigProblems > 0 {
-			add(src, "L7 config", "%g problem(s) in the last published config", c.ConfigProblems)
-		}
-		for _, ct := range c.Certificates {
-			if ct.DaysLeft < expiringDays {
-				add(src, "certificate "+ct.Name, "expires in %.1f days", ct.DaysLeft)
-			}
-		}
+		componentProblems(c, add)
 	}
 	for _, v := range vips {
 		if v.Down > 0 {

@@ -58,22 +58,7 @@ func WriteText(w io.Writer, v View) error {
 	p.line("")
 	p.line("Components (%d):", len(v.Components))
 	for _, c := range v.Components {
-		switch {
-		case c.Err != "":
-			p.line("  %s %s: unreachable: %s", c.Role, c.Name, c.Err)
-			continue
-		case c.NoData:
-			p.line("  %s %s: %s", c.Role, c.Name, c.Timing())
-			continue
-		case c.Slow:
-			p.line("  %s %s: %s, %s", c.Role, c.Name, readyWord(c.Ready), c.Timing())
-		default:
-			p.line("  %s %s: %s", c.Role, c.Name, readyWord(c.Ready))
-		}
-		for _, s := range c.Sessions {
-			p.line("    BGP peer %s: %s", s.Peer, map[bool]string{true: "established", false: "down"}[s.Established])
-		}
-		p.envoyLines(c)
+		p.component(c)
 	}
 	p.line("")
 	switch {
@@ -94,6 +79,27 @@ func WriteText(w io.Writer, v View) error {
 		p.line("  %s %s: %s", pr.Source, pr.Object, pr.What)
 	}
 	return p.err
+}
+
+// component writes one component: ready or why not read, its answer
+// time when slow, its BGP sessions and gateways.
+func (p *textPrinter) component(c Component) {
+	switch {
+	case c.Err != "":
+		p.line("  %s %s: unreachable: %s", c.Role, c.Name, c.Err)
+		return
+	case c.NoData:
+		p.line("  %s %s: %s", c.Role, c.Name, c.Timing())
+		return
+	case c.Slow:
+		p.line("  %s %s: %s, %s", c.Role, c.Name, readyWord(c.Ready), c.Timing())
+	default:
+		p.line("  %s %s: %s", c.Role, c.Name, readyWord(c.Ready))
+	}
+	for _, s := range c.Sessions {
+		p.line("    BGP peer %s: %s", s.Peer, map[bool]string{true: "established", false: "down"}[s.Established])
+	}
+	p.envoyLines(c)
 }
 
 // envoyLines writes what an l7 server says of its gateways and what an
