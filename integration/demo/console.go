@@ -68,7 +68,9 @@ func showConsole(r *runner, s *site, binDir string, say func(string, ...any)) er
 				return false
 			}
 		}
-		return strings.Contains(summary, dead)
+		// Each gateway's Envoy has applied the versions its l7 serves.
+		return strings.Contains(summary, dead) && strings.Count(summary, "(current), CDS ") == len(s.gateways) &&
+			!strings.Contains(summary, "NOT current")
 	}
 	start := time.Now()
 	for deadline := start.Add(3 * time.Minute); !everyLiveOneReady(); {
@@ -80,7 +82,8 @@ func showConsole(r *runner, s *site, binDir string, say func(string, ...any)) er
 	}
 	say("   console: http://%s/ (inside the lab VM, router namespace; the page, and ?format=text for this summary)", consoleAddr)
 	say("   %s lost power in step 8: the console shows it unreachable once a read of it has run %v (--give-up),", s.directors[0].Name, consoleGiveUp)
-	say("   and every live component ready (\"slow\" with its answer time when it took over 1 s); %v after the console started:\n%s",
+	say("   every live component ready (\"slow\" with its answer time when it took over 1 s), each Envoy on the")
+	say("   LDS and CDS versions its l7 serves now (current); %v after the console started:\n%s",
 		time.Since(start).Round(time.Second), indent(summary))
 	return nil
 }

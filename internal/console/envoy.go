@@ -15,6 +15,7 @@ const (
 	metricStreamAcked  = "tlb_l7_xds_stream_acked_version_info"
 	metricStreamInSync = "tlb_l7_xds_stream_in_sync"
 	metricStreamNACKs  = "tlb_l7_xds_stream_nacks_total"
+	metricSnapshot     = "tlb_l7_snapshot_version_info"
 
 	envoyConnected       = "envoy_control_plane_connected_state"
 	envoyServerState     = "envoy_server_state"
@@ -72,6 +73,49 @@ type EnvoyStats struct {
 	LDSVersion, CDSVersion string
 	// Rejected counts the LDS and CDS updates it rejected since it started.
 	Rejected float64
+	// Compared is set when an l7 server's current versions were read:
+	// LDSCurrent and CDSCurrent then say whether the versions the Envoy
+	// applied are the ones l7 serves now.
+	Compared, LDSCurrent, CDSCurrent bool
+}
+
+// current marks st's versions against those l7 serves now (by type URL).
+func (st *EnvoyStats) current(served map[string]map[string]bool) {
+	if len(served) == 0 {
+		return
+	}
+	st.Compared = true
+	st.LDSCurrent = served[typeListener][st.LDSVersion]
+	st.CDSCurrent = served[typeCluster][st.CDSVersion]
+}
+
+// The xDS type URLs of the versions an Envoy reports.
+const (
+	typeListener = "type.googleapis.com/envoy.config.listener.v3.Listener"
+	typeCluster  = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+)
+
+// servedVersions are the versions every l7 server serves now, by type.
+func servedVersions(cs []Component) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, c := range cs {
+		if c.Err != "" || c.NoData {
+			continue
+		}
+		for _, sv := range c.Snapshots {
+			if out[sv.Type] == nil {
+				out[sv.Type] = map[string]bool{}
+			}
+			out[sv.Type][sv.Version] = true
+		}
+	}
+	return out
+}
+
+// SnapshotVersion is the version an l7 server serves now for one key
+// (kind/group) and type.
+type SnapshotVersion struct {
+	Key, Type, Version string
 }
 
 // applyStreams reads an l7 server's per-node stream series into c.Envoys.
@@ -100,6 +144,9 @@ func applyStreams(c *Component, fams map[string]*dto.MetricFamily) {
 	}
 	for _, m := range fams[metricStreamNACKs].GetMetric() {
 		typeOf(m).NACKs = value(m)
+	}
+	for _, m := range fams[metricSnapshot].GetMetric() {
+		c.Snapshots = append(c.Snapshots, SnapshotVersion{Key: label(m, "key"), Type: label(m, "type"), Version: label(m, "version")})
 	}
 	for node, types := range nodes {
 		n := EnvoyNode{Node: node, Group: groups[node]}

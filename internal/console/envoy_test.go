@@ -66,3 +66,34 @@ tlb_l7_xds_stream_in_sync{group="edge",node="gw-2",type="listener"} 0
 		}
 	}
 }
+
+// TestEnvoyVersionsAgainstL7: an Envoy whose applied LDS and CDS versions
+// are those its l7 serves now is current; one still on an older version
+// is a problem, named with the version it holds.
+func TestEnvoyVersionsAgainstL7(t *testing.T) {
+	l7 := Component{Role: RoleL7, Name: "gw-1", Ready: true, Snapshots: []SnapshotVersion{
+		{Key: "gateway/edge", Type: typeListener, Version: "g1-aaaa"},
+		{Key: "gateway/edge", Type: typeCluster, Version: "g1-cccc"},
+	}}
+	envoy := func(name, lds string) Component {
+		return Component{Role: RoleEnvoy, Name: name, Ready: true,
+			EnvoyState: &EnvoyStats{Connected: true, State: "live", LDSVersion: lds, CDSVersion: "g1-cccc"}}
+	}
+	v := BuildView(Snapshot{FileMode: true, Components: []Component{l7, envoy("gw-1", "g1-aaaa"), envoy("gw-2", "g1-old")}})
+	var b strings.Builder
+	if err := WriteText(&b, v); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"LDS g1-aaaa (current), CDS g1-cccc (current)", "LDS g1-old (NOT current), CDS g1-cccc (current)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	var got []string
+	for _, p := range v.Problems {
+		got = append(got, p.Source+"|"+p.What)
+	}
+	if len(got) != 1 || got[0] != "envoy gw-2|Envoy has not applied the config l7 serves now (LDS g1-old, CDS g1-cccc)" {
+		t.Errorf("problems %q", got)
+	}
+}

@@ -52,6 +52,9 @@ func componentProblems(c Component, add func(src, obj, format string, args ...an
 	if st := c.EnvoyState; st != nil && !st.Connected {
 		add(src, "xDS", "Envoy is not connected to its l7 server")
 	}
+	if st := c.EnvoyState; st != nil && st.Compared && (!st.LDSCurrent || !st.CDSCurrent) {
+		add(src, "xDS", "Envoy has not applied the config l7 serves now (LDS %s, CDS %s)", orDash(st.LDSVersion), orDash(st.CDSVersion))
+	}
 	if c.ConfigProblems > 0 {
 		add(src, "L7 config", "%g problem(s) in the last published config", c.ConfigProblems)
 	}

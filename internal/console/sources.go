@@ -151,8 +151,11 @@ type Component struct {
 	// NACKs between the two samples.
 	RejectedRecent float64
 	NACKsRecent    []Sample
-	// Envoys are the gateways (xDS nodes) an l7 server serves, with the
-	// versions each acknowledged.
+	// Snapshots are the versions an l7 server serves now.
+	Snapshots []SnapshotVersion
+	// Envoys are the gateways (xDS nodes) an l7 server feeds over SotW
+	// streams, with the versions each acknowledged (Envoy's delta streams
+	// are not listed: an Envoy's own stats say what it applied).
 	Envoys []EnvoyNode
 	// Listeners are the listeners an Envoy reports (role envoy), by
 	// address, with their active connections.

@@ -113,9 +113,10 @@ func (p *textPrinter) envoyLines(c Component) {
 		p.line("    gateway %s (group %s): acknowledged %s", e.Node, e.Group, strings.Join(types, ", "))
 	}
 	if st := c.EnvoyState; st != nil {
-		p.line("    envoy: %s, xDS %s, listeners %g active %g warming, LDS %s, CDS %s",
+		p.line("    envoy: %s, xDS %s, listeners %g active %g warming, LDS %s%s, CDS %s%s",
 			orDash(st.State), map[bool]string{true: "connected", false: "NOT connected"}[st.Connected],
-			st.ListenersActive, st.ListenersWarming, orDash(st.LDSVersion), orDash(st.CDSVersion))
+			st.ListenersActive, st.ListenersWarming, orDash(st.LDSVersion), currentWord(st.Compared, st.LDSCurrent),
+			orDash(st.CDSVersion), currentWord(st.Compared, st.CDSCurrent))
 	}
 	for _, l := range c.Listeners {
 		p.line("    listener %s: %g active connections", l.Labels, l.Value)
@@ -132,6 +133,18 @@ func (p *textPrinter) line(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
 	}
+}
+
+// currentWord says whether a version is the one l7 serves now, when
+// that is known.
+func currentWord(compared, current bool) string {
+	switch {
+	case !compared:
+		return ""
+	case current:
+		return " (current)"
+	}
+	return " (NOT current)"
 }
 
 func upDown(up bool) string {

@@ -100,10 +100,20 @@ func BuildView(s Snapshot) View {
 	v := View{Taken: s.Taken, FileMode: s.FileMode, APIErr: s.APIErr, APILate: s.APILate, APIAge: s.APIAge, Events: s.API.Events, Leases: s.API.Leases,
 		GatewaysInstalled: s.API.GatewaysInstalled, Gateways: s.API.Gateways, HasIPVS: s.HasIPVS, IPVSErr: s.IPVSErr}
 	v.Components = slices.Clone(s.Components)
+	served := servedVersions(v.Components)
+	for i := range v.Components {
+		if st := v.Components[i].EnvoyState; st != nil {
+			cp := *st
+			cp.current(served)
+			v.Components[i].EnvoyState = &cp
+		}
+	}
 	slices.SortStableFunc(v.Components, func(a, b Component) int { return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name)) })
 	v.Inventory = inventory(s.API)
 	v.VIPs = vipRows(s)
-	v.Problems = problems(s, v.VIPs)
+	marked := s
+	marked.Components = v.Components // with the Envoys' versions marked
+	v.Problems = problems(marked, v.VIPs)
 	return v
 }
 
