@@ -30,7 +30,7 @@ const (
 	MetricsPortName = "metrics"
 	// EnvoyStatsPortName names the container port of a gateway Pod's
 	// Envoy stats listener (9902 when none is named).
-	EnvoyStatsPortName = "envoy-stats"
+	EnvoyStatsPortName = "stats"
 
 	defaultDirectorObs = 9100 // director.metricsAddress's default port
 	defaultNetdObs     = 9101 // netd.metricsAddress's default port
