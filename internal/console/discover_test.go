@@ -118,3 +118,23 @@ func TestPodDiscoveryRefused(t *testing.T) {
 		t.Errorf("error component %+v", e)
 	}
 }
+
+// TestPodDiscoveryFindsTheGatewaysEnvoy: a gateway Pod gives its l7 and
+// its Envoy's stats listener, at the container port deploy/envoy names
+// "stats" in the Envoy container.
+func TestPodDiscoveryFindsTheGatewaysEnvoy(t *testing.T) {
+	pod := gatewayPod("tlb-system", "tlb-gateway-edge-q", "gw-a", "198.18.2.2", "edge")
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "envoy",
+		Ports: []corev1.ContainerPort{{Name: EnvoyStatsPortName, ContainerPort: 9912}}})
+	got, err := PodDiscovery{Kube: kubefake.NewClientset(pod), Namespace: "tlb-system"}.Endpoints(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Endpoint{
+		{Role: RoleEnvoy, Name: "gw-a/edge", URL: "http://198.18.2.2:9912"},
+		{Role: RoleL7, Name: "gw-a/edge", URL: "http://198.18.2.2:9480"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("endpoints\n got %+v\nwant %+v", got, want)
+	}
+}
