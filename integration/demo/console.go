@@ -1,12 +1,15 @@
 package demo
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/tlbproject/tlb/integration/gatewaylab"
 )
 
 // consoleAddr is where the demo's console listens: the router's address
@@ -81,9 +84,52 @@ func showConsole(r *runner, s *site, binDir string, say func(string, ...any)) er
 		time.Sleep(time.Second)
 	}
 	say("   console: http://%s/ (inside the lab VM, router namespace; the page, and ?format=text for this summary)", consoleAddr)
+	if err := showTraffic(s, client, say); err != nil {
+		return err
+	}
 	say("   %s lost power in step 8: the console shows it unreachable once a read of it has run %v (--give-up),", s.directors[0].Name, consoleGiveUp)
 	say("   every live component ready (\"slow\" with its answer time when it took over 1 s), each Envoy on the")
 	say("   LDS and CDS versions its l7 serves now (current); %v after the console started:\n%s",
 		time.Since(start).Round(time.Second), indent(summary))
+	return nil
+}
+
+// showTraffic sends requests to the VIP between two pages of the console
+// and shows the VIP's rate it then computes from the director's IPVS
+// counters (two samples).
+func showTraffic(s *site, console *http.Client, say func(string, ...any)) error {
+	const n = 20
+	page := func() string {
+		resp, err := console.Get("http://" + consoleAddr + "/?format=text")
+		if err != nil {
+			return ""
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	_ = page() // the sample before
+	client := gatewaylab.Client(s.client, vip+":443", s.l7.CA, false)
+	for i := range n {
+		if _, err := gatewaylab.Get(context.Background(), client, gatewaylab.Route{Host: gatewaylab.ShopHost, Path: "/", Upstream: "web"}); err != nil {
+			return fmt.Errorf("request %d to the VIP: %w", i+1, err)
+		}
+	}
+	var line string
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		for _, l := range strings.Split(page(), "\n") {
+			if strings.HasPrefix(l, "    traffic ") {
+				line = strings.TrimSpace(l)
+			}
+		}
+		if line != "" && !strings.HasPrefix(line, "traffic 0/s connections") {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the console showed no traffic on %s within a minute of %d requests; last: %q", vip, n, line)
+		}
+	}
+	say("   %d HTTPS requests (new connections) to %s between two pages: the console's rate from %s's IPVS counters:", n, vip, s.directors[1].Name)
+	say("     %s", line)
 	return nil
 }
