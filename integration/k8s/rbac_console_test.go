@@ -147,7 +147,7 @@ func TestRBACConsole(t *testing.T) {
 	}
 
 	// The page itself, from the real API server as tlb-console.
-	h, err := console.NewHandler(console.Collector{API: src, Timeout: 30 * time.Second, Now: time.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := console.NewHandler(&console.Collector{API: src, Timeout: 30 * time.Second, Now: time.Now}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

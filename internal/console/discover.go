@@ -28,10 +28,14 @@ const (
 	PodNameGateway = "tlb-gateway"
 	// MetricsPortName names the container port of their obs listener.
 	MetricsPortName = "metrics"
+	// EnvoyStatsPortName names the container port of a gateway Pod's
+	// Envoy stats listener (9902 when none is named).
+	EnvoyStatsPortName = "stats"
 
 	defaultDirectorObs = 9100 // director.metricsAddress's default port
 	defaultNetdObs     = 9101 // netd.metricsAddress's default port
 	defaultL7Obs       = 9480 // l7 serve --metrics-addr's default port
+	defaultEnvoyStats  = 9902 // l7 bootstrap --stats-address's port in deploy/envoy
 )
 
 // PodDiscovery is the ComponentSource of a console in a cluster: on every
@@ -54,10 +58,10 @@ type PodDiscovery struct {
 	L7TokenFile string
 }
 
-// ReadComponents implements ComponentSource. When the Pods cannot be
-// listed the static endpoints are still read, and one component says why
-// the rest is missing.
-func (p PodDiscovery) ReadComponents(ctx context.Context) []Component {
+// ListEndpoints implements ComponentSource: the static endpoints, then
+// the Pods found. When the Pods cannot be listed the static endpoints are
+// still returned, with the error.
+func (p PodDiscovery) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
 	found, err := p.Endpoints(ctx)
 	eps := slices.Clone(p.Static)
 	for _, ep := range found {
@@ -65,11 +69,12 @@ func (p PodDiscovery) ReadComponents(ctx context.Context) []Component {
 			eps = append(eps, ep)
 		}
 	}
-	out := HTTPComponents{Endpoints: eps, Client: p.Client, L7TokenFile: p.L7TokenFile}.ReadComponents(ctx)
-	if err != nil {
-		out = append(out, Component{Role: RoleDirector, Name: "pods in " + p.Namespace, Err: err.Error(), VIPsBound: -1})
-	}
-	return out
+	return eps, err
+}
+
+// ReadComponent implements ComponentSource, as HTTPComponents does.
+func (p PodDiscovery) ReadComponent(ctx context.Context, ep Endpoint) Component {
+	return HTTPComponents{Client: p.Client, L7TokenFile: p.L7TokenFile}.ReadComponent(ctx, ep)
 }
 
 // Endpoints lists the director, netd and gateway Pods of Namespace that have a
@@ -101,6 +106,13 @@ func (p PodDiscovery) Endpoints(ctx context.Context) ([]Endpoint, error) {
 		}
 		out = append(out, Endpoint{Role: role, Name: name,
 			URL: "http://" + net.JoinHostPort(pod.Status.HostIP, strconv.Itoa(port))})
+		if role == RoleL7 {
+			// The gateway Pod's Envoy: its stats listener on the
+			// node's IP (l7 bootstrap --stats-address).
+			stats := cmp.Or(namedPort(pod, EnvoyStatsPortName), defaultEnvoyStats)
+			out = append(out, Endpoint{Role: RoleEnvoy, Name: name,
+				URL: "http://" + net.JoinHostPort(pod.Status.HostIP, strconv.Itoa(stats))})
+		}
 	}
 	slices.SortFunc(out, func(a, b Endpoint) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))

@@ -59,6 +59,7 @@ func TestPodDiscoveryEndpoints(t *testing.T) {
 	want := []Endpoint{
 		{Role: RoleDirector, Name: "dir-1", URL: "http://198.18.1.2:9100"},
 		{Role: RoleDirector, Name: "dir-2", URL: "http://198.18.1.3:9200"},
+		{Role: RoleEnvoy, Name: "gw-a/edge", URL: "http://198.18.2.2:9902"},
 		{Role: RoleL7, Name: "gw-a/edge", URL: "http://198.18.2.2:9480"},
 		{Role: RoleNetd, Name: "gw-a", URL: "http://198.18.2.2:9101"},
 		{Role: RoleNetd, Name: "gw-b", URL: "http://[2001:db8::2]:9101"},
@@ -88,9 +89,9 @@ func TestPodDiscoveryReadsTheDiscoveredDirector(t *testing.T) {
 	port, _ := strconv.Atoi(u.Port())
 	kc := kubefake.NewClientset(agentPod("tlb-system", "tlb-director-x", PodNameDirector, "dir-1", u.Hostname(), int32(port)))
 	static := Endpoint{Role: RoleL7, Name: "edge-a", URL: "http://127.0.0.1:1"}
-	got := PodDiscovery{Kube: kc, Namespace: "tlb-system", Static: []Endpoint{static}}.ReadComponents(context.Background())
+	got := (&Collector{Components: PodDiscovery{Kube: kc, Namespace: "tlb-system", Static: []Endpoint{static}}}).Collect(context.Background()).Components
 	if len(got) != 2 {
-		t.Fatalf("got %d components, want the static l7 and the discovered director: %+v", len(got), got)
+		t.Fatalf("got %d components, want the static l7, the discovered director: %+v", len(got), got)
 	}
 	if got[0].Name != "edge-a" || got[0].Err == "" {
 		t.Errorf("static endpoint: %+v, want edge-a unreachable", got[0])
@@ -109,11 +110,31 @@ func TestPodDiscoveryRefused(t *testing.T) {
 		return true, nil, errors.New(`pods is forbidden: User "system:serviceaccount:tlb-system:tlb-console" cannot list resource "pods"`)
 	})
 	static := Endpoint{Role: RoleDirector, Name: "dir-9", URL: director(t, true, false)}
-	got := PodDiscovery{Kube: kc, Namespace: "tlb-system", Static: []Endpoint{static}}.ReadComponents(context.Background())
+	got := (&Collector{Components: PodDiscovery{Kube: kc, Namespace: "tlb-system", Static: []Endpoint{static}}}).Collect(context.Background()).Components
 	if len(got) != 2 || got[0].Name != "dir-9" || got[0].Err != "" {
 		t.Fatalf("components %+v, want dir-9 read and one error", got)
 	}
-	if e := got[1]; e.Name != "pods in tlb-system" || !strings.Contains(e.Err, "list pods in tlb-system") || !strings.Contains(e.Err, "forbidden") {
+	if e := got[1]; e.Name != "discovery" || !strings.Contains(e.Err, "list pods in tlb-system") || !strings.Contains(e.Err, "forbidden") {
 		t.Errorf("error component %+v", e)
+	}
+}
+
+// TestPodDiscoveryFindsTheGatewaysEnvoy: a gateway Pod gives its l7 and
+// its Envoy's stats listener, at the container port deploy/envoy names
+// "stats" in the Envoy container.
+func TestPodDiscoveryFindsTheGatewaysEnvoy(t *testing.T) {
+	pod := gatewayPod("tlb-system", "tlb-gateway-edge-q", "gw-a", "198.18.2.2", "edge")
+	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "envoy",
+		Ports: []corev1.ContainerPort{{Name: EnvoyStatsPortName, ContainerPort: 9912}}})
+	got, err := PodDiscovery{Kube: kubefake.NewClientset(pod), Namespace: "tlb-system"}.Endpoints(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Endpoint{
+		{Role: RoleEnvoy, Name: "gw-a/edge", URL: "http://198.18.2.2:9912"},
+		{Role: RoleL7, Name: "gw-a/edge", URL: "http://198.18.2.2:9480"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("endpoints\n got %+v\nwant %+v", got, want)
 	}
 }

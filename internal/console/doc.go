@@ -12,8 +12,12 @@
 // which reads /readyz, /vip/, /metrics and an l7 server's /routes, and by
 // PodDiscovery, which in a cluster finds the director and netd Pods by
 // label and reads them at their node's IP). Collect asks every source at
-// once with a deadline; a source that fails puts a banner on its own
-// panels and the rest of the page renders. Without Kubernetes (file mode)
+// once, each with a budget of its own; a read that outlasts it goes on in
+// the background and its source is shown slow with its last answer and
+// the answer's age (tracked), never unreachable for being slow; a source
+// that fails puts a banner on its own panels and the rest of the page
+// renders. Rates (a VIP's connections and bytes per second, configs
+// rejected, NACKs) come from a component's two last answers. Without Kubernetes (file mode)
 // the API source is absent and the page shows what the directors and
 // netd it is pointed at know.
 //

@@ -24,7 +24,22 @@ func (f fakeAPI) ReadAPI(context.Context) (APIState, error) { return f.st, f.err
 // fakeComponents returns cs as they are.
 type fakeComponents []Component
 
-func (f fakeComponents) ReadComponents(context.Context) []Component { return f }
+func (f fakeComponents) ListEndpoints(context.Context) ([]Endpoint, error) {
+	eps := make([]Endpoint, 0, len(f))
+	for _, c := range f {
+		eps = append(eps, Endpoint{Role: c.Role, Name: c.Name, URL: c.URL})
+	}
+	return eps, nil
+}
+
+func (f fakeComponents) ReadComponent(_ context.Context, ep Endpoint) Component {
+	for _, c := range f {
+		if c.Role == ep.Role && c.Name == ep.Name {
+			return c
+		}
+	}
+	return Component{Role: ep.Role, Name: ep.Name, Err: "no such fake"}
+}
 
 var errAPIDown = errors.New("dial tcp 10.96.0.1:443: connect: connection refused")
 
@@ -72,11 +87,11 @@ func testComponents() []Component {
 // status and body.
 func get(t *testing.T, api APISource, comps ComponentSource, path string) (int, string) {
 	t.Helper()
-	return getWith(t, Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: func() time.Time { return time.Unix(1700000100, 0) }}, path)
+	return getWith(t, &Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: func() time.Time { return time.Unix(1700000100, 0) }}, path)
 }
 
 // getWith serves one request to a console over col.
-func getWith(t *testing.T, col Collector, path string) (int, string) {
+func getWith(t *testing.T, col *Collector, path string) (int, string) {
 	t.Helper()
 	h, err := NewHandler(col, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -1,9 +1,12 @@
 package console
 
 import (
+	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIndexShowsTheFleet(t *testing.T) {
@@ -32,8 +35,7 @@ func TestIndexShowsTheFleet(t *testing.T) {
 	for _, want := range []string{
 		"not ready: no BGP session established", // dir-2
 		"peer 198.18.1.1</td><td>BGP session down",
-		"down for GTM on dir-1",                          // 203.0.113.11
-		"group=edge type=listener</td><td>2 xDS NACK(s)", // l7
+		"down for GTM on dir-1", // 203.0.113.11
 		"certificate shop.web.shop-tls</td><td>expires in 9.5 days",
 		"Service shop/bad</td><td>InvalidAnnotation: annotation tlb.io/vip: &#34;x&#34; is not a unicast IP address (x3)",
 	} {
@@ -167,7 +169,7 @@ func TestVIPPage(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
-	h, err := NewHandler(Collector{API: fakeAPI{st: testState()}}, nil)
+	h, err := NewHandler(&Collector{API: fakeAPI{st: testState()}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,3 +180,37 @@ func TestReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestPageShowsSlowAndRates: the page marks a slow component with its
+// answer time, one with no answer yet with a yellow banner (not a red
+// one), an Envoy with its versions, and a VIP with its traffic.
+func TestPageShowsSlowAndRates(t *testing.T) {
+	comps := testComponents()
+	comps[0].Slow, comps[0].Took = true, 1500*time.Millisecond
+	comps[0].VIPRates, comps[0].RateOver = map[string]VIPRate{"203.0.113.10": {ConnsPerSec: 12.5, BytesPerSec: 3200}}, 10*time.Second
+	comps[2] = Component{Role: RoleNetd, Name: "gw-a", URL: comps[2].URL, Slow: true, NoData: true, Pending: 5 * time.Second, VIPsBound: -1}
+	comps = append(comps, Component{Role: RoleEnvoy, Name: "gw-a/edge", Ready: true,
+		EnvoyState: &EnvoyStats{Connected: true, State: "live", ListenersActive: 2, LDSVersion: "g-1", CDSVersion: "g-2"}})
+	h, err := NewHandler(fixedSnapshot{API: testState(), Components: comps}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	page := rec.Body.String()
+	for _, want := range []string{
+		`<p class="slow" data-timing="slow">slow (1500 ms)</p>`,
+		`<div class="banner slow" data-source="netd gw-a">netd gw-a slow: no answer yet after 5000 ms</div>`,
+		`<td class="rate">12.5/s</td><td class="rate">3.2 kB/s</td>`,
+		`Envoy live · xDS <span class="up">connected</span> · listeners 2 active, 0 warming · LDS <code>g-1</code>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// fixedSnapshot is a Snapshotter that returns itself.
+type fixedSnapshot Snapshot
+
+func (f fixedSnapshot) Collect(context.Context) Snapshot { return Snapshot(f) }

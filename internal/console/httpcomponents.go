@@ -46,57 +46,88 @@ type HTTPComponents struct {
 	L7TokenFile string
 }
 
-// ReadComponents implements ComponentSource: every endpoint at once, in
-// the order given.
+// ListEndpoints implements ComponentSource: the endpoints given.
+func (h HTTPComponents) ListEndpoints(context.Context) ([]Endpoint, error) {
+	return h.Endpoints, nil
+}
+
+// ReadComponents reads every endpoint at once, in the order given.
 func (h HTTPComponents) ReadComponents(ctx context.Context) []Component {
 	out := make([]Component, len(h.Endpoints))
 	var wg sync.WaitGroup
 	for i, ep := range h.Endpoints {
-		wg.Go(func() { out[i] = h.read(ctx, ep) })
+		wg.Go(func() { out[i] = h.ReadComponent(ctx, ep) })
 	}
 	wg.Wait()
 	return out
 }
 
-func (h HTTPComponents) read(ctx context.Context, ep Endpoint) Component {
+// ReadComponent implements ComponentSource: the endpoint's /readyz (an
+// Envoy's /ready), /metrics (an Envoy's /stats/prometheus) and, for a
+// director, /vip/, for an l7 server, /routes, all at once.
+func (h HTTPComponents) ReadComponent(ctx context.Context, ep Endpoint) Component {
 	c := Component{Role: ep.Role, Name: ep.Name, URL: ep.URL, VIPsBound: -1}
 	base := strings.TrimRight(ep.URL, "/")
-	code, body, err := h.get(ctx, base+"/readyz", maxReadyBody)
-	if err != nil {
-		c.Err = err.Error()
-		return c
+	readyPath, metricsPath := "/readyz", "/metrics"
+	if ep.Role == RoleEnvoy {
+		readyPath, metricsPath = "/ready", "/stats/prometheus?text_readouts"
 	}
-	c.Ready = code == http.StatusOK
-	if !c.Ready {
-		c.ReadyReason = shorten(strings.TrimSpace(body), maxReason)
-	}
-	code, body, err = h.get(ctx, base+"/metrics", maxMetricsBody)
-	switch {
-	case err != nil:
-		c.Err = err.Error()
-		return c
-	case code != http.StatusOK:
-		c.Err = fmt.Sprintf("GET /metrics: HTTP %d", code)
-		return c
-	}
-	if err := applyMetrics(&c, strings.NewReader(body)); err != nil {
-		c.Err = fmt.Sprintf("GET /metrics: %v", err)
-		return c
-	}
+	var ready, metrics, gtm answer
+	var routes Component
+	var wg sync.WaitGroup
+	wg.Go(func() { ready = h.answer(ctx, base+readyPath, "", maxReadyBody) })
+	wg.Go(func() { metrics = h.answer(ctx, base+metricsPath, "", maxMetricsBody) })
 	if ep.Role == RoleDirector {
-		code, body, err = h.get(ctx, base+"/vip/", maxVIPBody)
-		switch {
-		case err != nil:
-			c.Err = err.Error()
-		case code == http.StatusOK:
-			c.GTM = parseGTM(body)
-		}
-		// 404: the director has no health checks, so no GTM answer.
+		wg.Go(func() { gtm = h.answer(ctx, base+"/vip/", "", maxVIPBody) })
 	}
 	if ep.Role == RoleL7 {
-		h.readRoutes(ctx, base, &c)
+		wg.Go(func() { h.readRoutes(ctx, base, &routes) })
+	}
+	wg.Wait()
+	if ready.err != nil {
+		c.Err = ready.err.Error()
+		return c
+	}
+	c.Ready = ready.code == http.StatusOK
+	if !c.Ready {
+		c.ReadyReason = shorten(strings.TrimSpace(ready.body), maxReason)
+	}
+	switch {
+	case metrics.err != nil:
+		c.Err = metrics.err.Error()
+		return c
+	case metrics.code != http.StatusOK:
+		c.Err = fmt.Sprintf("GET %s: HTTP %d", metricsPath, metrics.code)
+		return c
+	}
+	if err := applyMetrics(&c, strings.NewReader(metrics.body)); err != nil {
+		c.Err = fmt.Sprintf("GET %s: %v", metricsPath, err)
+		return c
+	}
+	switch {
+	case gtm.err != nil:
+		c.Err = gtm.err.Error()
+	case gtm.code == http.StatusOK:
+		c.GTM = parseGTM(gtm.body)
+	}
+	// 404: the director has no health checks, so no GTM answer.
+	c.Routes = routes.Routes
+	if routes.Err != "" {
+		c.Err = routes.Err
 	}
 	return c
+}
+
+// answer is one GET's outcome.
+type answer struct {
+	code int
+	body string
+	err  error
+}
+
+func (h HTTPComponents) answer(ctx context.Context, url, auth string, limit int64) answer {
+	code, body, err := h.getWith(ctx, url, auth, limit)
+	return answer{code, body, err}
 }
 
 // readRoutes reads an l7 server's /routes with the console's token.
@@ -124,13 +155,9 @@ func (h HTTPComponents) readRoutes(ctx context.Context, base string, c *Componen
 	// 404: an l7 that lists no routes.
 }
 
-// get GETs url and returns its status and body; a body over limit is an
-// error, read no further than limit+1 bytes.
-func (h HTTPComponents) get(ctx context.Context, url string, limit int64) (int, string, error) {
-	return h.getWith(ctx, url, "", limit)
-}
-
-// getWith is get with an Authorization header (none when auth is empty).
+// getWith GETs url, with an Authorization header unless auth is empty,
+// and returns its status and body; a body over limit is an error, read no
+// further than limit+1 bytes.
 func (h HTTPComponents) getWith(ctx context.Context, url, auth string, limit int64) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {

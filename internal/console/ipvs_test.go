@@ -22,7 +22,7 @@ func TestLocalIPVSOnVIPPage(t *testing.T) {
 	ipvs := fakeIPVS{svcs: []api.IPVSService{{VIP: "203.0.113.10", Protocol: "tcp", Port: 443, Scheduler: "mh", Flags: []string{"mh-fallback"}, Owned: true,
 		RealServers: []api.IPVSRealServer{{Address: "198.18.2.2", Port: 443, Weight: 1, Forwarding: "tunnel", ActiveConnections: 7, InactiveConns: 2},
 			{Address: "198.18.2.3", Port: 443, Weight: 0, Forwarding: "tunnel"}}}}}
-	col := Collector{API: fakeAPI{st: testState()}, Components: fakeComponents(testComponents()), IPVS: ipvs, Timeout: 5 * time.Second}
+	col := &Collector{API: fakeAPI{st: testState()}, Components: fakeComponents(testComponents()), IPVS: ipvs, Timeout: 5 * time.Second}
 	_, page := getWith(t, col, "/vip/203.0.113.10")
 	p := panel(t, page, "vip-ipvs")
 	for _, want := range []string{"443/tcp</td><td>mh mh-fallback</td><td>tlb</td>\n<td>198.18.2.2</td><td>1</td><td>tunnel</td><td>7</td><td>2</td>",

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,16 +26,28 @@ import (
 // GatewayResource is the Gateway API's Gateway, shown when its CRD exists.
 var GatewayResource = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
 
-// maxEvents bounds the Warning Events listed per page.
-const maxEvents = 500
+// The Warning Events a page shows: of the last recentEvents, at most
+// maxEvents of them, found among at most maxEventsScanned read
+// eventsPage at a time.
+const (
+	maxEvents        = 500
+	maxEventsScanned = 5000
+	eventsPage       = 500
+	recentEvents     = time.Hour
+)
 
 // KubeSource reads the API server with list calls on every page: VIPPools,
-// L4Clusters, TLB Services, Warning Events, the Leases of LeaseNamespace
-// and Gateways. It never reads Secrets.
+// L4Clusters, TLB Services, the recent Warning Events about TLB's objects,
+// the Leases of LeaseNamespace and Gateways. It never reads Secrets.
 type KubeSource struct {
 	Kube           kubernetes.Interface
 	Dynamic        dynamic.Interface
 	LeaseNamespace string
+	// OwnNamespace is where TLB's Pods run (tlb-system): every Warning
+	// Event of it is about us.
+	OwnNamespace string
+	// Now (nil: Events of any age) dates "recent".
+	Now func() time.Time
 }
 
 // ReadAPI implements APISource.
@@ -50,7 +63,7 @@ func (k KubeSource) ReadAPI(ctx context.Context) (APIState, error) {
 	if st.Services, err = k.services(ctx); err != nil {
 		return APIState{}, err
 	}
-	if st.Events, err = k.events(ctx); err != nil {
+	if st.Events, err = k.events(ctx, st.Services); err != nil {
 		return APIState{}, err
 	}
 	if st.Leases, err = k.leases(ctx); err != nil {
@@ -142,22 +155,70 @@ func serviceOf(svc *corev1.Service) Service {
 	return s
 }
 
-func (k KubeSource) events(ctx context.Context) ([]Event, error) {
-	l, err := k.Kube.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning, Limit: maxEvents})
-	if err != nil {
-		return nil, fmt.Errorf("list Events: %w", err)
+// events lists the Warning Events about our objects (ours) seen within
+// recentEvents, newest first, at most maxEvents of them.
+func (k KubeSource) events(ctx context.Context, svcs []Service) ([]Event, error) {
+	isOurs := ourObjects{services: map[string]bool{}, namespace: k.OwnNamespace}
+	for _, s := range svcs {
+		isOurs.services[s.Namespace+"/"+s.Name] = true
 	}
-	out := make([]Event, 0, len(l.Items))
-	for _, e := range l.Items {
-		last := e.LastTimestamp.Time
-		if last.IsZero() {
-			last = e.EventTime.Time
+	since := time.Time{}
+	if k.Now != nil {
+		since = k.Now().Add(-recentEvents)
+	}
+	var out []Event
+	opts := metav1.ListOptions{FieldSelector: "type=" + corev1.EventTypeWarning, Limit: eventsPage}
+	for scanned := 0; scanned < maxEventsScanned; {
+		l, err := k.Kube.CoreV1().Events("").List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list Events: %w", err)
 		}
-		out = append(out, Event{Namespace: e.InvolvedObject.Namespace, Kind: e.InvolvedObject.Kind, Name: e.InvolvedObject.Name,
-			Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1), Last: last})
+		scanned += len(l.Items)
+		for i := range l.Items {
+			e := &l.Items[i]
+			last := e.LastTimestamp.Time
+			if last.IsZero() {
+				last = e.EventTime.Time
+			}
+			if !isOurs.about(e) || (!since.IsZero() && last.Before(since)) {
+				continue
+			}
+			out = append(out, Event{Namespace: e.InvolvedObject.Namespace, Kind: e.InvolvedObject.Kind, Name: e.InvolvedObject.Name,
+				Reason: e.Reason, Message: e.Message, Count: max(e.Count, 1), Last: last})
+		}
+		if opts.Continue = l.Continue; opts.Continue == "" {
+			break
+		}
 	}
 	slices.SortStableFunc(out, func(a, b Event) int { return b.Last.Compare(a.Last) })
+	if len(out) > maxEvents {
+		out = out[:maxEvents]
+	}
 	return out, nil
+}
+
+// ourObjects tells the Events about TLB's objects from the rest of the
+// cluster's: those our components reported (source tlb-*), those about
+// a tlb.io object (VIPPool, L4Cluster, TrafficPolicy...), about a Service
+// TLB serves, or about anything in our own namespace (the directors',
+// netds', gateways' and ipam's Pods, DaemonSets, Deployments).
+type ourObjects struct {
+	services  map[string]bool
+	namespace string
+}
+
+func (o ourObjects) about(e *corev1.Event) bool {
+	obj := e.InvolvedObject
+	group, _, _ := strings.Cut(obj.APIVersion, "/")
+	switch {
+	case strings.HasPrefix(e.Source.Component, "tlb-"), strings.HasPrefix(e.ReportingController, "tlb"):
+		return true
+	case group == v1alpha1.GroupName:
+		return true
+	case obj.Kind == "Service" && o.services[obj.Namespace+"/"+obj.Name]:
+		return true
+	}
+	return o.namespace != "" && obj.Namespace == o.namespace
 }
 
 func (k KubeSource) leases(ctx context.Context) ([]Lease, error) {

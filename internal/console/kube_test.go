@@ -57,6 +57,7 @@ func kubeFixture(t *testing.T, gatewayCRD bool) (KubeSource, *kubefake.Clientset
 	// The fake clientset ignores field selectors: filter as the API server does.
 	kc.PrependReactor("list", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, &corev1.EventList{Items: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "InvalidAnnotation", Message: "bad",
+			Source:         corev1.EventSource{Component: "tlb-ipam"},
 			InvolvedObject: corev1.ObjectReference{Kind: "Service", Namespace: "shop", Name: "bad"}, Count: 2}}}, nil
 	})
 	scheme := runtime.NewScheme()

@@ -62,6 +62,8 @@ func applyMetrics(c *Component, r io.Reader) error {
 		}
 	}
 	c.ConfigProblems = sum(fams[metricConfigProblems])
+	applyStreams(c, fams)
+	applyEnvoy(c, fams)
 	names := make([]string, 0, len(fams))
 	for name := range fams {
 		names = append(names, name)

@@ -14,11 +14,13 @@ type APISource interface {
 	ReadAPI(ctx context.Context) (APIState, error)
 }
 
-// ComponentSource reads the status endpoints of the components the
-// console is pointed at. An unreachable component is reported in its own
-// Component (Err), not as an error of the whole source.
+// ComponentSource finds the components the console is pointed at and
+// reads the status endpoints of one. ListEndpoints' error says why some may
+// be missing (what it found is still read); an unreachable component is
+// reported in its own Component (Err), not as an error of the source.
 type ComponentSource interface {
-	ReadComponents(ctx context.Context) []Component
+	ListEndpoints(ctx context.Context) ([]Endpoint, error)
+	ReadComponent(ctx context.Context, ep Endpoint) Component
 }
 
 // IPVSReader reads the IPVS services of the host the console runs on
@@ -129,7 +131,38 @@ type Component struct {
 	Name string
 	URL  string
 	// Err says why the component could not be read ("" when it was).
-	Err         string
+	Err string
+	// Took is how long the answer shown took. Slow is set when it took
+	// longer than the collector's SlowAfter, or when the component has
+	// not answered within the page's budget: Pending says for how long
+	// its read had then run, Age how old the (last good) data shown is,
+	// and NoData that there is none yet.
+	Took    time.Duration
+	Slow    bool
+	Pending time.Duration
+	Age     time.Duration
+	NoData  bool
+	// RateOver is the time between the two samples the rates below come
+	// from (0: one sample only, no rates yet).
+	RateOver time.Duration
+	// VIPRates is the director's traffic per VIP (all ports), per second.
+	VIPRates map[string]VIPRate
+	// RejectedRecent and NACKsRecent are the rejected configs and the
+	// NACKs between the two samples.
+	RejectedRecent float64
+	NACKsRecent    []Sample
+	// Snapshots are the versions an l7 server serves now.
+	Snapshots []SnapshotVersion
+	// Envoys are the gateways (xDS nodes) an l7 server feeds over SotW
+	// streams, with the versions each acknowledged (Envoy's delta streams
+	// are not listed: an Envoy's own stats say what it applied).
+	Envoys []EnvoyNode
+	// Listeners are the listeners an Envoy reports (role envoy), by
+	// address, with their active connections.
+	Listeners []Sample
+	// EnvoyState is an Envoy's own view (role envoy): its xDS
+	// connection, server state and the config versions it applied.
+	EnvoyState  *EnvoyStats
 	Ready       bool
 	ReadyReason string
 	// GTM is the director's per-VIP health answer (/vip/), by VIP.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // WriteText writes v as plain text: the same state as the page (API
@@ -18,6 +19,10 @@ func WriteText(w io.Writer, v View) error {
 		p.line("API server: none (file mode)")
 	case v.APIErr != "":
 		p.line("API server unreachable: %s", v.APIErr)
+	case v.APILate > 0 && v.APIAge > 0:
+		p.line("API server: slow: no answer for %d ms, data from %s ago", v.APILate.Milliseconds(), v.APIAge.Round(time.Second))
+	case v.APILate > 0:
+		p.line("API server: slow: no answer yet after %d ms", v.APILate.Milliseconds())
 	default:
 		p.line("API server: ok")
 	}
@@ -30,13 +35,20 @@ func WriteText(w io.Writer, v View) error {
 		}
 		p.line("  %s  pool %s  cluster %s  services [%s]  bound on [%s]",
 			r.Address, orDash(r.Pool), orDash(r.L4Cluster), strings.Join(svcs, " "), strings.Join(r.BoundOn, " "))
+		if r.HasRate {
+			p.line("    traffic %s connections, %s in", r.Rate.Conns(), r.Rate.Bytes())
+		}
 		for _, d := range r.Directors {
 			health := "no health answer"
 			if d.HasGTM {
 				health = "health " + upDown(d.GTM.Up)
 			}
-			p.line("    director %s: %s, %s, sessions %d/%d up, announcing %t",
-				d.Name, readyWord(d.Ready), health, d.SessionsUp, d.Sessions, d.Announcing)
+			traffic := ""
+			if d.HasRate {
+				traffic = fmt.Sprintf(", %s connections, %s in (over %s)", d.Rate.Conns(), d.Rate.Bytes(), d.RateOver)
+			}
+			p.line("    director %s: %s, %s, sessions %d/%d up, announcing %t%s",
+				d.Name, readyWord(d.Ready), health, d.SessionsUp, d.Sessions, d.Announcing, traffic)
 		}
 		for _, rt := range r.Routes {
 			p.line("    route %d %s%s (%s %s) -> %s [%s, on %s]",
@@ -46,14 +58,7 @@ func WriteText(w io.Writer, v View) error {
 	p.line("")
 	p.line("Components (%d):", len(v.Components))
 	for _, c := range v.Components {
-		if c.Err != "" {
-			p.line("  %s %s: unreachable: %s", c.Role, c.Name, c.Err)
-			continue
-		}
-		p.line("  %s %s: %s", c.Role, c.Name, readyWord(c.Ready))
-		for _, s := range c.Sessions {
-			p.line("    BGP peer %s: %s", s.Peer, map[bool]string{true: "established", false: "down"}[s.Established])
-		}
+		p.component(c)
 	}
 	p.line("")
 	switch {
@@ -76,6 +81,48 @@ func WriteText(w io.Writer, v View) error {
 	return p.err
 }
 
+// component writes one component: ready or why not read, its answer
+// time when slow, its BGP sessions and gateways.
+func (p *textPrinter) component(c Component) {
+	switch {
+	case c.Err != "":
+		p.line("  %s %s: unreachable: %s", c.Role, c.Name, c.Err)
+		return
+	case c.NoData:
+		p.line("  %s %s: %s", c.Role, c.Name, c.Timing())
+		return
+	case c.Slow:
+		p.line("  %s %s: %s, %s", c.Role, c.Name, readyWord(c.Ready), c.Timing())
+	default:
+		p.line("  %s %s: %s", c.Role, c.Name, readyWord(c.Ready))
+	}
+	for _, s := range c.Sessions {
+		p.line("    BGP peer %s: %s", s.Peer, map[bool]string{true: "established", false: "down"}[s.Established])
+	}
+	p.envoyLines(c)
+}
+
+// envoyLines writes what an l7 server says of its gateways and what an
+// Envoy says of itself.
+func (p *textPrinter) envoyLines(c Component) {
+	for _, e := range c.Envoys {
+		var types []string
+		for _, t := range e.Types {
+			types = append(types, fmt.Sprintf("%s %s%s", t.Type, orDash(t.Acked), map[bool]string{true: "", false: " (not current: sent " + t.Served + ")"}[t.InSync]))
+		}
+		p.line("    gateway %s (group %s): acknowledged %s", e.Node, e.Group, strings.Join(types, ", "))
+	}
+	if st := c.EnvoyState; st != nil {
+		p.line("    envoy: %s, xDS %s, listeners %g active %g warming, LDS %s%s, CDS %s%s",
+			orDash(st.State), map[bool]string{true: "connected", false: "NOT connected"}[st.Connected],
+			st.ListenersActive, st.ListenersWarming, orDash(st.LDSVersion), currentWord(st.Compared, st.LDSCurrent),
+			orDash(st.CDSVersion), currentWord(st.Compared, st.CDSCurrent))
+	}
+	for _, l := range c.Listeners {
+		p.line("    listener %s: %g active connections", l.Labels, l.Value)
+	}
+}
+
 // textPrinter writes lines and keeps the first error.
 type textPrinter struct {
 	w   io.Writer
@@ -86,6 +133,18 @@ func (p *textPrinter) line(format string, args ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
 	}
+}
+
+// currentWord says whether a version is the one l7 serves now, when
+// that is known.
+func currentWord(compared, current bool) string {
+	switch {
+	case !compared:
+		return ""
+	case current:
+		return " (current)"
+	}
+	return " (NOT current)"
 }
 
 func upDown(up bool) string {

@@ -13,7 +13,7 @@ import (
 // getText serves GET /?format=text over api and comps.
 func getText(t *testing.T, api APISource, comps ComponentSource) string {
 	t.Helper()
-	col := Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: func() time.Time { return time.Unix(1700000100, 0) }}
+	col := &Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: func() time.Time { return time.Unix(1700000100, 0) }}
 	h, err := NewHandler(col, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,10 @@ import (
 type View struct {
 	Taken    time.Time
 	FileMode bool
-	// APIErr is the banner of every panel built from the API server.
+	// APIErr is the banner of every panel built from the API server;
+	// APILate and APIAge say it was late (as in Snapshot).
 	APIErr            string
+	APILate, APIAge   time.Duration
 	Inventory         []EnvironmentRow
 	VIPs              []VIPRow
 	Components        []Component
@@ -56,6 +58,10 @@ type VIPRow struct {
 	Certificates []Certificate
 	// Up and Down count the directors whose GTM answer is up or down.
 	Up, Down int
+	// Rate is the VIP's traffic over every director that reports a rate
+	// (HasRate: at least one does).
+	Rate    VIPRate
+	HasRate bool
 	// IPVS are the local kernel's IPVS services of the VIP (real servers
 	// with weight, forwarding and connections).
 	IPVS []api.IPVSService
@@ -77,6 +83,11 @@ type DirectorVIP struct {
 	Announcing bool
 	announced  float64
 	Traffic    []Sample
+	// Rate is its traffic to the VIP per second, over RateOver (HasRate:
+	// two samples were read).
+	Rate     VIPRate
+	HasRate  bool
+	RateOver string
 	// RealServers are the director's real servers and their health.
 	RealServers []RealServer
 }
@@ -86,13 +97,23 @@ const expiringDays = 14
 
 // BuildView arranges s into the page's panels.
 func BuildView(s Snapshot) View {
-	v := View{Taken: s.Taken, FileMode: s.FileMode, APIErr: s.APIErr, Events: s.API.Events, Leases: s.API.Leases,
+	v := View{Taken: s.Taken, FileMode: s.FileMode, APIErr: s.APIErr, APILate: s.APILate, APIAge: s.APIAge, Events: s.API.Events, Leases: s.API.Leases,
 		GatewaysInstalled: s.API.GatewaysInstalled, Gateways: s.API.Gateways, HasIPVS: s.HasIPVS, IPVSErr: s.IPVSErr}
 	v.Components = slices.Clone(s.Components)
+	served := servedVersions(v.Components)
+	for i := range v.Components {
+		if st := v.Components[i].EnvoyState; st != nil {
+			cp := *st
+			cp.current(served)
+			v.Components[i].EnvoyState = &cp
+		}
+	}
 	slices.SortStableFunc(v.Components, func(a, b Component) int { return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name)) })
 	v.Inventory = inventory(s.API)
 	v.VIPs = vipRows(s)
-	v.Problems = problems(s, v.VIPs)
+	marked := s
+	marked.Components = v.Components // with the Envoys' versions marked
+	v.Problems = problems(marked, v.VIPs)
 	return v
 }
 
@@ -211,6 +232,12 @@ func (x vipIndex) addComponent(c Component) {
 			directorVIP(r, c).Traffic = samples
 		}
 	}
+	for a, rate := range c.VIPRates {
+		if r := x.row(a); r != nil {
+			d := directorVIP(r, c)
+			d.Rate, d.HasRate, d.RateOver = rate, true, c.RateWindow()
+		}
+	}
 	for _, a := range c.Bound {
 		if r := x.row(a); r != nil {
 			r.BoundOn = append(r.BoundOn, c.Name)
@@ -249,6 +276,11 @@ func (r *VIPRow) finish(pools []poolPrefix, envOf map[string]string, certs map[s
 	}
 	for i := range r.Directors {
 		d := &r.Directors[i]
+		if d.HasRate {
+			r.HasRate = true
+			r.Rate.ConnsPerSec += d.Rate.ConnsPerSec
+			r.Rate.BytesPerSec += d.Rate.BytesPerSec
+		}
 		d.Announcing = d.Ready && d.SessionsUp > 0 && d.announced > 0 && (!d.HasGTM || d.GTM.Up)
 		if d.HasGTM && d.GTM.Up {
 			r.Up++

@@ -39,7 +39,7 @@ func run(w io.Writer, vips, directors, rounds int) error {
 		return fmt.Errorf("want 1..65536 VIPs, at least one director and one round")
 	}
 	api, comps := fleet(vips, directors)
-	h, err := console.NewHandler(console.Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: time.Now},
+	h, err := console.NewHandler(&console.Collector{API: api, Components: comps, Timeout: 5 * time.Second, Now: time.Now},
 		slog.New(slog.NewTextHandler(os.Stderr, nil)))
 	if err != nil {
 		return err
@@ -92,7 +92,22 @@ func (f fakeAPI) ReadAPI(context.Context) (console.APIState, error) { return con
 
 type fakeComponents []console.Component
 
-func (f fakeComponents) ReadComponents(context.Context) []console.Component { return f }
+func (f fakeComponents) ListEndpoints(context.Context) ([]console.Endpoint, error) {
+	eps := make([]console.Endpoint, 0, len(f))
+	for _, c := range f {
+		eps = append(eps, console.Endpoint{Role: c.Role, Name: c.Name, URL: c.URL})
+	}
+	return eps, nil
+}
+
+func (f fakeComponents) ReadComponent(_ context.Context, ep console.Endpoint) console.Component {
+	for _, c := range f {
+		if c.Role == ep.Role && c.Name == ep.Name {
+			return c
+		}
+	}
+	return console.Component{Role: ep.Role, Name: ep.Name, Err: "unknown"}
+}
 
 // fleet builds n VIPs in /24 pools of 250 over two environments, one
 // Service each (every fourth one L7 with a TLS Secret), served by every

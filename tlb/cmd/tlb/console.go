@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -52,7 +53,9 @@ func consoleCommand(args []string, stdout, stderr io.Writer) int {
 	kf := cli.RegisterKube(fs, cli.ClientGoDefaults) // show what the API server holds
 	leaseNS := fs.String("lease-namespace", "tlb-system", "namespace whose Leases (leader election) are shown")
 	podNS := fs.String("pod-namespace", "tlb-system", "with Kubernetes: find the director and netd Pods of this namespace by label and read each one's obs listener at its node's IP; empty: only the --director/--netd/--l7 endpoints")
-	timeout := fs.Duration("timeout", 5*time.Second, "how long one page waits for its sources; a source that takes longer shows a banner")
+	timeout := fs.Duration("timeout", console.DefaultTimeout, "how long a page waits for any one source (each has its own budget, all at once); a source that takes longer is shown slow, with its last good data and their age, while its read goes on")
+	giveUp := fs.Duration("give-up", 0, "how long one read of a source may run before the source is shown unreachable (default 6 x --timeout)")
+	slowAfter := fs.Duration("slow-after", console.DefaultSlowAfter, "an answer that takes longer is shown slow, with its time")
 	localIPVS := fs.Bool("ipvs", false, "also read this host's IPVS (as `tlb status` does; on a director, as root): real servers with weights and connections")
 	runtimeDir := fs.String("runtime-dir", config.DefaultRuntimeDir, "with --ipvs: directory of the director's ownership record")
 	l7Token := fs.String("l7-token-file", "", "bearer token sent with l7's /routes: a ServiceAccount token of audience tlb-l7 whose user RBAC lets get /tlb.io/l7/routes (deploy/console projects one); empty: no routes")
@@ -60,6 +63,7 @@ func consoleCommand(args []string, stdout, stderr io.Writer) int {
 	fs.Var(endpointsFlag{console.RoleDirector, &eps}, "director", "NAME=URL of a director's obs listener (metricsAddress), repeatable")
 	fs.Var(endpointsFlag{console.RoleNetd, &eps}, "netd", "NAME=URL of a netd's obs listener, repeatable")
 	fs.Var(endpointsFlag{console.RoleL7, &eps}, "l7", "NAME=URL of an l7 server's metrics listener, repeatable")
+	fs.Var(endpointsFlag{console.RoleEnvoy, &eps}, "envoy", "NAME=URL of an Envoy's stats listener (l7 bootstrap --stats-address), repeatable")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -71,7 +75,8 @@ func consoleCommand(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	log := common.Logger(stderr)
-	col := console.Collector{Components: console.HTTPComponents{Endpoints: eps, Client: &http.Client{}, L7TokenFile: *l7Token}, Timeout: *timeout, Now: time.Now}
+	col := &console.Collector{Components: console.HTTPComponents{Endpoints: eps, Client: &http.Client{}, L7TokenFile: *l7Token},
+		Timeout: *timeout, GiveUp: *giveUp, SlowAfter: *slowAfter, Now: time.Now}
 	if *localIPVS {
 		col.IPVS = kernelIPVS{runtimeDir: *runtimeDir}
 	}
@@ -81,7 +86,7 @@ func consoleCommand(args []string, stdout, stderr io.Writer) int {
 			_, _ = fmt.Fprintf(stderr, "tlb console: %v\n", err)
 			return 1
 		}
-		col.API = console.KubeSource{Kube: c.Kube, Dynamic: c.Dynamic, LeaseNamespace: *leaseNS}
+		col.API = console.KubeSource{Kube: c.Kube, Dynamic: c.Dynamic, LeaseNamespace: *leaseNS, OwnNamespace: cmp.Or(*podNS, *leaseNS), Now: time.Now}
 		if *podNS != "" {
 			col.Components = console.PodDiscovery{Kube: c.Kube, Namespace: *podNS, Static: eps, Client: &http.Client{}, L7TokenFile: *l7Token}
 		}
@@ -122,7 +127,7 @@ func (k kernelIPVS) ReadIPVS(context.Context) ([]status.Service, error) {
 }
 
 // serveConsole serves the page on ln until ctx ends.
-func serveConsole(ctx context.Context, ln net.Listener, col console.Collector, log *slog.Logger) error {
+func serveConsole(ctx context.Context, ln net.Listener, col *console.Collector, log *slog.Logger) error {
 	h, err := console.NewHandler(col, log)
 	if err != nil {
 		_ = ln.Close()

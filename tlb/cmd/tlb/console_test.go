@@ -49,7 +49,7 @@ func TestServeConsoleServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serveConsole(ctx, ln, console.Collector{Components: console.HTTPComponents{}, Timeout: time.Second},
+		done <- serveConsole(ctx, ln, &console.Collector{Components: console.HTTPComponents{}, Timeout: time.Second},
 			slog.New(slog.NewTextHandler(io.Discard, nil)))
 	}()
 	// The listener is bound already: the first request is queued until
