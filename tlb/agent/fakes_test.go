@@ -163,7 +163,11 @@ func newFakeClock() *fakeClock {
 
 func (c *fakeClock) After(d time.Duration) <-chan time.Time { c.asked <- d; return c.fire }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return time.Now().Add(c.offset) }
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
 
 // advance moves Now forward by d.
 func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.offset += d; c.mu.Unlock() }
