@@ -1,0 +1,177 @@
+//go:build lab
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tlbproject/tlb/integration/gatewaylab"
+)
+
+// drain: `tlb drain gateway1` under a load of new connections and with
+// downloads in flight. gateway1 goes to weight 0; its downloads complete
+// byte for byte; no request fails; its real server leaves IPVS once the
+// downloads have ended; `tlb undrain` brings it back at weight 1.
+func (h *healthDC) drain(t *testing.T) {
+	gw1 := h.gatewayAddr[0]
+	load := h.startLoad(t, 3)
+	waitFor(t, time.Minute, "the load is answered through both gateways", func() bool {
+		return load.count(gw1) > 0 && load.count(h.gatewayAddr[1]) > 0
+	})
+	// Downloads of 4 s each (64 chunks, one every 60 ms), each a flow;
+	// Maglev puts some on gateway1.
+	const downloads, size, pace = 12, 64 * gatewaylab.DownloadChunk, "60ms"
+	url := fmt.Sprintf("https://%s/download?size=%d&pace=%s", gatewaylab.MediaHost, size, pace)
+	results := make([]gatewaylab.Download, downloads)
+	ended := make([]time.Time, downloads)
+	var wg sync.WaitGroup
+	for i := range downloads {
+		wg.Go(func() {
+			results[i] = gatewaylab.Fetch(context.Background(), h.https, url, size)
+			ended[i] = time.Now()
+		})
+	}
+	// Connected: IPVS holds their established flows.
+	waitFor(t, 30*time.Second, "the downloads hold established flows to gateway1", func() bool {
+		svcs, _ := h.ipvs.GetServices()
+		for _, s := range svcs {
+			dests, _ := h.ipvs.GetDestinations(s)
+			for _, d := range dests {
+				if d.Address.String() == gw1 && d.ActiveConnections > 0 {
+					return true
+				}
+			}
+		}
+		return false
+	})
+
+	drainAt := time.Now()
+	t.Logf("%s", h.tlbCLI(t, "drain", h.gateways[0].Name))
+	var zeroAfter time.Duration
+	waitFor(t, 30*time.Second, "gateway1 at weight 0", func() bool {
+		w, ok := h.weights()[gw1]
+		zeroAfter = time.Since(drainAt)
+		return ok && w == 0
+	})
+	var removedAfter time.Duration
+	waitFor(t, 60*time.Second, "gateway1's real server removed from IPVS", func() bool {
+		_, ok := h.weights()[gw1]
+		removedAfter = time.Since(drainAt)
+		return !ok
+	})
+	removedAt := time.Now()
+	wg.Wait()
+	var lastOnGW1 time.Time
+	onGW1, failed := 0, 0
+	for i, d := range results {
+		a, _ := gatewaylab.ParseAnswer(d.Answer)
+		if d.Err != nil {
+			failed++
+			t.Errorf("download %d (%s) failed after %d bytes: %v", i, d.Answer, d.Bytes, d.Err)
+			continue
+		}
+		if a.Gateway == gw1 {
+			onGW1++
+			if ended[i].After(lastOnGW1) {
+				lastOnGW1 = ended[i]
+			}
+		}
+	}
+	waitFor(t, 10*time.Second, "new requests after the removal", func() bool { return load.count(h.gatewayAddr[1]) > 20 })
+	outs := load.end()
+	loadFailed, afterDrainOnGW1 := 0, 0
+	for _, o := range outs {
+		if o.err != nil {
+			loadFailed++
+			t.Errorf("request begun %v after the drain failed: %v", o.began.Sub(drainAt).Round(time.Millisecond), o.err)
+		}
+		if o.err == nil && o.gateway == gw1 && o.began.After(drainAt.Add(zeroAfter)) {
+			afterDrainOnGW1++
+		}
+	}
+	t.Logf("drain: weight 0 %v after `tlb drain`; %d of %d downloads were on gateway1 and completed (last %v after the drain); real server removed %v after the drain (%v after its last download ended); %d requests, %d failed, %d reached gateway1 after weight 0",
+		zeroAfter.Round(time.Millisecond), onGW1, downloads, lastOnGW1.Sub(drainAt).Round(time.Millisecond), removedAfter.Round(time.Millisecond),
+		removedAt.Sub(lastOnGW1).Round(time.Millisecond), len(outs), loadFailed, afterDrainOnGW1)
+	t.Logf("BENCH drain_weight_zero_ms %d ms", zeroAfter.Milliseconds())
+	t.Logf("BENCH drain_failed_requests %d", loadFailed+failed)
+	if onGW1 == 0 {
+		t.Errorf("none of %d downloads went through gateway1: the drain kept no flow", downloads)
+	}
+	if !lastOnGW1.IsZero() && removedAt.Before(lastOnGW1) {
+		t.Errorf("gateway1 removed %v before its last download ended", lastOnGW1.Sub(removedAt))
+	}
+	if afterDrainOnGW1 > 0 {
+		t.Errorf("%d new connections reached gateway1 after it was at weight 0", afterDrainOnGW1)
+	}
+
+	undrainAt := time.Now()
+	t.Logf("%s", h.tlbCLI(t, "undrain", h.gateways[0].Name))
+	waitFor(t, 30*time.Second, "gateway1 back at weight 1", func() bool { return h.weights()[gw1] == 1 })
+	t.Logf("undrain: gateway1 back at weight 1 %v after `tlb undrain`", since(undrainAt))
+}
+
+// envoyKilled: gateway1's Envoy SIGKILLed under a load of new
+// connections. The director's probes of its :9902/ready fail and it goes
+// to weight 0 within 3 s; GTM counts one healthy gateway; no connection
+// begun after weight 0 fails.
+func (h *healthDC) envoyKilled(t *testing.T) {
+	gw1 := h.gatewayAddr[0]
+	load := h.startLoad(t, 3)
+	waitFor(t, time.Minute, "the load is answered through both gateways", func() bool {
+		return load.count(gw1) > 0 && load.count(h.gatewayAddr[1]) > 0
+	})
+	h.gws[0].Kill()
+	killed := time.Now()
+	var zero time.Time // when weight 0 was seen (checked every 100 ms)
+	waitFor(t, 30*time.Second, "gateway1 at weight 0 after its Envoy was killed", func() bool {
+		w, ok := h.weights()[gw1]
+		zero = time.Now()
+		return ok && w == 0
+	})
+	took := zero.Sub(killed)
+	// A few seconds of new connections after weight 0.
+	waitFor(t, 30*time.Second, "50 requests begun after weight 0", func() bool {
+		load.mu.Lock()
+		defer load.mu.Unlock()
+		n := 0
+		for _, o := range load.outcomes {
+			if o.began.After(zero) {
+				n++
+			}
+		}
+		return n >= 50
+	})
+	outs := load.end()
+	before, after, failedBefore, failedAfter := 0, 0, 0, 0
+	for _, o := range outs {
+		switch {
+		case o.began.After(zero):
+			after++
+			if o.err != nil {
+				failedAfter++
+				t.Errorf("request begun %v after weight 0 failed: %v", o.began.Sub(zero).Round(time.Millisecond), o.err)
+			}
+		case o.began.After(killed):
+			before++
+			if o.err != nil {
+				failedBefore++
+			}
+		}
+	}
+	code, line := h.gtm(t, "/vip/"+gatewayVIP)
+	t.Logf("envoy-killed: weight 0 %v after the kill (probes every 500ms, fall 3); between kill and weight 0 %d requests began, %d failed; after weight 0 %d began, %d failed; GTM %d %q",
+		took.Round(time.Millisecond), before, failedBefore, after, failedAfter, code, strings.TrimSpace(line))
+	t.Logf("BENCH envoy_killed_to_weight_zero_ms %d ms", took.Milliseconds())
+	t.Logf("BENCH envoy_killed_failed_after_weight_zero %d", failedAfter)
+	if took > 3*time.Second {
+		t.Errorf("gateway1 at weight 0 %v after its Envoy was killed, want within 3 s", took)
+	}
+	if !strings.Contains(line, "up healthy=1 total=2") {
+		t.Errorf("GTM for %s: %d %q, want up with one healthy gateway of two", gatewayVIP, code, line)
+	}
+}
