@@ -26,10 +26,18 @@ func drainCommand(args []string, drain bool, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	kf := cli.RegisterKube(fs, cli.ClientGoDefaults)
 	timeout := fs.Duration("timeout", 30*time.Second, "give up on the API server after this long")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	// Flags may come before or after the node, as with kubectl.
+	var nodes []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		nodes, rest = append(nodes, fs.Arg(0)), fs.Args()[1:]
 	}
-	if fs.NArg() != 1 || fs.Arg(0) == "" {
+	if len(nodes) != 1 || nodes[0] == "" {
 		_, _ = fmt.Fprintf(stderr, "%s: name one gateway node: %s [--kubeconfig FILE | --in-cluster] NODE\n", name, name)
 		return 2
 	}
@@ -49,7 +57,7 @@ func drainCommand(args []string, drain bool, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	node := fs.Arg(0)
+	node := nodes[0]
 	changed, err := kube.SetDrain(ctx, c.Kube, node, drain, time.Now())
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, err)
