@@ -216,6 +216,22 @@ func (h *healthDC) weights() map[string]int {
 	return nil
 }
 
+// activeTo returns the active connections IPVS holds to real server rs
+// over all the director's services.
+func (h *healthDC) activeTo(rs string) int {
+	n := 0
+	svcs, _ := h.ipvs.GetServices()
+	for _, s := range svcs {
+		dests, _ := h.ipvs.GetDestinations(s)
+		for _, d := range dests {
+			if d.Address.String() == rs {
+				n += d.ActiveConnections
+			}
+		}
+	}
+	return n
+}
+
 // tlbCLI runs the tlb binary as an operator would, with an admin's
 // kubeconfig, and returns its output.
 func (h *healthDC) tlbCLI(t *testing.T, args ...string) string {
