@@ -60,8 +60,9 @@ type healthDC struct {
 //     VIP and BIRD has no route from it.
 //   - drain: `tlb drain gateway1` under load: gateway1 goes to weight 0,
 //     its downloads in flight complete, no request fails, and its real
-//     server is removed once they have ended; `tlb undrain` brings it
-//     back.
+//     server is removed after they have ended (at the drain timeout:
+//     IPVS still counts connections it saw no end of as active);
+//     `tlb undrain` brings it back.
 //   - envoy-killed: gateway1's Envoy SIGKILLed under load: weight 0
 //     within 3 s, no new connection fails after that.
 func TestGatewayHealthAndDrain(t *testing.T) {
@@ -125,7 +126,7 @@ bgp:
 		t.Fatal(err)
 	}
 	h.director.Start(t, filepath.Join(h.bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", h.c.directorKC,
-		"--l4-cluster", l4cluster, "--gateway-drain-timeout", "60s")
+		"--l4-cluster", l4cluster, "--gateway-drain-timeout", drainTimeout.String())
 	if h.ipvs, err = ipvs.New(h.director.NsPath()); err != nil {
 		t.Fatal(err)
 	}
