@@ -18,8 +18,9 @@ const drainTimeout = 20 * time.Second
 
 // drain: `tlb drain gateway1` under a load of new connections and with
 // downloads in flight. gateway1 goes to weight 0; its downloads complete
-// byte for byte; no request fails; its real server leaves IPVS once the
-// downloads have ended; `tlb undrain` brings it back at weight 1.
+// byte for byte; no request fails; its real server leaves IPVS after the
+// downloads have ended, within the drain timeout; `tlb undrain` brings it
+// back at weight 1.
 func (h *healthDC) drain(t *testing.T) {
 	gw1 := h.gatewayAddr[0]
 	load := h.startLoad(t, 2)
