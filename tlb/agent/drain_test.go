@@ -144,3 +144,22 @@ func waitAsked(t *testing.T, c *fakeClock, d time.Duration) {
 		}
 	}
 }
+
+// TestReadyWithNoService: a director whose L4 cluster has no Service yet
+// is ready (its rollout completes) and announces nothing.
+func TestReadyWithNoService(t *testing.T) {
+	r := start(t, health.AnnounceSubnets, model.Desired{VIPRanges: []netip.Prefix{subnet}}, nil)
+	if c := r.ann.next(t); len(c.prefixes) != 0 || c.withdrawAll {
+		t.Fatalf("announced %+v with no Service, want nothing", c)
+	}
+	if ready, reason := r.ready.get(); !ready {
+		t.Errorf("not ready with no Service: %q", reason)
+	}
+	// The first Service with no healthy gateway yet: not ready.
+	d := twoVIPs()
+	r.updates <- d
+	r.ann.next(t)
+	if ready, _ := r.ready.get(); ready {
+		t.Error("ready with VIPs and no healthy gateway")
+	}
+}
