@@ -266,7 +266,16 @@ func (h *healthDC) startLoad(t *testing.T, workers int) *requests {
 	t.Cleanup(func() { r.end() })
 	for range workers {
 		r.wg.Go(func() {
+			// At most one request per 100 ms per worker: the emulated
+			// CPUs also run both Envoys, the director's probes and BGP.
+			pace := time.NewTicker(100 * time.Millisecond)
+			defer pace.Stop()
 			for ctx.Err() == nil {
+				select {
+				case <-pace.C:
+				case <-ctx.Done():
+					return
+				}
 				began := time.Now()
 				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				a, err := gatewaylab.Get(rctx, h.https, webRoute)

@@ -29,7 +29,7 @@ func (h *healthDC) drain(t *testing.T) {
 	})
 	// Downloads of 3.2 s each (32 chunks, one every 100 ms), each a
 	// flow; Maglev puts some on gateway1.
-	const downloads, size, pace = 10, 32 * gatewaylab.DownloadChunk, "100ms"
+	const downloads, size, pace = 8, 32 * gatewaylab.DownloadChunk, "100ms"
 	url := fmt.Sprintf("https://%s/download?size=%d&pace=%s", gatewaylab.MediaHost, size, pace)
 	results := make([]gatewaylab.Download, downloads)
 	ended := make([]time.Time, downloads)
