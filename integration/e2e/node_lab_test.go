@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -219,15 +220,15 @@ func TestDeployOnRealNodes(t *testing.T) {
 		return readyPods(kc, "app.kubernetes.io/name=tlb-netd", gw.Name) == 1
 	})
 	t.Logf("the netd pod is Ready %s after deploy/ was applied", since(applied))
-	// The director is Ready when it can serve (IPVS programmed, a healthy
-	// gateway), which is also when it announces: with no Service yet its
-	// /readyz says why it is not.
+	// With no Service yet the director is Ready (IPVS programmed, nothing
+	// to serve), so its rollout completes; it announces nothing until a
+	// VIP has a healthy gateway.
 	var why string
-	waitFor(t, 8*time.Minute, "the director pod runs on "+d.director.Name+" and its /readyz says why it is not ready yet", func() bool {
+	waitFor(t, 8*time.Minute, "the director pod runs on "+d.director.Name+" and is Ready with no Service", func() bool {
 		check()
 		// The DaemonSet puts the obs listener on the node's IP (status.hostIP).
 		why = readyz(d.director, "198.18.1.2:9100")
-		return strings.Contains(why, "no real servers configured")
+		return strings.HasPrefix(why, "200 ")
 	})
 	t.Logf("the director pod runs %s after deploy/ was applied; /readyz: %q", since(applied), why)
 	waitFor(t, 8*time.Minute, "both ipam pods and the Gateway controller's pod are Ready", func() bool {
@@ -259,11 +260,21 @@ func TestDeployOnRealNodes(t *testing.T) {
 		return strings.Contains(string(out), vip+"/32")
 	})
 	t.Logf("VIP bound by the netd pod after %s", since(created))
-	waitFor(t, 3*time.Minute, "the director pod is Ready through its readiness probe", func() bool {
+	// The gateway's weight follows its Envoy's /ready (the director's
+	// health: section): the gateway pod may still be starting. GTM says
+	// up once it is.
+	waitFor(t, 10*time.Minute, "the director pod is Ready and its GTM answer for "+vip+" is up (a healthy gateway)", func() bool {
 		check()
-		return readyPods(kc, "app.kubernetes.io/name=tlb-director", d.director.Name) == 1
+		hc := d.director.HTTPClient()
+		hc.Timeout = 5 * time.Second
+		resp, err := hc.Get("http://198.18.1.2:9100/vip/" + vip)
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK && readyPods(kc, "app.kubernetes.io/name=tlb-director", d.director.Name) == 1
 	})
-	t.Logf("the director pod is Ready %s after the Service was created", since(created))
+	t.Logf("the director pod is Ready with a healthy gateway %s after the Service was created", since(created))
 	bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	if _, _, err := d.bird.WaitRoutes(bctx, pool, 3*time.Minute, func(rs []birdlab.Route) bool {

@@ -45,6 +45,15 @@ type Options struct {
 	// RetryInterval is the wait before retrying a failed step;
 	// DefaultRetryInterval when zero.
 	RetryInterval time.Duration
+	// Connections counts the active connections of draining real
+	// servers; nil removes a draining real server only at its timeout.
+	Connections Connections
+	// DrainTimeout is the longest a draining real server keeps its
+	// flows; DefaultDrainTimeout when zero.
+	DrainTimeout time.Duration
+	// DrainPoll is how often a pass runs while a real server drains;
+	// DefaultDrainPoll when zero.
+	DrainPoll time.Duration
 	// Clock gives timers.
 	Clock Clock
 	// Log receives readiness and announcement changes.
@@ -68,6 +77,7 @@ type Agent struct {
 	announced  []netip.Prefix
 	everSynced bool
 	l7Down     map[netip.Addr]bool // VIPs whose L7 services had no ready backend at the last pass
+	drains     drains
 }
 
 // New checks opts and returns an Agent.
@@ -80,6 +90,12 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.RetryInterval <= 0 {
 		opts.RetryInterval = DefaultRetryInterval
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	if opts.DrainPoll <= 0 {
+		opts.DrainPoll = DefaultDrainPoll
 	}
 	a := &Agent{opts: opts, healthCh: make(chan struct{}, 1), ready: prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "tlb_director_ready",
@@ -122,8 +138,11 @@ func (a *Agent) Run(ctx context.Context, initial model.Desired, updates <-chan m
 	a.sync(ctx)
 	for {
 		var retry <-chan time.Time
-		if a.failed {
+		switch {
+		case a.failed:
 			retry = a.opts.Clock.After(a.opts.RetryInterval)
+		case a.drains.pending():
+			retry = a.opts.Clock.After(a.opts.DrainPoll)
 		}
 		select {
 		case <-ctx.Done():
@@ -173,13 +192,17 @@ func (f upFunc) Up(rs netip.Addr) bool { return f(rs) }
 // sync is one pass: program, decide readiness, announce.
 func (a *Agent) sync(ctx context.Context) {
 	log := a.opts.Log
-	res, perr := a.opts.Programmer.Program(ctx, Effective(a.desired, a.state))
+	effective := a.drains.apply(ctx, Effective(a.desired, a.state), a.opts, a.opts.Clock.Now())
+	res, perr := a.opts.Programmer.Program(ctx, effective)
 	if perr != nil {
 		log.Error("programming the data path failed; not ready", "err", perr)
 	} else if res.Writes > 0 {
 		log.Info("applied", "writes", res.Writes, "services", res.Services, "realServers", res.RealServers, "duration", res.Duration)
 	}
-	hs := health.Evaluate(VIPs(a.desired), upFunc(func(rs netip.Addr) bool { return a.state(rs) == health.Up }),
+	// A real server takes new flows when it passes its probes and has a
+	// weight: one drained, excluded or not Ready is not a healthy gateway.
+	serving := Serving(effective)
+	hs := health.Evaluate(VIPs(effective), upFunc(func(rs netip.Addr) bool { return serving[rs] && a.state(rs) == health.Up }),
 		L7Table(a.desired, a.backendState))
 	a.reportVIPs(hs)
 	ready, reason := health.Readiness(perr == nil, hs)

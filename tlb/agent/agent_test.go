@@ -45,7 +45,7 @@ type rig struct {
 	agent   *Agent
 }
 
-func start(t *testing.T, mode string, initial model.Desired, states map[string]health.State) *rig {
+func start(t *testing.T, mode string, initial model.Desired, states map[string]health.State, with ...func(*Options)) *rig {
 	t.Helper()
 	r := &rig{prog: &fakeProgrammer{}, ann: &fakeAnnouncer{calls: make(chan announceCall, 100)},
 		health: &fakeHealth{states: map[netip.Addr]health.State{}}, ready: &fakeReady{}, clock: newFakeClock(),
@@ -54,8 +54,12 @@ func start(t *testing.T, mode string, initial model.Desired, states map[string]h
 	for rs, s := range states {
 		r.health.set(rs, s)
 	}
-	a, err := New(Options{Programmer: r.prog, Announcer: r.ann, Health: r.health, Backends: r.backend, GTM: r.gtm, Ready: r.ready, AnnounceMode: mode,
-		DrainPeriod: 7 * time.Second, Clock: r.clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := Options{Programmer: r.prog, Announcer: r.ann, Health: r.health, Backends: r.backend, GTM: r.gtm, Ready: r.ready, AnnounceMode: mode,
+		DrainPeriod: 7 * time.Second, Clock: r.clock, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, w := range with {
+		w(&opts)
+	}
+	a, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,3 +57,17 @@ func RealServers(desired model.Desired) []netip.Addr {
 	slices.SortFunc(out, netip.Addr.Compare)
 	return slices.Compact(out)
 }
+
+// Serving returns the real servers of desired that take new flows: a
+// weight above 0 in at least one service.
+func Serving(desired model.Desired) map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	for _, s := range desired.Services {
+		for _, rs := range s.RealServers {
+			if rs.Weight > 0 {
+				out[rs.Addr] = true
+			}
+		}
+	}
+	return out
+}

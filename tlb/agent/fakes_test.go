@@ -152,6 +152,9 @@ func (f *fakeReady) get() (bool, string) { f.mu.Lock(); defer f.mu.Unlock(); ret
 type fakeClock struct {
 	asked chan time.Duration
 	fire  chan time.Time
+
+	mu     sync.Mutex
+	offset time.Duration // Now is the real time plus offset
 }
 
 func newFakeClock() *fakeClock {
@@ -159,5 +162,14 @@ func newFakeClock() *fakeClock {
 }
 
 func (c *fakeClock) After(d time.Duration) <-chan time.Time { c.asked <- d; return c.fire }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+// advance moves Now forward by d.
+func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.offset += d; c.mu.Unlock() }
 
 var errKernel = errors.New("netlink: operation not permitted")

@@ -53,8 +53,9 @@ type VIPBoard interface {
 	SetHealth(hs []health.VIPHealth)
 }
 
-// Clock gives the agent its timers (retry after a failure, drain).
-// health.SystemClock implements it.
+// Clock gives the agent its timers (retry after a failure, drain) and
+// the time (gateway drains). health.SystemClock implements it.
 type Clock interface {
+	Now() time.Time
 	After(d time.Duration) <-chan time.Time
 }

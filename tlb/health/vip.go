@@ -84,11 +84,17 @@ func Evaluate(vips VIPTable, up UpSource, l7 L7Table) []VIPHealth {
 	return out
 }
 
-// Readiness is the director's readiness: IPVS programmed and at least one
-// healthy real server. The reason says what is missing.
+// Readiness is the director's readiness: IPVS programmed and, when it
+// serves any VIP, at least one healthy real server. A director with no
+// VIP (an L4 cluster without a Service yet) is ready, so that a rollout
+// of it completes; it announces nothing and GTM knows no VIP, which is
+// the truth. The reason says what is missing.
 func Readiness(ipvsProgrammed bool, vips []VIPHealth) (bool, string) {
 	if !ipvsProgrammed {
 		return false, "IPVS not programmed yet"
+	}
+	if len(vips) == 0 {
+		return true, ""
 	}
 	total := 0
 	for _, v := range vips {

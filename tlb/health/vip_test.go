@@ -57,8 +57,20 @@ func TestEvaluateReadinessAnnouncement(t *testing.T) {
 			t.Errorf("%s: per-VIP = %v, want %v", name, got, tc.perVIP)
 		}
 	}
-	if ok, reason := Readiness(true, nil); ok || !strings.Contains(reason, "no real servers") {
-		t.Errorf("Readiness with no VIPs = %v %q", ok, reason)
+	// No VIP at all (an L4 cluster without a Service): ready, so
+	// rollouts complete, and nothing to announce.
+	if ok, reason := Readiness(true, nil); !ok || reason != "" {
+		t.Errorf("Readiness with no VIPs = %v %q, want ready", ok, reason)
+	}
+	if got := Announcement(true, AnnounceSubnets, subnets, nil); got != nil {
+		t.Errorf("announced %v with no VIPs, want nothing", got)
+	}
+	if ok, _ := Readiness(false, nil); ok {
+		t.Error("ready with no VIPs before IPVS was programmed")
+	}
+	// A VIP with no real server: not ready.
+	if ok, reason := Readiness(true, []VIPHealth{{VIP: vip1}}); ok || !strings.Contains(reason, "no real servers") {
+		t.Errorf("Readiness with a VIP and no real server = %v %q", ok, reason)
 	}
 }
 

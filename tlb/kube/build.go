@@ -6,12 +6,14 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	sharedkube "github.com/tlbproject/tlb/internal/kube"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/tlbproject/tlb/api"
 	"github.com/tlbproject/tlb/api/v1alpha1"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -21,9 +23,12 @@ import (
 //
 //   - Real servers: the IPv4 InternalIP of every gateway node (label
 //     tlb.io/gateway=true) of the cluster's gateway group. A Ready node has
-//     weight 1; a node that is not Ready stays in the set at weight 0
-//     (drained: no new flows, existing ones keep their real server), so
-//     every director keeps the same Maglev table while a node flaps.
+//     weight 1; a node that is not Ready, or carries the label
+//     node.kubernetes.io/exclude-from-external-load-balancers, stays in
+//     the set at weight 0 (no new flows, existing ones keep their real
+//     server), so every director keeps the same Maglev table while a
+//     node flaps. A node annotated tlb.io/drain is Draining (see
+//     nodeDrain): weight 0, and removed by the agent once its flows end.
 //   - Services: one IPVS service per (VIP, port, protocol) for every
 //     TLB Service annotated tlb.io/assigned-l4-cluster=clusterName, for each
 //     VIP in its status.loadBalancer.ingress, with the default scheduler
@@ -119,7 +124,8 @@ func virtualService(name string, i int, vip netip.Addr, p corev1.ServicePort) (m
 
 // gatewayRealServers returns the real servers of gateway group group,
 // sorted by address: the first IPv4 InternalIP of each gateway node of the
-// group, weight 1 when Ready and 0 otherwise. Nodes are read in name
+// group, weight 1 when Ready and not excluded from external load
+// balancers, 0 otherwise, Draining when annotated tlb.io/drain. Nodes are read in name
 // order, so of two nodes reporting one address the first by name wins.
 func gatewayRealServers(nodes []*corev1.Node, group string) ([]model.RealServer, []error) {
 	sorted := slices.Clone(nodes)
@@ -143,11 +149,15 @@ func gatewayRealServers(nodes []*corev1.Node, group string) ([]model.RealServer,
 			continue
 		}
 		seen[addr] = n.Name
-		w := model.DefaultWeight()
-		if !sharedkube.IsReady(n) {
-			w = 0
+		rs := model.RealServer{Addr: addr, Weight: model.DefaultWeight()}
+		if _, excluded := n.Labels[api.LabelExcludeFromExternalLoadBalancers]; excluded || !sharedkube.IsReady(n) {
+			rs.Weight = 0
 		}
-		out = append(out, model.RealServer{Addr: addr, Weight: w})
+		var err error
+		if rs.Draining, rs.DrainSince, err = nodeDrain(n); err != nil {
+			errs = append(errs, err)
+		}
+		out = append(out, rs)
 	}
 	slices.SortFunc(out, func(a, b model.RealServer) int { return a.Addr.Compare(b.Addr) })
 	return out, errs
@@ -164,4 +174,24 @@ func NodeIPv4(node *corev1.Node) (netip.Addr, bool) {
 		}
 	}
 	return netip.Addr{}, false
+}
+
+// nodeDrain reads the annotation tlb.io/drain of a gateway node: absent,
+// not draining; "true", draining since the director first saw it; an RFC
+// 3339 time, draining since then. Any other value is an error naming the
+// node and the annotation, and the node serves as if it were absent.
+func nodeDrain(n *corev1.Node) (bool, time.Time, error) {
+	v, ok := n.Annotations[api.AnnotationDrain]
+	if !ok {
+		return false, time.Time{}, nil
+	}
+	if v == "true" {
+		return true, time.Time{}, nil
+	}
+	since, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return false, time.Time{}, &sharedkube.ObjectError{Kind: "Node", Name: n.Name, Field: "metadata.annotations[" + api.AnnotationDrain + "]",
+			Reason: fmt.Sprintf("%q is neither \"true\" nor an RFC 3339 time like 2026-12-03T01:00:00Z; the node is not drained", v)}
+	}
+	return true, since, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"time"
 )
 
 // Protocol is the transport protocol of a virtual service.
@@ -99,6 +100,15 @@ type RealServer struct {
 	// Weight is the share of new flows; 0 drains the real server: no new
 	// flows, existing ones keep working.
 	Weight int
+	// Draining takes the real server out of service: the director gives
+	// it weight 0, then removes it once no connection to it is active or
+	// its drain timeout has passed (Kubernetes: the Node annotation
+	// tlb.io/drain). The director's own programming never sees it: the
+	// agent turns it into a weight or an absence.
+	Draining bool
+	// DrainSince is when the drain began; zero means when this director
+	// first saw it.
+	DrainSince time.Time
 }
 
 // Desired is the whole desired state of one director.

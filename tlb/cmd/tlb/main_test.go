@@ -34,6 +34,10 @@ func TestDispatch(t *testing.T) {
 		"status unknown flag":        {args: []string{"status", "--yaml"}, wantCode: 2, wantErr: "flag provided but not defined"},
 		"run bad router id":          {args: []string{"run", "--config", badBGP, "--router-id", "2001:db8::1"}, wantCode: 2, wantErr: `--router-id: "2001:db8::1" is not an IPv4 address`},
 		"run metrics host not an IP": {args: []string{"run", "--config", badBGP, "--metrics-host", "$(NODE_IP)"}, wantCode: 2, wantErr: `--metrics-host: metrics host "$(NODE_IP)" is not an IP address`},
+		"drain without a node":       {args: []string{"drain"}, wantCode: 2, wantErr: "name one gateway node"},
+		"undrain two nodes":          {args: []string{"undrain", "gw-1", "--timeout", "5s", "gw-2"}, wantCode: 2, wantErr: "name one gateway node"},
+		"drain flag after the node":  {args: []string{"drain", "gw-1", "--kubeconfig", "/nonexistent"}, wantCode: 1, wantErr: "/nonexistent"},
+		"run zero drain timeout":     {args: []string{"run", "--config", badBGP, "--gateway-drain-timeout", "0s"}, wantCode: 2, wantErr: "--gateway-drain-timeout: 0s is not positive"},
 		"kubernetes with services in the file": {args: []string{"run", "--config", badBGP, "--kubeconfig", "/nonexistent", "--l4-cluster", "c"},
 			wantCode: 1, wantErr: "services: not allowed when services come from the Kubernetes API server"},
 	}
@@ -60,5 +64,10 @@ func TestDeployedDirectorFileParses(t *testing.T) {
 	}
 	if cfg.BGP == nil || len(cfg.BGP.Peers) == 0 {
 		t.Errorf("deploy/director/director.yaml: no bgp peers: %+v", cfg.BGP)
+	}
+	// The gateways' weight follows their Envoy's readiness: the stats
+	// listener deploy/envoy opens on the node's :9902.
+	if h := cfg.Health; h == nil || h.Kind != "http" || h.Port != 9902 || h.Path != "/ready" {
+		t.Errorf("deploy/director/director.yaml: health %+v, want HTTP probes of Envoy's :9902/ready", h)
 	}
 }

@@ -9,14 +9,17 @@ import (
 	"net/netip"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/moby/ipvs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tlbproject/tlb/internal/cli"
 	"github.com/tlbproject/tlb/internal/obs"
 	"github.com/tlbproject/tlb/internal/procsys"
+	"github.com/tlbproject/tlb/tlb/agent"
 	"github.com/tlbproject/tlb/tlb/anyip"
 	"github.com/tlbproject/tlb/tlb/config"
+	"github.com/tlbproject/tlb/tlb/connections"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/model"
 	"github.com/vishvananda/netlink"
@@ -35,6 +38,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&kf.l4Cluster, "l4-cluster", "", "with Kubernetes: the L4Cluster whose VIPs this director serves")
 	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
 	routerID := fs.String("router-id", "", "BGP router ID (IPv4) overriding bgp.routerID, so one file serves a DaemonSet: pass the node's IP")
+	drainTimeout := fs.Duration("gateway-drain-timeout", agent.DefaultDrainTimeout, "the longest a gateway drained by its Node annotation tlb.io/drain keeps its established flows before its real server is removed anyway (it goes as soon as it has no active connection)")
 	metricsHost := fs.String("metrics-host", "", "serve metrics, health and status on this IP (with director.metricsAddress's port) instead of the file's host; the DaemonSet passes the node's IP (status.hostIP)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -52,6 +56,10 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "tlb run: --metrics-host: %v\n", err)
 		return 2
 	}
+	if *drainTimeout <= 0 {
+		_, _ = fmt.Fprintf(stderr, "tlb run: --gateway-drain-timeout: %v is not positive\n", *drainTimeout)
+		return 2
+	}
 	if *path == "" {
 		_, _ = fmt.Fprintln(stderr, "tlb run: --config is required")
 		return 2
@@ -59,7 +67,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	log := common.Logger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *path, *once, hostFlags{routerID: *routerID, metricsHost: *metricsHost}, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
+	if err := run(ctx, *path, *once, hostFlags{routerID: *routerID, metricsHost: *metricsHost, drainTimeout: *drainTimeout}, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
 		log.Error("tlb run failed", "err", err)
 		return 1
 	}
@@ -71,6 +79,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 type hostFlags struct {
 	routerID    string // replaces bgp.routerID
 	metricsHost string // replaces the host of director.metricsAddress
+	// drainTimeout bounds a gateway drain (Node annotation tlb.io/drain).
+	drainTimeout time.Duration
 }
 
 // run wires the config, the kernel handle, the director, metrics and the
@@ -123,15 +133,11 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 	if err != nil {
 		return err
 	}
-	// Per-VIP traffic: IPVS's own counters, read at scrape time, for the
-	// services d owns only, on a socket of its own (an IPVS handle is one
-	// netlink socket and must not serve two goroutines at once).
-	stats, err := ipvs.New("")
+	drain, closeReaders, err := ipvsReaders(srv, d, hf.drainTimeout)
 	if err != nil {
-		return fmt.Errorf("open IPVS netlink socket for traffic metrics: %w", err)
+		return err
 	}
-	defer stats.Close()
-	srv.Registry.MustRegister(director.NewTrafficCollector(stats, d))
+	defer closeReaders()
 	routes, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 	if err != nil {
 		return fmt.Errorf("open route netlink socket: %w", err)
@@ -159,7 +165,7 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 		return err
 	}
 
-	return serve(ctx, path, cfg, source, srv, programmer(reconcile), rejected, log)
+	return serve(ctx, path, cfg, source, srv, programmer(reconcile), drain, rejected, log)
 }
 
 // programmer adapts the reconcile function to agent.Programmer.
@@ -167,4 +173,26 @@ type programmer func(context.Context, model.Desired) (director.Result, error)
 
 func (p programmer) Program(ctx context.Context, d model.Desired) (director.Result, error) {
 	return p(ctx, d)
+}
+
+// ipvsReaders opens the director's two read-only IPVS sockets besides
+// its own (an IPVS handle is one netlink socket and must not serve two
+// goroutines at once): per-VIP traffic, IPVS's own counters read at
+// scrape time for the services d owns only, and the active connections
+// of draining gateways, read by the agent's passes. close closes both.
+func ipvsReaders(srv *obs.Server, d *director.Director, drainTimeout time.Duration) (drainWiring, func(), error) {
+	stats, err := ipvs.New("")
+	if err != nil {
+		return drainWiring{}, nil, fmt.Errorf("open IPVS netlink socket for traffic metrics: %w", err)
+	}
+	srv.Registry.MustRegister(director.NewTrafficCollector(stats, d))
+	conns, err := ipvs.New("")
+	if err != nil {
+		stats.Close()
+		return drainWiring{}, nil, fmt.Errorf("open IPVS netlink socket for the connections of draining gateways: %w", err)
+	}
+	return drainWiring{counter: connections.New(conns, d), timeout: drainTimeout}, func() {
+		conns.Close()
+		stats.Close()
+	}, nil
 }

@@ -26,9 +26,10 @@ import (
 // restarting director never reconciles against an empty model, and while
 // the API server is unreachable nothing changes.
 func serve(ctx context.Context, path string, cfg *config.Config, source desiredSource, srv *obs.Server, prog agent.Programmer,
-	rejected prometheus.Counter, log *slog.Logger) error {
+	drain drainWiring, rejected prometheus.Counter, log *slog.Logger) error {
 	opts := agent.Options{Programmer: prog, Ready: srv, DrainPeriod: cfg.Director.DrainPeriod,
-		Clock: health.SystemClock{}, Log: log, Registerer: srv.Registry}
+		Clock: health.SystemClock{}, Log: log, Registerer: srv.Registry,
+		Connections: drain.counter, DrainTimeout: drain.timeout}
 	mux := srv.Handler()
 	events := &healthEvents{}
 	checks, err := newHealthChecks(cfg, srv, log, events)
@@ -82,6 +83,15 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 	}
 	log.Info("stopping; IPVS state left in place")
 	return runErr
+}
+
+// drainWiring is what the agent needs for gateway drains (Node
+// annotation tlb.io/drain): the active connections per real server, and
+// the longest a drain lasts. The zero value counts nothing (a drain then
+// ends at the timeout) with the agent's default timeout.
+type drainWiring struct {
+	counter agent.Connections
+	timeout time.Duration
 }
 
 // healthEvents hands the health checkers' changes to the agent. The

@@ -1,0 +1,111 @@
+package agent
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+// Defaults of a gateway drain (model.RealServer.Draining).
+const (
+	// DefaultDrainTimeout is how long a draining real server keeps its
+	// established flows at most before it is removed anyway.
+	DefaultDrainTimeout = 5 * time.Minute
+	// DefaultDrainPoll is how often the agent counts the connections of
+	// draining real servers.
+	DefaultDrainPoll = time.Second
+	// drainSettle is how long a draining real server stays at weight 0
+	// before it may be removed for having no active connection: a flow
+	// scheduled just before the weight changed is still in SYN_RECV (an
+	// inactive connection) for a round trip, and must be seen established
+	// before its real server goes.
+	drainSettle = time.Second
+)
+
+// Connections counts, per real server, the connections IPVS holds active
+// (established) to it over the director's services.
+type Connections interface {
+	Active(ctx context.Context) (map[netip.Addr]int, error)
+}
+
+// DrainPlan says what becomes of each draining real server in one pass.
+type DrainPlan struct {
+	// Draining are the real servers kept at weight 0: they still have
+	// active connections (or the count is unknown) and their timeout has
+	// not passed.
+	Draining []netip.Addr
+	// Removed are the real servers left out of the model: no active
+	// connection after settling at weight 0, or their timeout passed.
+	Removed []netip.Addr
+}
+
+// Drained returns desired with every Draining real server either at
+// weight 0 or left out, and the plan. A draining real server is left
+// out once it has been draining (firstSeen: when this director first saw
+// it) for at least the settle time and active counts no connection to
+// it, or once its timeout (from its DrainSince, else firstSeen) has
+// passed; until then it is kept at weight 0 so its established flows
+// keep their real server. active nil means the counts are unknown:
+// only the timeout removes. The output carries no drain marks (the
+// director programs weights), and keeps the real servers' order.
+// desired is not modified.
+func Drained(desired model.Desired, active map[netip.Addr]int, firstSeen map[netip.Addr]time.Time, now time.Time,
+	timeout time.Duration) (model.Desired, DrainPlan) {
+	out := desired
+	out.Services = make([]model.Service, 0, len(desired.Services))
+	var plan DrainPlan
+	for _, s := range desired.Services {
+		rss := make([]model.RealServer, 0, len(s.RealServers))
+		for _, rs := range s.RealServers {
+			if rs.Draining {
+				seen := firstSeen[rs.Addr]
+				if seen.IsZero() {
+					seen = now
+				}
+				since := rs.DrainSince
+				if since.IsZero() {
+					since = seen
+				}
+				n, known := active[rs.Addr]
+				if active != nil && !known {
+					n, known = 0, true // IPVS holds no connection to it
+				}
+				if !now.Before(since.Add(timeout)) || (known && n == 0 && now.Sub(seen) >= drainSettle) {
+					plan.Removed = append(plan.Removed, rs.Addr)
+					continue
+				}
+				plan.Draining = append(plan.Draining, rs.Addr)
+				rs.Weight = 0
+			}
+			rs.Draining, rs.DrainSince = false, time.Time{}
+			rss = append(rss, rs)
+		}
+		s.RealServers = rss
+		out.Services = append(out.Services, s)
+	}
+	plan.Draining = sortedSet(plan.Draining)
+	plan.Removed = sortedSet(plan.Removed)
+	return out, plan
+}
+
+// DrainingRealServers returns the real servers desired marks Draining,
+// sorted, each once.
+func DrainingRealServers(desired model.Desired) []netip.Addr {
+	var out []netip.Addr
+	for _, s := range desired.Services {
+		for _, rs := range s.RealServers {
+			if rs.Draining {
+				out = append(out, rs.Addr)
+			}
+		}
+	}
+	return sortedSet(out)
+}
+
+func sortedSet(addrs []netip.Addr) []netip.Addr {
+	slices.SortFunc(addrs, netip.Addr.Compare)
+	return slices.Compact(addrs)
+}
