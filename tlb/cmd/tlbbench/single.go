@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/tlb/director"
+	"github.com/tlbproject/tlb/tlb/model"
+)
+
+// drainOne is step 4: one real server of one VIP drained (weight 1 ->
+// 0), which must take one netlink write. It returns the changed model.
+func drainOne(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, realServers int, f *figures) (model.Desired, error) {
+	vips := len(desired.Services)
+	changed := desired.Sorted()
+	changed.Services[vips/2].RealServers[realServers/2].Weight = 0
+	res, err := d.Reconcile(ctx, changed)
+	if err != nil {
+		return model.Desired{}, fmt.Errorf("single change: %w", err)
+	}
+	f.single, f.singleListed = res, res.Plan.Listed
+	r.info("single real-server change (drain one): %v (kernel %v, director %v), %d netlink writes, full listing: %v, services listed %d, cached %d",
+		res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing, res.Plan.Listed, res.Plan.Cached)
+	if res.Writes != 1 {
+		return model.Desired{}, fmt.Errorf("single change made %d writes; want 1", res.Writes)
+	}
+	if err := checkWeight(h, changed.Services[vips/2], realServers/2); err != nil {
+		return model.Desired{}, fmt.Errorf("after single change: %w", err)
+	}
+	return changed, nil
+}
+
+// addInTheMiddle is step 5: one real server added that sorts in the
+// middle of one VIP. It returns the changed model.
+func addInTheMiddle(ctx context.Context, r *report, d *director.Director, changed model.Desired, realServers int) (model.Desired, error) {
+	added := changed.Sorted()
+	mid := model.RealServer{Addr: added.Services[0].RealServers[realServers/2].Addr.Prev(), Weight: 1}
+	added.Services[0].RealServers = append(added.Services[0].RealServers, mid)
+	res, err := d.Reconcile(ctx, added)
+	if err != nil {
+		return model.Desired{}, fmt.Errorf("add in the middle: %w", err)
+	}
+	r.info("one real server added to one VIP (kept in canonical order): %v, %d netlink writes", res.Duration, res.Writes)
+	return added, nil
+}
+
+// addAndRemoveService is step 6: one service (with realServers real
+// servers) added to the model, then removed again; each must take only
+// its own writes (created on lc, its real servers, the switch to mh; then
+// one delete).
+func addAndRemoveService(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, realServers int, f *figures) error {
+	added := desired.Sorted()
+	s := added.Services[0]
+	s.VIP = netip.AddrFrom4([4]byte{198, 19, 255, 254})
+	s.RealServers = slices.Clone(s.RealServers)
+	added.Services = append(added.Services, s)
+	res, err := d.Reconcile(ctx, added)
+	if err != nil {
+		return fmt.Errorf("add one service: %w", err)
+	}
+	f.addService = res
+	r.info("one service added (%d real servers): %v (kernel %v, director %v), %d netlink writes, full listing: %v",
+		realServers, res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing)
+	if want := realServers + 2; res.Writes != want {
+		return fmt.Errorf("adding one service made %d writes; want %d", res.Writes, want)
+	}
+	if err := checkWeight(h, s, 0); err != nil {
+		return fmt.Errorf("after adding one service: %w", err)
+	}
+	res, err = d.Reconcile(ctx, desired)
+	if err != nil {
+		return fmt.Errorf("remove one service: %w", err)
+	}
+	f.delService = res
+	r.info("one service removed: %v (kernel %v, director %v), %d netlink writes, full listing: %v",
+		res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing)
+	if res.Writes != 1 {
+		return fmt.Errorf("removing one service made %d writes; want 1", res.Writes)
+	}
+	if err := checkWeight(h, s, 0); err == nil {
+		return fmt.Errorf("service %s still in the kernel after its removal", s.Key())
+	}
+	return nil
+}
