@@ -196,7 +196,12 @@ func TestRecordSurvivesRestart(t *testing.T) {
 func TestForgetsRecordedServiceGoneFromKernel(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeIPVS{}
-	d := newDirector(t, f, Options{})
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDirector(t, f, Options{Metrics: m})
 	if _, err := d.Reconcile(ctx, desired(service("203.0.113.10", 80))); err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +215,9 @@ func TestForgetsRecordedServiceGoneFromKernel(t *testing.T) {
 	}
 	if len(d.Owned()) != 0 {
 		t.Errorf("still owns %v", d.Owned())
+	}
+	if n, _ := gather(reg, "tlb_director_stale_memory_total"); n != 1 {
+		t.Errorf("tlb_director_stale_memory_total = %v; want 1", n)
 	}
 }
 
