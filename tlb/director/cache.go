@@ -53,8 +53,11 @@ const DefaultFullListAfter = time.Minute
 // everything).
 type programmed struct {
 	services map[model.Key]*programmedService
-	fullAt   time.Time // when the last full listing was taken
-	foreign  int       // foreign services seen at the last full listing
+	// order holds services in the order the last model gave them, so
+	// that a model given in the same order is matched without a lookup.
+	order   []*programmedService
+	fullAt  time.Time // when the last full listing was taken
+	foreign int       // foreign services seen at the last full listing
 	// vipRanges are the VIP ranges of the model programmed.
 	vipRanges []netip.Prefix
 	// realServers and vips count what services holds: real servers, and
@@ -95,16 +98,18 @@ func (p *programmed) counts() (services, realServers, vips int) {
 
 // put remembers s (given as input, normalised as want) with its kernel
 // list dests, replacing what was remembered for its key.
-func (p *programmed) put(input, want model.Service, dests []actualDest) {
+func (p *programmed) put(input, want model.Service, dests []actualDest) *programmedService {
 	if p.services == nil {
 		p.services = map[model.Key]*programmedService{}
 		p.vips = map[netip.Addr]int{}
 	}
 	k := want.Key()
 	p.remove(k)
-	p.services[k] = &programmedService{input: ownCopy(input), want: want, dests: dests, seen: p.pass}
+	s := &programmedService{input: ownCopy(input), want: want, dests: dests, seen: p.pass}
+	p.services[k] = s
 	p.realServers += len(want.RealServers)
 	p.vips[k.VIP]++
+	return s
 }
 
 // remove forgets the service k, if remembered.
@@ -139,7 +144,7 @@ func (p *programmed) rememberListed(desired, sorted model.Desired, actual actual
 		if a, existed := actual.Services[k]; existed {
 			dests = afterPlan(a.Dests, changes[k])
 		}
-		p.put(in, s, dests)
+		p.order = append(p.order, p.put(in, s, dests))
 	}
 	if p.services == nil {
 		p.services = map[model.Key]*programmedService{} // empty, not unknown
@@ -157,11 +162,12 @@ func (p *programmed) rememberChanges(desired model.Desired, d diff, plan Plan) {
 		if old, existed := p.services[c.want.Key()]; existed {
 			dests = afterPlan(old.dests, changes[c.want.Key()])
 		}
-		p.put(c.input, c.want, dests)
+		d.order[c.index] = p.put(c.input, c.want, dests)
 	}
 	for _, k := range d.gone {
 		p.remove(k)
 	}
+	p.order = d.order
 }
 
 // destinationPlans indexes plan's real-server changes by service.

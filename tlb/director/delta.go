@@ -15,6 +15,9 @@ type diff struct {
 	gone []model.Key
 	// same marks, per index of the model's services, those unchanged.
 	same []bool
+	// order holds, per index of the model's services, the remembered
+	// service when unchanged (nil otherwise, filled in once programmed).
+	order []*programmedService
 	// kept and keptRealServers count the unchanged services and their
 	// real servers.
 	kept, keptRealServers int
@@ -27,6 +30,7 @@ type diff struct {
 // changedService is a desired service that differs from what was
 // programmed for its key, if anything was.
 type changedService struct {
+	index int           // in the model's services
 	input model.Service // as given
 	want  model.Service // defaults applied, real servers in canonical order
 }
@@ -38,10 +42,10 @@ type changedService struct {
 // remembered is then the new one, so the next comparison is the cheap one.
 func (p *programmed) diff(desired model.Desired) diff {
 	p.pass++
-	d := diff{same: make([]bool, len(desired.Services))}
+	d := diff{same: make([]bool, len(desired.Services)), order: make([]*programmedService, len(desired.Services))}
 	seen := 0
 	for i, in := range desired.Services {
-		had, ok := p.services[in.Key()]
+		had, ok := p.lookup(i, in.Key())
 		if ok && had.seen == p.pass {
 			ok = false // a duplicate key, which validation rejects
 		}
@@ -60,7 +64,7 @@ func (p *programmed) diff(desired model.Desired) diff {
 			d.markSame(i, had)
 			continue
 		}
-		d.changed = append(d.changed, changedService{input: in, want: want})
+		d.changed = append(d.changed, changedService{index: i, input: in, want: want})
 	}
 	if seen < len(p.services) {
 		for k, s := range p.services {
@@ -76,8 +80,20 @@ func (p *programmed) diff(desired model.Desired) diff {
 	return d
 }
 
+// lookup returns the remembered service of key k, given at index i of
+// the model: the one the last model gave at i if its key is k, else the
+// one found by key.
+func (p *programmed) lookup(i int, k model.Key) (*programmedService, bool) {
+	if i < len(p.order) && p.order[i] != nil && p.order[i].want.Key() == k {
+		return p.order[i], true
+	}
+	s, ok := p.services[k]
+	return s, ok
+}
+
 func (d *diff) markSame(i int, s *programmedService) {
 	d.same[i] = true
+	d.order[i] = s
 	d.kept++
 	d.keptRealServers += len(s.want.RealServers)
 }

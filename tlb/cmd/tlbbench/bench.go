@@ -80,7 +80,7 @@ func bench(ctx context.Context, out io.Writer, log *slog.Logger, vips, realServe
 	if err != nil {
 		return err
 	}
-	if err := addAndRemoveService(ctx, r, d, ns.h, added, realServers, &f); err != nil {
+	if err := addAndRemoveService(ctx, r, d, ns.h, added, &f); err != nil {
 		return err
 	}
 	// Step 7: a real server deleted behind the director's back.

@@ -15,7 +15,7 @@ import (
 // 0), which must take one netlink write. It returns the changed model.
 func drainOne(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, realServers int, f *figures) (model.Desired, error) {
 	vips := len(desired.Services)
-	changed := desired.Sorted()
+	changed := again(desired)
 	changed.Services[vips/2].RealServers[realServers/2].Weight = 0
 	res, err := d.Reconcile(ctx, changed)
 	if err != nil {
@@ -24,8 +24,8 @@ func drainOne(ctx context.Context, r *report, d *director.Director, h *ipvs.Hand
 	f.single, f.singleListed = res, res.Plan.Listed
 	r.info("single real-server change (drain one): %v (kernel %v, director %v), %d netlink writes, full listing: %v, services listed %d, cached %d",
 		res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing, res.Plan.Listed, res.Plan.Cached)
-	if res.Writes != 1 {
-		return model.Desired{}, fmt.Errorf("single change made %d writes; want 1", res.Writes)
+	if res.Writes != 1 || res.FullListing {
+		return model.Desired{}, fmt.Errorf("single change made %d writes, full listing %v; want 1 write, planned from memory", res.Writes, res.FullListing)
 	}
 	if err := checkWeight(h, changed.Services[vips/2], realServers/2); err != nil {
 		return model.Desired{}, fmt.Errorf("after single change: %w", err)
@@ -36,7 +36,7 @@ func drainOne(ctx context.Context, r *report, d *director.Director, h *ipvs.Hand
 // addInTheMiddle is step 5: one real server added that sorts in the
 // middle of one VIP. It returns the changed model.
 func addInTheMiddle(ctx context.Context, r *report, d *director.Director, changed model.Desired, realServers int) (model.Desired, error) {
-	added := changed.Sorted()
+	added := again(changed)
 	mid := model.RealServer{Addr: added.Services[0].RealServers[realServers/2].Addr.Prev(), Weight: 1}
 	added.Services[0].RealServers = append(added.Services[0].RealServers, mid)
 	res, err := d.Reconcile(ctx, added)
@@ -47,12 +47,25 @@ func addInTheMiddle(ctx context.Context, r *report, d *director.Director, change
 	return added, nil
 }
 
+// again returns a copy of d given the way it was given (services and real
+// servers in the same order, defaults not filled in), as the config file
+// or Kubernetes source gives the model again on a change; the caller may
+// change the copy.
+func again(d model.Desired) model.Desired {
+	out := d
+	out.Services = slices.Clone(d.Services)
+	for i := range out.Services {
+		out.Services[i].RealServers = slices.Clone(out.Services[i].RealServers)
+	}
+	return out
+}
+
 // addAndRemoveService is step 6: one service (with realServers real
 // servers) added to the model, then removed again; each must take only
 // its own writes (created on lc, its real servers, the switch to mh; then
 // one delete).
-func addAndRemoveService(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, realServers int, f *figures) error {
-	added := desired.Sorted()
+func addAndRemoveService(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, f *figures) error {
+	added := again(desired)
 	s := added.Services[0]
 	s.VIP = netip.AddrFrom4([4]byte{198, 19, 255, 254})
 	s.RealServers = slices.Clone(s.RealServers)
@@ -63,8 +76,8 @@ func addAndRemoveService(ctx context.Context, r *report, d *director.Director, h
 	}
 	f.addService = res
 	r.info("one service added (%d real servers): %v (kernel %v, director %v), %d netlink writes, full listing: %v",
-		realServers, res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing)
-	if want := realServers + 2; res.Writes != want {
+		len(s.RealServers), res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing)
+	if want := len(s.RealServers) + 2; res.Writes != want {
 		return fmt.Errorf("adding one service made %d writes; want %d", res.Writes, want)
 	}
 	if err := checkWeight(h, s, 0); err != nil {
