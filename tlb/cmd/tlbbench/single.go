@@ -5,32 +5,61 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"time"
 
 	"github.com/moby/ipvs"
 	"github.com/tlbproject/tlb/tlb/director"
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
+// singleChanges is how many single changes drainOne times.
+const singleChanges = 7
+
+// singleChange is the median of several single changes: wall time, the
+// director's own time and the kernel's (each the median of its own).
+type singleChange struct {
+	total, controller, kernel time.Duration
+}
+
 // drainOne is step 4: one real server of one VIP drained (weight 1 ->
-// 0), which must take one netlink write. It returns the changed model.
+// 0) and restored, alternately, singleChanges times, ending drained; each
+// must take one netlink write and list nothing. Their median is the
+// figure, so that a garbage collection or a scheduling hiccup of the
+// loaded host does not decide it alone. It returns the changed model.
 func drainOne(ctx context.Context, r *report, d *director.Director, h *ipvs.Handle, desired model.Desired, realServers int, f *figures) (model.Desired, error) {
 	vips := len(desired.Services)
 	changed := again(desired)
 	changed.Services[vips/2].RealServers[realServers/2].Weight = 0
-	res, err := d.Reconcile(ctx, changed)
-	if err != nil {
-		return model.Desired{}, fmt.Errorf("single change: %w", err)
+	var total, controller, kernel []time.Duration
+	for i := range singleChanges {
+		m := changed
+		if i%2 == 1 {
+			m = desired
+		}
+		res, err := d.Reconcile(ctx, again(m))
+		if err != nil {
+			return model.Desired{}, fmt.Errorf("single change: %w", err)
+		}
+		r.info("single real-server change (drain or restore one): %v (kernel %v, director %v), %d netlink writes, full listing: %v, services listed %d, cached %d",
+			res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing, res.Plan.Listed, res.Plan.Cached)
+		if res.Writes != 1 || res.FullListing {
+			return model.Desired{}, fmt.Errorf("single change made %d writes, full listing %v; want 1 write, planned from memory", res.Writes, res.FullListing)
+		}
+		f.singleListed = max(f.singleListed, res.Plan.Listed)
+		total, controller, kernel = append(total, res.Duration), append(controller, res.ControllerTime()), append(kernel, res.KernelTime)
 	}
-	f.single, f.singleListed = res, res.Plan.Listed
-	r.info("single real-server change (drain one): %v (kernel %v, director %v), %d netlink writes, full listing: %v, services listed %d, cached %d",
-		res.Duration, res.KernelTime, res.ControllerTime(), res.Writes, res.FullListing, res.Plan.Listed, res.Plan.Cached)
-	if res.Writes != 1 || res.FullListing {
-		return model.Desired{}, fmt.Errorf("single change made %d writes, full listing %v; want 1 write, planned from memory", res.Writes, res.FullListing)
-	}
+	f.single = singleChange{total: median(total), controller: median(controller), kernel: median(kernel)}
+	r.info("single change, median of %d: %v (kernel %v, director %v)", singleChanges, f.single.total, f.single.kernel, f.single.controller)
 	if err := checkWeight(h, changed.Services[vips/2], realServers/2); err != nil {
 		return model.Desired{}, fmt.Errorf("after single change: %w", err)
 	}
 	return changed, nil
+}
+
+// median returns the middle of ds (sorted in place).
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
 
 // addInTheMiddle is step 5: one real server added that sorts in the
