@@ -184,6 +184,48 @@ func deployedPods(t *testing.T) map[string]corev1.PodTemplateSpec {
 	return out
 }
 
+// The address every test Pod gets: the node's name and IP (a host-network
+// Pod's IP) and another Pod's IP.
+const testNode, testNodeIP, testPodIP = "node-1", "198.18.1.2", "10.244.1.7"
+
+// wantTargets are, per job, the targets it must keep of deploy/'s Pods
+// (as keptTargets prints them).
+var wantTargets = map[string][]string{
+	"tlb-director": {"tlb-director 198.18.1.2:9100 /metrics instance=node-1"},
+	"tlb-netd":     {"tlb-netd 198.18.1.2:9101 /metrics instance=node-1"},
+	"tlb-ipam":     {"tlb-ipam 10.244.1.7:9470 /metrics instance="},
+	"tlb-l7":       {"tlb-gateway-edge 198.18.1.2:9480 /metrics instance=node-1"},
+	"tlb-gateway":  {"tlb-gateway-edge 198.18.1.2:9902 /stats/prometheus instance=node-1"},
+}
+
+// keptTargets relabels, as Prometheus does, the targets pod discovery makes
+// of every Pod of pods in tlb-system and returns the ones rcs keep as
+// "pod address path instance=...", sorted; each must be labelled with its
+// pod (and its node, on the host network) and, after the relabelling, with
+// job. A target starts labelled job=startJob (Prometheus's job name, or
+// what the Prometheus Operator sets before a PodMonitor's relabelings).
+func keptTargets(t *testing.T, pods map[string]corev1.PodTemplateSpec, job, startJob, metricsPath string, rcs []relabelConfig) []string {
+	t.Helper()
+	var got []string
+	for name, tmpl := range pods {
+		for _, tg := range podTargets("tlb-system", name, tmpl, testNode, testNodeIP, testPodIP) {
+			tg["job"] = startJob
+			if metricsPath != "" {
+				tg["__metrics_path__"] = metricsPath
+			}
+			if !relabel(t, tg, rcs) {
+				continue
+			}
+			if tg["pod"] != name || (tmpl.Spec.HostNetwork && tg["node"] != testNode) || tg["job"] != job {
+				t.Errorf("job %s: target of %s labelled pod=%q node=%q job=%q", job, name, tg["pod"], tg["node"], tg["job"])
+			}
+			got = append(got, fmt.Sprintf("%s %s %s instance=%s", name, tg["__address__"], tg["__metrics_path__"], tg["instance"]))
+		}
+	}
+	slices.Sort(got)
+	return got
+}
+
 // TestScrapeConfigSelectsOurPods: each job of scrape.yaml, relabelled as
 // Prometheus does over the targets its pod discovery makes of every
 // workload deploy/ declares, keeps exactly the Pods of its component, at
@@ -200,14 +242,6 @@ func TestScrapeConfigSelectsOurPods(t *testing.T) {
 		t.Fatalf("scrape.yaml: %v", err)
 	}
 	pods := deployedPods(t)
-	const node, nodeIP, podIP = "node-1", "198.18.1.2", "10.244.1.7"
-	want := map[string][]string{
-		"tlb-director": {"tlb-director 198.18.1.2:9100 /metrics instance=node-1"},
-		"tlb-netd":     {"tlb-netd 198.18.1.2:9101 /metrics instance=node-1"},
-		"tlb-ipam":     {"tlb-ipam 10.244.1.7:9470 /metrics instance="},
-		"tlb-l7":       {"tlb-gateway-edge 198.18.1.2:9480 /metrics instance=node-1"},
-		"tlb-gateway":  {"tlb-gateway-edge 198.18.1.2:9902 /stats/prometheus instance=node-1"},
-	}
 	var jobs []string
 	for _, job := range cfg.ScrapeConfigs {
 		jobs = append(jobs, job.JobName)
@@ -215,25 +249,9 @@ func TestScrapeConfigSelectsOurPods(t *testing.T) {
 			!slices.Equal(job.KubernetesSDConfigs[0].Namespaces.Names, []string{"tlb-system"}) {
 			t.Errorf("job %s: kubernetes_sd_configs %+v, want one, role pod, namespace tlb-system", job.JobName, job.KubernetesSDConfigs)
 		}
-		var got []string
-		for name, tmpl := range pods {
-			for _, tg := range podTargets("tlb-system", name, tmpl, node, nodeIP, podIP) {
-				tg["job"] = job.JobName
-				if job.MetricsPath != "" {
-					tg["__metrics_path__"] = job.MetricsPath
-				}
-				if !relabel(t, tg, job.RelabelConfigs) {
-					continue
-				}
-				if tg["pod"] != name || (tmpl.Spec.HostNetwork && tg["node"] != node) {
-					t.Errorf("job %s: target of %s labelled pod=%q node=%q", job.JobName, name, tg["pod"], tg["node"])
-				}
-				got = append(got, fmt.Sprintf("%s %s %s instance=%s", name, tg["__address__"], tg["__metrics_path__"], tg["instance"]))
-			}
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want[job.JobName]) {
-			t.Errorf("job %s keeps\n  %q\nwant\n  %q", job.JobName, got, want[job.JobName])
+		got := keptTargets(t, pods, job.JobName, job.JobName, job.MetricsPath, job.RelabelConfigs)
+		if !slices.Equal(got, wantTargets[job.JobName]) {
+			t.Errorf("job %s keeps\n  %q\nwant\n  %q", job.JobName, got, wantTargets[job.JobName])
 		}
 	}
 	if !slices.Equal(jobs, []string{"tlb-director", "tlb-netd", "tlb-ipam", "tlb-l7", "tlb-gateway"}) {
