@@ -193,34 +193,6 @@ func TestRecordSurvivesRestart(t *testing.T) {
 	}
 }
 
-func TestForgetsRecordedServiceGoneFromKernel(t *testing.T) {
-	ctx := context.Background()
-	f := &fakeIPVS{}
-	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := newDirector(t, f, Options{Metrics: m})
-	if _, err := d.Reconcile(ctx, desired(service("203.0.113.10", 80))); err != nil {
-		t.Fatal(err)
-	}
-	f.svcs = nil // flushed behind the director's back
-	f.calls = nil
-	// From memory the director deletes the service; the kernel refuses,
-	// and the same reconcile lists, finds it gone and forgets it.
-	res, err := d.Reconcile(ctx, desired())
-	if err != nil || len(res.Plan.Forget) != 1 || !res.StaleMemory || !slices.Equal(f.calls, []string{"DelService 203.0.113.10:80/6"}) {
-		t.Fatalf("plan %+v calls %v stale %v err %v; want one forget after the refused delete", res.Plan, f.calls, res.StaleMemory, err)
-	}
-	if len(d.Owned()) != 0 {
-		t.Errorf("still owns %v", d.Owned())
-	}
-	if n, _ := gather(reg, "tlb_director_stale_memory_total"); n != 1 {
-		t.Errorf("tlb_director_stale_memory_total = %v; want 1", n)
-	}
-}
-
 func TestApplyErrorIsReturnedAndOthersApplied(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeIPVS{failOn: "NewService 203.0.113.10:80"}
