@@ -252,8 +252,8 @@ func TestNegativeFullListAfterListsEveryTime(t *testing.T) {
 
 // BenchmarkResync1000x32 measures, on the fake kernel at 1,000 services
 // x 32 real servers, a no-op resync from memory, one with a full listing,
-// and a single change (one real server drained or restored, one write):
-// the director's own share of each.
+// a single change (one real server drained or restored, one write), and
+// one service added and removed: the director's own share of each.
 func BenchmarkResync1000x32(b *testing.B) {
 	var want model.Desired
 	for i := range 1000 {
@@ -266,14 +266,17 @@ func BenchmarkResync1000x32(b *testing.B) {
 	drained := model.Desired{Services: slices.Clone(want.Services)}
 	drained.Services[500].RealServers = slices.Clone(drained.Services[500].RealServers)
 	drained.Services[500].RealServers[16].Weight = 0
+	extra := model.Desired{Services: append(slices.Clone(want.Services), model.Service{
+		VIP: netip.MustParseAddr("198.19.250.1"), Protocol: model.TCP, Port: 80, RealServers: want.Services[0].RealServers})}
 	cases := map[string]struct {
 		full   bool
 		models []model.Desired // reconciled in turn
-		writes int
+		writes []int           // for each model
 	}{
-		"noop-from-memory":  {models: []model.Desired{want}},
-		"noop-full-listing": {full: true, models: []model.Desired{want}},
-		"single-change":     {models: []model.Desired{drained, want}, writes: 1},
+		"noop-from-memory":   {models: []model.Desired{want}, writes: []int{0}},
+		"noop-full-listing":  {full: true, models: []model.Desired{want}, writes: []int{0}},
+		"single-change":      {models: []model.Desired{drained, want}, writes: []int{1, 1}},
+		"add-remove-service": {models: []model.Desired{extra, want}, writes: []int{34, 1}},
 	}
 	for name, tc := range cases {
 		b.Run(name, func(b *testing.B) {
@@ -291,13 +294,17 @@ func BenchmarkResync1000x32(b *testing.B) {
 			}
 			b.ReportAllocs()
 			i := 0
+			var controller time.Duration
 			for b.Loop() {
 				res, err := reconcile(ctx, tc.models[i%len(tc.models)])
-				if err != nil || res.Writes != tc.writes || res.FullListing != tc.full {
+				if err != nil || res.Writes != tc.writes[i%len(tc.models)] || res.FullListing != tc.full {
 					b.Fatalf("writes %d, full %v, err %v", res.Writes, res.FullListing, err)
 				}
+				controller += res.ControllerTime()
 				i++
 			}
+			// The fake kernel's time is KernelTime: this is the director's.
+			b.ReportMetric(float64(controller.Nanoseconds())/float64(i), "controller-ns/op")
 		})
 	}
 }

@@ -21,10 +21,9 @@ type diff struct {
 	// kept and keptRealServers count the unchanged services and their
 	// real servers.
 	kept, keptRealServers int
-	// reshaped is true when the model's set of service keys or its VIP
-	// ranges differ from what was programmed (a service added or gone, a
-	// key given twice, other ranges).
-	reshaped bool
+	// wide is true when a change may make unchanged services invalid:
+	// a key given twice, or VIP ranges other than those programmed.
+	wide bool
 }
 
 // changedService is a desired service that differs from what was
@@ -48,8 +47,8 @@ func (p *programmed) diff(desired model.Desired) diff {
 		had, ok := p.lookup(i, in.Key())
 		if ok && had.seen == p.pass {
 			ok = false // a duplicate key, which validation rejects
+			d.wide = true
 		}
-		d.reshaped = d.reshaped || !ok
 		if ok {
 			had.seen = p.pass
 			seen++
@@ -73,9 +72,8 @@ func (p *programmed) diff(desired model.Desired) diff {
 			}
 		}
 		sortKeys(d.gone)
-		d.reshaped = true
 	}
-	d.reshaped = d.reshaped || !slices.Equal(desired.VIPRanges, p.vipRanges)
+	d.wide = d.wide || !slices.Equal(desired.VIPRanges, p.vipRanges)
 	slices.SortFunc(d.changed, func(a, b changedService) int { return a.want.Key().Compare(b.want.Key()) })
 	return d
 }
@@ -109,9 +107,12 @@ func normalise(s model.Service) model.Service {
 // validate validates desired, whose unchanged services (d.same) were
 // valid when programmed, doing no more than it must:
 //
-//   - When only services that were programmed changed (same keys, same
-//     VIP ranges, no L7 services to check against the VIPs), the model
-//     is valid if those services are: only they are validated.
+//   - When no key is given twice, the VIP ranges are those programmed
+//     and there are no L7 services to check against the VIPs, the model
+//     is valid if the new and changed services are (with each other):
+//     only they are validated. Services gone cannot make the others
+//     invalid. This covers a real server changed and a service added or
+//     removed.
 //   - Otherwise the unchanged services' real servers are not checked
 //     again (the bulk of the work), everything else is, so that
 //     duplicates, VIP ranges and L7 services are judged on the whole
@@ -121,7 +122,7 @@ func normalise(s model.Service) model.Service {
 // so the error is the one Validate gives, indices included.
 func (d diff) validate(desired model.Desired) error {
 	part := model.Desired{VIPRanges: desired.VIPRanges}
-	if d.reshaped || len(desired.L7) > 0 {
+	if d.wide || len(desired.L7) > 0 {
 		part.L7 = desired.L7
 		part.Services = make([]model.Service, len(desired.Services))
 		for i, s := range desired.Services {

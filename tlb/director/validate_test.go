@@ -19,6 +19,21 @@ func TestRejectedFromMemoryLikeValidate(t *testing.T) {
 	}{
 		"bad weight in a changed service": {change: func(d *model.Desired) { d.Services[7].RealServers[2].Weight = 70000 },
 			wantErr: "service 203.0.113.17:80/tcp: realServers[2].weight: must be 0..65535"},
+		"two new services with one key": {change: func(d *model.Desired) {
+			d.Services = append(d.Services, service("203.0.113.90", 80, mrs("198.18.2.2", 1)), service("203.0.113.90", 80, mrs("198.18.2.3", 1)))
+		},
+			wantErr: "service 203.0.113.90:80/tcp: vip: duplicate of services[10]"},
+		"a new service with a bad scheduler": {change: func(d *model.Desired) {
+			s := service("203.0.113.91", 80, mrs("198.18.2.2", 1))
+			s.Scheduler = "maglev"
+			d.Services = append(d.Services, s)
+		},
+			wantErr: `service 203.0.113.91:80/tcp: scheduler: "maglev" is not one of`},
+		"a changed service given twice": {change: func(d *model.Desired) {
+			d.Services[4].RealServers[0].Weight = 9
+			d.Services = append(d.Services, d.Services[4])
+		},
+			wantErr: "service 203.0.113.14:80/tcp: vip: duplicate of services[4]"},
 		"an unchanged service duplicated": {change: func(d *model.Desired) { d.Services = append(d.Services, d.Services[2]) },
 			wantErr: "service 203.0.113.12:80/tcp: vip: duplicate of services[2]"},
 		"VIP ranges that exclude unchanged services": {change: func(d *model.Desired) { d.VIPRanges = []netip.Prefix{netip.MustParsePrefix("203.0.113.0/28")} },
