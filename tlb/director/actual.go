@@ -10,12 +10,9 @@ import (
 
 // listActual reads the kernel's IPVS services with one GetServices and,
 // for each service the director cares about (wanted or owned), one
-// GetDestinations, unless reuse (nil: never) says the service is as the
-// director remembers it (see cache.go): then it is marked Remembered and
-// its real servers are not listed. Other services are counted as foreign
-// and their real servers are not listed.
-func listActual(h IPVS, wanted map[model.Key]model.Service, owned func(model.Key) bool,
-	reuse func(actualService) bool) (actualState, error) {
+// GetDestinations. Other services are counted as foreign and their real
+// servers are not listed.
+func listActual(h IPVS, wanted map[model.Key]model.Service, owned func(model.Key) bool) (actualState, error) {
 	svcs, err := h.GetServices()
 	if err != nil {
 		return actualState{}, fmt.Errorf("list IPVS services: %w", err)
@@ -28,12 +25,6 @@ func listActual(h IPVS, wanted map[model.Key]model.Service, owned func(model.Key
 			continue
 		}
 		a := actualService{Key: k, Scheduler: s.SchedName, Flags: s.Flags &^ svcFlagHashed}
-		if reuse != nil && reuse(a) {
-			a.Remembered = true
-			st.Services[k] = a
-			st.Cached++
-			continue
-		}
 		dests, err := h.GetDestinations(s)
 		if err != nil {
 			return actualState{}, fmt.Errorf("list real servers of IPVS service %s: %w", k, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,11 +12,17 @@ import (
 	"github.com/tlbproject/tlb/tlb/model"
 )
 
-// listCountingIPVS records every GetDestinations (by service id) made
-// through it.
+// listCountingIPVS records every GetDestinations (by service id) and
+// counts the GetServices made through it.
 type listCountingIPVS struct {
 	*fakeIPVS
-	listed []string
+	listed       []string
+	listServices int
+}
+
+func (l *listCountingIPVS) GetServices() ([]*ipvs.Service, error) {
+	l.listServices++
+	return l.fakeIPVS.GetServices()
 }
 
 func (l *listCountingIPVS) GetDestinations(s *ipvs.Service) ([]*ipvs.Destination, error) {
@@ -64,13 +69,13 @@ func newCacheLab(t *testing.T, n int, fullListAfter time.Duration) *cacheLab {
 	if !res.FullListing || len(res.Plan.AddServices) != n {
 		t.Fatalf("first reconcile: full listing %v, %d services added; want a full listing adding %d", res.FullListing, len(res.Plan.AddServices), n)
 	}
-	l.lc.listed, l.f.calls = nil, nil
+	l.lc.listed, l.lc.listServices, l.f.calls = nil, 0, nil
 	return l
 }
 
 func (l *cacheLab) reconcile(t *testing.T, d model.Desired) Result {
 	t.Helper()
-	l.lc.listed, l.f.calls = nil, nil
+	l.lc.listed, l.lc.listServices, l.f.calls = nil, 0, nil
 	res, err := l.d.Reconcile(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
@@ -78,93 +83,113 @@ func (l *cacheLab) reconcile(t *testing.T, d model.Desired) Result {
 	return res
 }
 
-func TestSingleChangeListsOnlyTheChangedService(t *testing.T) {
+// memoryMatchesKernel fails t unless every service d remembers holds, in
+// the fake kernel f, the real servers d remembers, in the same list order.
+func memoryMatchesKernel(t *testing.T, d *Director, f *fakeIPVS) {
+	t.Helper()
+	for k, s := range d.mem.services {
+		var want []string
+		for _, a := range s.dests {
+			want = append(want, fmt.Sprintf("%s w%d", a.Addr.Addr(), a.Weight))
+		}
+		if got := f.order(svcID(keyService(k))); !slices.Equal(got, want) {
+			t.Errorf("%s: the kernel holds %v; the director remembers %v", k, got, want)
+		}
+	}
+}
+
+// listedNothing fails t unless the last reconcile listed nothing.
+func (l *cacheLab) listedNothing(t *testing.T, step string) {
+	t.Helper()
+	if l.lc.listServices != 0 || len(l.lc.listed) != 0 {
+		t.Errorf("%s: %d service listings, real servers of %v listed; want nothing listed", step, l.lc.listServices, l.lc.listed)
+	}
+}
+
+func TestSingleChangeListsNothing(t *testing.T) {
 	l := newCacheLab(t, 50, 0)
 
 	l.clock.advance(time.Second)
 	res := l.reconcile(t, l.want)
-	if res.Writes != 0 || !res.Plan.Empty() || len(l.lc.listed) != 0 || res.Plan.Cached != 50 || res.FullListing {
-		t.Fatalf("no-op resync: writes %d, listed %v, cached %d, full %v; want nothing written or listed, 50 cached",
-			res.Writes, l.lc.listed, res.Plan.Cached, res.FullListing)
+	l.listedNothing(t, "no-op resync")
+	if res.Writes != 0 || !res.Plan.Empty() || res.Plan.Cached != 50 || res.FullListing || res.Services != 50 || res.RealServers != 200 {
+		t.Fatalf("no-op resync: writes %d, cached %d, full %v, %d services, %d real servers; want nothing written, 50 cached, 50 and 200 held",
+			res.Writes, res.Plan.Cached, res.FullListing, res.Services, res.RealServers)
 	}
 
-	changed := l.want.Sorted()
-	changed.Services[7].RealServers[2].Weight = 0
-	l.clock.advance(time.Second)
-	res = l.reconcile(t, changed)
-	if want := []string{"203.0.113.17:80/6"}; !slices.Equal(l.lc.listed, want) {
-		t.Errorf("single change listed %v; want only %v", l.lc.listed, want)
+	steps := []struct {
+		name      string
+		change    func(d *model.Desired)
+		wantCalls []string
+		service   string   // whose list is checked
+		wantOrder []string // nil: the service is gone
+	}{
+		{name: "drain one real server", change: func(d *model.Desired) { d.Services[7].RealServers[2].Weight = 0 },
+			wantCalls: []string{"UpdateDestination 203.0.113.17:80/6 198.18.2.4:80"},
+			service:   "203.0.113.17:80/6", wantOrder: []string{"198.18.2.2 w1", "198.18.2.3 w1", "198.18.2.4 w0", "198.18.2.5 w1"}},
+		{name: "add a real server that sorts first", change: func(d *model.Desired) {
+			d.Services[3].RealServers = append(d.Services[3].RealServers, mrs("198.18.2.1", 1))
+		},
+			wantCalls: []string{"NewDestination 203.0.113.13:80/6 198.18.2.1:80"},
+			service:   "203.0.113.13:80/6", wantOrder: []string{"198.18.2.1 w1", "198.18.2.2 w1", "198.18.2.3 w1", "198.18.2.4 w1", "198.18.2.5 w1"}},
+		{name: "replace a real server (canonical order kept)", change: func(d *model.Desired) {
+			d.Services[4].RealServers[2].Addr = netip.MustParseAddr("198.18.2.1")
+		},
+			wantCalls: []string{"DelDestination 203.0.113.14:80/6 198.18.2.4:80", "NewDestination 203.0.113.14:80/6 198.18.2.1:80"},
+			service:   "203.0.113.14:80/6", wantOrder: []string{"198.18.2.1 w1", "198.18.2.2 w1", "198.18.2.3 w1", "198.18.2.5 w1"}},
+		{name: "add a real server that sorts last (the list is rebuilt)", change: func(d *model.Desired) {
+			d.Services[5].RealServers = append(d.Services[5].RealServers, mrs("198.18.2.6", 1))
+		},
+			wantCalls: []string{"DelDestination 203.0.113.15:80/6 198.18.2.2:80", "DelDestination 203.0.113.15:80/6 198.18.2.3:80",
+				"DelDestination 203.0.113.15:80/6 198.18.2.4:80", "DelDestination 203.0.113.15:80/6 198.18.2.5:80",
+				"NewDestination 203.0.113.15:80/6 198.18.2.6:80", "NewDestination 203.0.113.15:80/6 198.18.2.5:80",
+				"NewDestination 203.0.113.15:80/6 198.18.2.4:80", "NewDestination 203.0.113.15:80/6 198.18.2.3:80",
+				"NewDestination 203.0.113.15:80/6 198.18.2.2:80"},
+			service: "203.0.113.15:80/6", wantOrder: []string{"198.18.2.2 w1", "198.18.2.3 w1", "198.18.2.4 w1", "198.18.2.5 w1", "198.18.2.6 w1"}},
+		{name: "remove a service", change: func(d *model.Desired) { d.Services = slices.Delete(d.Services, 9, 10) },
+			wantCalls: []string{"DelService 203.0.113.19:80/6"}, service: "203.0.113.19:80/6"},
+		{name: "add a service", change: func(d *model.Desired) {
+			d.Services = append(d.Services, service("203.0.113.200", 80, mrs("198.18.2.3", 1), mrs("198.18.2.2", 2)))
+		},
+			wantCalls: []string{"NewService 203.0.113.200:80/6 lc", "NewDestination 203.0.113.200:80/6 198.18.2.3:80",
+				"NewDestination 203.0.113.200:80/6 198.18.2.2:80", "UpdateService 203.0.113.200:80/6 mh"},
+			service: "203.0.113.200:80/6", wantOrder: []string{"198.18.2.2 w2", "198.18.2.3 w1"}},
 	}
-	if res.Writes != 1 || res.Plan.Listed != 1 || res.Plan.Cached != 49 {
-		t.Errorf("single change: writes %d, listed %d, cached %d; want 1, 1, 49", res.Writes, res.Plan.Listed, res.Plan.Cached)
-	}
-	if got := l.f.order("203.0.113.17:80/6"); !slices.Equal(got, []string{"198.18.2.2 w1", "198.18.2.3 w1", "198.18.2.4 w0", "198.18.2.5 w1"}) {
-		t.Errorf("changed service holds %v", got)
-	}
-
-	// A real server added in the middle: listed, kept in canonical order.
-	added := changed.Sorted()
-	added.Services[3].RealServers = append(added.Services[3].RealServers, mrs("198.18.2.1", 1))
-	l.clock.advance(time.Second)
-	res = l.reconcile(t, added)
-	if want := []string{"203.0.113.13:80/6"}; !slices.Equal(l.lc.listed, want) {
-		t.Errorf("add listed %v; want only %v", l.lc.listed, want)
-	}
-	if got := l.f.order("203.0.113.13:80/6"); !slices.Equal(got, []string{"198.18.2.1 w1", "198.18.2.2 w1", "198.18.2.3 w1", "198.18.2.4 w1", "198.18.2.5 w1"}) {
-		t.Errorf("service with an added real server holds %v; want canonical order", got)
+	cur := l.want
+	for _, st := range steps {
+		next := model.Desired{Services: slices.Clone(cur.Services)}
+		for i := range next.Services {
+			next.Services[i].RealServers = slices.Clone(next.Services[i].RealServers)
+		}
+		st.change(&next)
+		l.clock.advance(time.Second)
+		res := l.reconcile(t, next)
+		l.listedNothing(t, st.name)
+		if !slices.Equal(l.f.calls, st.wantCalls) || res.Writes != len(st.wantCalls) || res.FullListing {
+			t.Errorf("%s: calls %v (writes %d, full %v); want %v", st.name, l.f.calls, res.Writes, res.FullListing, st.wantCalls)
+		}
+		if got := l.f.order(st.service); !slices.Equal(got, st.wantOrder) {
+			t.Errorf("%s: %s holds %v; want %v", st.name, st.service, got, st.wantOrder)
+		}
+		memoryMatchesKernel(t, l.d, l.f)
+		// What the director remembers is what a full listing finds.
+		full, err := l.d.ReconcileFull(context.Background(), next)
+		if err != nil || full.Writes != 0 || !full.Plan.Empty() {
+			t.Fatalf("%s: full listing after it: writes %d, plan %+v, err %v; want nothing to do", st.name, full.Writes, full.Plan, err)
+		}
+		cur = next
 	}
 }
 
-func TestRealServerDriftRepairedAtTheNextFullListing(t *testing.T) {
-	tests := map[string]struct {
-		// repair is the reconcile that must list every service.
-		repair func(l *cacheLab) (Result, error)
-	}{
-		"periodic full listing after FullListAfter": {repair: func(l *cacheLab) (Result, error) {
-			l.clock.advance(DefaultFullListAfter)
-			return l.d.Reconcile(context.Background(), l.want)
-		}},
-		"ReconcileFull": {repair: func(l *cacheLab) (Result, error) {
-			return l.d.ReconcileFull(context.Background(), l.want)
-		}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			l := newCacheLab(t, 3, 0)
-			id := "203.0.113.11:80/6"
-			before := l.f.order(id)
-			// Someone deletes a real server behind the director's back.
-			svc := &l.f.svcs[slices.IndexFunc(l.f.svcs, func(s *fakeSvc) bool { return svcID(&s.svc) == id })].svc
-			dst := &ipvs.Destination{Address: netip.MustParseAddr("198.18.2.3").AsSlice(), Port: 80}
-			if err := l.f.DelDestination(svc, dst); err != nil {
-				t.Fatal(err)
-			}
-
-			// Within FullListAfter, an unchanged model is not listed: the
-			// drift is not seen yet (the documented bound).
-			l.clock.advance(DefaultFullListAfter / 2)
-			res := l.reconcile(t, l.want)
-			if res.FullListing || res.Writes != 0 || len(l.f.order(id)) != 3 {
-				t.Fatalf("reconcile within FullListAfter: full %v, writes %d, list %v; want the cached pass", res.FullListing, res.Writes, l.f.order(id))
-			}
-
-			l.lc.listed, l.f.calls = nil, nil
-			res, err := tc.repair(l)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.FullListing || len(l.lc.listed) != 3 {
-				t.Errorf("repair: full %v, listed %v; want every service listed", res.FullListing, l.lc.listed)
-			}
-			if got := l.f.order(id); !slices.Equal(got, before) {
-				t.Errorf("after the full listing the service holds %v; want %v again", got, before)
-			}
-			// The repair made, the next resync is cached and writes nothing.
-			l.clock.advance(time.Second)
-			if res := l.reconcile(t, l.want); res.Writes != 0 || res.FullListing || res.Plan.Cached != 3 {
-				t.Errorf("resync after repair: writes %d, full %v, cached %d", res.Writes, res.FullListing, res.Plan.Cached)
-			}
-		})
+func TestCallerReusingItsSlicesIsNotMissed(t *testing.T) {
+	l := newCacheLab(t, 3, 0)
+	// The caller changes the model it passed in place, then passes it
+	// again: the change must be seen.
+	l.want.Services[1].RealServers[0].Weight = 7
+	l.clock.advance(time.Second)
+	res := l.reconcile(t, l.want)
+	if res.Writes != 1 || l.f.order("203.0.113.11:80/6")[0] != "198.18.2.2 w7" {
+		t.Errorf("in-place change: writes %d, list %v; want the weight written", res.Writes, l.f.order("203.0.113.11:80/6"))
 	}
 }
 
@@ -214,42 +239,6 @@ func TestErrorForcesFullListing(t *testing.T) {
 	}
 }
 
-func TestKernelServiceChangesSeenWithoutFullListing(t *testing.T) {
-	l := newCacheLab(t, 3, 0)
-	// Behind the director's back: one service's scheduler changed, one
-	// service deleted, a foreign service added.
-	if err := l.f.UpdateService(&ipvs.Service{Address: netip.MustParseAddr("203.0.113.10").AsSlice(), Protocol: 6, Port: 80, SchedName: "rr"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.f.DelService(keyService(l.want.Services[1].Key())); err != nil {
-		t.Fatal(err)
-	}
-	foreign := foreignService(t, l.f)
-
-	l.clock.advance(time.Second)
-	res := l.reconcile(t, l.want)
-	if res.FullListing {
-		t.Fatal("expected a cached reconcile")
-	}
-	if want := []string{"203.0.113.10:80/6"}; !slices.Equal(l.lc.listed, want) {
-		t.Errorf("listed %v; want only the service whose scheduler changed, %v (never the foreign one)", l.lc.listed, want)
-	}
-	if len(res.Plan.UpdateServices) != 1 || len(res.Plan.AddServices) != 1 || res.Plan.Foreign != 1 || res.Plan.Cached != 1 {
-		t.Errorf("plan: %d updated, %d added, %d foreign, %d cached; want 1, 1, 1, 1", len(res.Plan.UpdateServices), len(res.Plan.AddServices), res.Plan.Foreign, res.Plan.Cached)
-	}
-	if got := writesTo(l.f.calls, svcID(foreign)); len(got) != 0 {
-		t.Errorf("foreign service touched: %v", got)
-	}
-	for _, c := range l.f.calls {
-		if strings.Contains(c, "203.0.113.99") {
-			t.Errorf("foreign service touched: %s", c)
-		}
-	}
-	if got := l.f.order("203.0.113.11:80/6"); len(got) != 4 {
-		t.Errorf("deleted service not recreated with its real servers: %v", got)
-	}
-}
-
 func TestNegativeFullListAfterListsEveryTime(t *testing.T) {
 	l := newCacheLab(t, 3, -1)
 	for i := range 3 {
@@ -261,9 +250,10 @@ func TestNegativeFullListAfterListsEveryTime(t *testing.T) {
 	}
 }
 
-// BenchmarkResync1000x32 measures a no-op resync of 1,000 services x 32
-// real servers on the fake kernel, on remembered real-server lists and
-// with a full listing: the director's own share of a resync.
+// BenchmarkResync1000x32 measures, on the fake kernel at 1,000 services
+// x 32 real servers, a no-op resync from memory, one with a full listing,
+// a single change (one real server drained or restored, one write), and
+// one service added and removed: the director's own share of each.
 func BenchmarkResync1000x32(b *testing.B) {
 	var want model.Desired
 	for i := range 1000 {
@@ -273,7 +263,22 @@ func BenchmarkResync1000x32(b *testing.B) {
 		}
 		want.Services = append(want.Services, s)
 	}
-	for name, full := range map[string]bool{"cached": false, "full": true} {
+	drained := model.Desired{Services: slices.Clone(want.Services)}
+	drained.Services[500].RealServers = slices.Clone(drained.Services[500].RealServers)
+	drained.Services[500].RealServers[16].Weight = 0
+	extra := model.Desired{Services: append(slices.Clone(want.Services), model.Service{
+		VIP: netip.MustParseAddr("198.19.250.1"), Protocol: model.TCP, Port: 80, RealServers: want.Services[0].RealServers})}
+	cases := map[string]struct {
+		full   bool
+		models []model.Desired // reconciled in turn
+		writes []int           // for each model
+	}{
+		"noop-from-memory":   {models: []model.Desired{want}, writes: []int{0}},
+		"noop-full-listing":  {full: true, models: []model.Desired{want}, writes: []int{0}},
+		"single-change":      {models: []model.Desired{drained, want}, writes: []int{1, 1}},
+		"add-remove-service": {models: []model.Desired{extra, want}, writes: []int{34, 1}},
+	}
+	for name, tc := range cases {
 		b.Run(name, func(b *testing.B) {
 			d, err := New(&fakeIPVS{}, nil, nil, Options{})
 			if err != nil {
@@ -283,16 +288,23 @@ func BenchmarkResync1000x32(b *testing.B) {
 			if _, err := d.Reconcile(ctx, want); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				reconcile := d.Reconcile
-				if full {
-					reconcile = d.ReconcileFull
-				}
-				if res, err := reconcile(ctx, want); err != nil || res.Writes != 0 {
-					b.Fatalf("writes %d, err %v", res.Writes, err)
-				}
+			reconcile := d.Reconcile
+			if tc.full {
+				reconcile = d.ReconcileFull
 			}
+			b.ReportAllocs()
+			i := 0
+			var controller time.Duration
+			for b.Loop() {
+				res, err := reconcile(ctx, tc.models[i%len(tc.models)])
+				if err != nil || res.Writes != tc.writes[i%len(tc.models)] || res.FullListing != tc.full {
+					b.Fatalf("writes %d, full %v, err %v", res.Writes, res.FullListing, err)
+				}
+				controller += res.ControllerTime()
+				i++
+			}
+			// The fake kernel's time is KernelTime: this is the director's.
+			b.ReportMetric(float64(controller.Nanoseconds())/float64(i), "controller-ns/op")
 		})
 	}
 }

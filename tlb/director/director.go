@@ -23,12 +23,12 @@ type Options struct {
 	// Sysctls are the parameters to keep set; nil means
 	// DirectorSysctls. Ignored when the Sysctls handle is nil.
 	Sysctls []Sysctl
-	// FullListAfter bounds how long reconciles rely on remembered
-	// real-server lists (see cache.go): a reconcile this long or longer
-	// after the last full listing lists every service's real servers
-	// again, which repairs real servers changed behind the director's
-	// back. 0 means DefaultFullListAfter; negative makes every reconcile
-	// a full listing.
+	// FullListAfter bounds how long reconciles plan from what the
+	// director remembers programming, listing nothing (see cache.go): a
+	// reconcile this long or longer after the last full listing lists
+	// every service and its real servers again, which repairs what was
+	// changed behind the director's back. 0 means DefaultFullListAfter;
+	// negative makes every reconcile a full listing.
 	FullListAfter time.Duration
 }
 
@@ -44,7 +44,7 @@ type Director struct {
 	metrics *Metrics
 	now     func() time.Time
 	maxAge  time.Duration // Options.FullListAfter, default applied
-	cache   destCache
+	mem     programmed
 }
 
 // Result describes one Reconcile.
@@ -61,12 +61,22 @@ type Result struct {
 	Services, RealServers, VIPs int
 	// Duration is the reconcile's wall time.
 	Duration time.Duration
+	// KernelTime is the part of Duration spent in calls to the kernel:
+	// IPVS netlink requests (with the netlink library's encoding and
+	// parsing of them) and sysctl reads and writes. The rest is the
+	// director's own work (ControllerTime).
+	KernelTime time.Duration
 	// Rejected is true when the desired state was invalid and the kernel
 	// was not looked at.
 	Rejected bool
-	// FullListing is true when every service's real servers were listed
-	// (none taken from the remembered state).
+	// FullListing is true when every service and its real servers were
+	// listed; false when the reconcile was planned from what the
+	// director remembers programming, listing nothing (see cache.go).
 	FullListing bool
+	// StaleMemory is true when a plan from memory was refused by the
+	// kernel (IPVS changed behind the director's back) and the same
+	// reconcile listed everything and started again.
+	StaleMemory bool
 
 	planned bool // the kernel was listed and a plan built
 }
@@ -124,19 +134,22 @@ func (d *Director) Owned() []model.Key {
 	return d.record.Keys()
 }
 
-// Reconcile makes the kernel hold desired: list actual, plan, return early
-// if the plan is empty, apply. If desired is invalid nothing is written,
+// ControllerTime is the part of Duration not spent in the kernel.
+func (r Result) ControllerTime() time.Duration { return r.Duration - r.KernelTime }
+
+// Reconcile makes the kernel hold desired: plan the difference, return
+// early if there is none, apply. If desired is invalid nothing is written,
 // the kernel keeps the last good state and the error names each bad field.
 //
-// It lists every service but, between full listings, takes the real
-// servers of a service unchanged in the model and in the kernel from the
-// state it remembers from the last successful reconcile (see cache.go).
+// Between full listings it lists nothing: it plans from what it
+// remembers programming (see cache.go); a write the kernel refuses sends
+// it to a full listing at once.
 func (d *Director) Reconcile(ctx context.Context, desired model.Desired) (Result, error) {
 	return d.run(ctx, desired, false)
 }
 
-// ReconcileFull is Reconcile with a full listing: every service's real
-// servers are listed from the kernel, so any drift in them is repaired.
+// ReconcileFull is Reconcile with a full listing: every service and its
+// real servers are listed from the kernel, so any drift is repaired.
 func (d *Director) ReconcileFull(ctx context.Context, desired model.Desired) (Result, error) {
 	return d.run(ctx, desired, true)
 }
@@ -145,79 +158,33 @@ func (d *Director) run(ctx context.Context, desired model.Desired, full bool) (R
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	start := d.now()
-	res, err := d.reconcile(ctx, desired, full || !d.cache.fresh(start, d.maxAge))
+	var res Result
+	var err error
+	if full || !d.mem.fresh(start, d.maxAge) {
+		res, err = d.reconcileListed(ctx, desired)
+	} else {
+		var stale bool
+		res, stale, err = d.reconcileFromMemory(ctx, desired)
+		if stale {
+			d.log.Warn("IPVS differs from what the director programmed; listing everything", "err", err, "writes", res.Writes)
+			d.mem.clear()
+			first := res
+			res, err = d.reconcileListed(ctx, desired)
+			res.Writes += first.Writes
+			res.SysctlWrites += first.SysctlWrites
+			res.KernelTime += first.KernelTime
+			res.StaleMemory = true
+		}
+	}
 	res.Duration = d.now().Sub(start)
 	d.metrics.observe(res, err)
 	if err != nil {
 		// The kernel may differ from what was planned: list everything
 		// next time.
-		d.cache.clear()
+		d.mem.clear()
 		d.log.Error("reconcile failed", "err", err, "writes", res.Writes)
 	}
 	return res, err
-}
-
-func (d *Director) reconcile(ctx context.Context, desired model.Desired, full bool) (Result, error) {
-	if err := desired.Validate(); err != nil {
-		return Result{Rejected: true}, fmt.Errorf("reject desired state, kernel left as it is: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{Rejected: true}, fmt.Errorf("reconcile IPVS: %w", err)
-	}
-	sorted := desired.Sorted()
-	var errs []error
-	var res Result
-
-	sw, err := ensureSysctls(d.sys, d.want)
-	res.SysctlWrites = sw
-	if err != nil {
-		errs = append(errs, err)
-	}
-
-	wanted := byKey(sorted)
-	var reuse func(actualService) bool
-	if !full {
-		reuse = d.cache.reuse(wanted)
-	}
-	listedAt := d.now()
-	actual, err := listActual(d.ipvs, wanted, d.record.Owns, reuse)
-	if err != nil {
-		return res, errors.Join(append(errs, err)...)
-	}
-	res.FullListing = full
-	plan := buildPlan(sorted, actual, d.record.Owns, d.record.Keys())
-	res.Plan = plan
-	res.planned = true
-	res.Services, res.RealServers, res.VIPs = counts(sorted)
-	if plan.Empty() {
-		d.cache.store(wanted, full, listedAt)
-		return res, errors.Join(errs...)
-	}
-
-	// Record what will be created before creating it, so a crash in
-	// between never leaves a service of ours unrecorded.
-	intent := append(keysOf(plan.AddServices), plan.Adopt...)
-	if err := d.record.Update(intent, nil); err != nil {
-		errs = append(errs, err)
-	}
-	for _, k := range plan.Adopt {
-		d.log.Info("adopted existing service in the model", "vip", k.String())
-	}
-	counting := &countingIPVS{IPVS: d.ipvs}
-	deleted, applyErr := applyPlan(counting, plan, d.log)
-	res.Writes = counting.writes
-	if applyErr != nil {
-		errs = append(errs, applyErr)
-	}
-	if err := d.record.Update(nil, append(deleted, plan.Forget...)); err != nil {
-		errs = append(errs, err)
-	}
-	d.cache.store(wanted, full, listedAt) // cleared by run on any error
-	d.log.Info("reconciled IPVS", "writes", res.Writes, "addServices", len(plan.AddServices),
-		"updateServices", len(plan.UpdateServices), "deleteServices", len(plan.DeleteServices),
-		"changedServices", len(plan.Destinations), "keptServices", plan.KeptServices, "foreign", plan.Foreign,
-		"listedServices", plan.Listed, "cachedServices", plan.Cached, "fullListing", full)
-	return res, errors.Join(errs...)
 }
 
 func keysOf(svcs []model.Service) []model.Key {

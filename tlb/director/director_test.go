@@ -193,23 +193,6 @@ func TestRecordSurvivesRestart(t *testing.T) {
 	}
 }
 
-func TestForgetsRecordedServiceGoneFromKernel(t *testing.T) {
-	ctx := context.Background()
-	f := &fakeIPVS{}
-	d := newDirector(t, f, Options{})
-	if _, err := d.Reconcile(ctx, desired(service("203.0.113.10", 80))); err != nil {
-		t.Fatal(err)
-	}
-	f.svcs = nil // flushed behind the director's back
-	res, err := d.Reconcile(ctx, desired())
-	if err != nil || len(res.Plan.Forget) != 1 || res.Writes != 0 {
-		t.Fatalf("plan %+v writes %d err %v; want one forget, no writes", res.Plan, res.Writes, err)
-	}
-	if len(d.Owned()) != 0 {
-		t.Errorf("still owns %v", d.Owned())
-	}
-}
-
 func TestApplyErrorIsReturnedAndOthersApplied(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeIPVS{failOn: "NewService 203.0.113.10:80"}

@@ -1,6 +1,10 @@
 package director
 
-import "github.com/moby/ipvs"
+import (
+	"time"
+
+	"github.com/moby/ipvs"
+)
 
 // IPVS is the part of the kernel's IPVS netlink interface the director
 // uses. *ipvs.Handle from github.com/moby/ipvs implements it; open one with
@@ -18,39 +22,78 @@ type IPVS interface {
 
 var _ IPVS = (*ipvs.Handle)(nil)
 
-// countingIPVS counts the writes (netlink requests that change state) made
-// through it.
-type countingIPVS struct {
+// meteredIPVS counts the writes (netlink requests that change state) made
+// through it and adds up the time spent in every call, reads included:
+// the kernel's work plus the netlink library's encoding and parsing.
+type meteredIPVS struct {
 	IPVS
+	now    func() time.Time
 	writes int
+	spent  time.Duration
 }
 
-func (c *countingIPVS) NewService(s *ipvs.Service) error {
-	c.writes++
-	return c.IPVS.NewService(s)
+// timed runs call, adding its duration to spent.
+func (m *meteredIPVS) timed(call func() error) error {
+	start := m.now()
+	err := call()
+	m.spent += m.now().Sub(start)
+	return err
 }
 
-func (c *countingIPVS) UpdateService(s *ipvs.Service) error {
-	c.writes++
-	return c.IPVS.UpdateService(s)
+func (m *meteredIPVS) write(call func() error) error {
+	m.writes++
+	return m.timed(call)
 }
 
-func (c *countingIPVS) DelService(s *ipvs.Service) error {
-	c.writes++
-	return c.IPVS.DelService(s)
+func (m *meteredIPVS) GetServices() (out []*ipvs.Service, err error) {
+	err = m.timed(func() error { out, err = m.IPVS.GetServices(); return err })
+	return out, err
 }
 
-func (c *countingIPVS) NewDestination(s *ipvs.Service, d *ipvs.Destination) error {
-	c.writes++
-	return c.IPVS.NewDestination(s, d)
+func (m *meteredIPVS) GetDestinations(s *ipvs.Service) (out []*ipvs.Destination, err error) {
+	err = m.timed(func() error { out, err = m.IPVS.GetDestinations(s); return err })
+	return out, err
 }
 
-func (c *countingIPVS) UpdateDestination(s *ipvs.Service, d *ipvs.Destination) error {
-	c.writes++
-	return c.IPVS.UpdateDestination(s, d)
+func (m *meteredIPVS) NewService(s *ipvs.Service) error {
+	return m.write(func() error { return m.IPVS.NewService(s) })
 }
 
-func (c *countingIPVS) DelDestination(s *ipvs.Service, d *ipvs.Destination) error {
-	c.writes++
-	return c.IPVS.DelDestination(s, d)
+func (m *meteredIPVS) UpdateService(s *ipvs.Service) error {
+	return m.write(func() error { return m.IPVS.UpdateService(s) })
+}
+
+func (m *meteredIPVS) DelService(s *ipvs.Service) error {
+	return m.write(func() error { return m.IPVS.DelService(s) })
+}
+
+func (m *meteredIPVS) NewDestination(s *ipvs.Service, d *ipvs.Destination) error {
+	return m.write(func() error { return m.IPVS.NewDestination(s, d) })
+}
+
+func (m *meteredIPVS) UpdateDestination(s *ipvs.Service, d *ipvs.Destination) error {
+	return m.write(func() error { return m.IPVS.UpdateDestination(s, d) })
+}
+
+func (m *meteredIPVS) DelDestination(s *ipvs.Service, d *ipvs.Destination) error {
+	return m.write(func() error { return m.IPVS.DelDestination(s, d) })
+}
+
+// meteredSysctls adds up the time spent reading and writing sysctls.
+type meteredSysctls struct {
+	Sysctls
+	now   func() time.Time
+	spent time.Duration
+}
+
+func (m *meteredSysctls) Get(name string) (string, error) {
+	start := m.now()
+	defer func() { m.spent += m.now().Sub(start) }()
+	return m.Sysctls.Get(name)
+}
+
+func (m *meteredSysctls) Set(name, value string) error {
+	start := m.now()
+	defer func() { m.spent += m.now().Sub(start) }()
+	return m.Sysctls.Set(name, value)
 }

@@ -16,6 +16,7 @@ type Metrics struct {
 	listed        prometheus.Counter
 	cached        prometheus.Counter
 	fullListings  prometheus.Counter
+	staleMemory   prometheus.Counter
 	recordCorrupt prometheus.Counter
 }
 
@@ -58,11 +59,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		cached: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tlb_director_services_cached_total",
-			Help: "Services whose real servers a reconcile took from the state remembered after the last successful one (unchanged in model and kernel).",
+			Help: "Services a reconcile planned from what the director remembers programming, listing nothing.",
 		}),
 		fullListings: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tlb_director_full_listings_total",
-			Help: "Reconciles that listed every service's real servers from the kernel (first, after an error, periodic).",
+			Help: "Reconciles that listed every service and its real servers from the kernel (first, after an error, periodic).",
+		}),
+		staleMemory: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tlb_director_stale_memory_total",
+			Help: "Reconciles planned from what the director remembers programming whose writes the kernel refused (IPVS changed behind its back); each then listed everything and repaired it.",
 		}),
 		recordCorrupt: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tlb_director_record_corrupt_total",
@@ -70,7 +75,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 	}
 	for _, c := range []prometheus.Collector{m.syncDuration, m.syncErrors, m.vips, m.services, m.realServers, m.netlinkWrites, m.foreign,
-		m.listed, m.cached, m.fullListings, m.recordCorrupt} {
+		m.listed, m.cached, m.fullListings, m.staleMemory, m.recordCorrupt} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -86,6 +91,9 @@ func (m *Metrics) observe(r Result, err error) {
 	m.netlinkWrites.Add(float64(r.Writes))
 	if err != nil {
 		m.syncErrors.Inc()
+	}
+	if r.StaleMemory {
+		m.staleMemory.Inc()
 	}
 	if !r.planned {
 		return // the kernel was not listed: gauges keep the last figures

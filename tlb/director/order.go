@@ -139,3 +139,43 @@ func planDestinations(key model.Key, actual []actualDest, wanted []model.RealSer
 	p.Add = addOrder(wanted[:len(wanted)-k])
 	return p
 }
+
+// afterPlan returns the kernel's list once dp (nil: nothing) is applied to
+// before, the way the kernel applies it: deletes keep the order of the
+// rest, updates keep positions, and each add goes to the head.
+func afterPlan(before []actualDest, dp *DestinationPlan) []actualDest {
+	if dp == nil {
+		return before
+	}
+	out := make([]actualDest, 0, len(before)+len(dp.Add))
+	for i := len(dp.Add) - 1; i >= 0; i-- {
+		out = append(out, toDest(dp.Add[i], dp.Service.Port))
+	}
+	for _, d := range before {
+		if !slices.Contains(dp.Delete, d.Addr) {
+			out = append(out, d)
+		}
+	}
+	for _, rs := range dp.Update {
+		addr := netip.AddrPortFrom(rs.Addr, dp.Service.Port)
+		if i := slices.IndexFunc(out, func(d actualDest) bool { return d.Addr == addr }); i >= 0 {
+			out[i] = toDest(rs, dp.Service.Port)
+		}
+	}
+	return out
+}
+
+// createdList returns the kernel's list of a service created with want's
+// real servers (canonical order, added back to front): want's order.
+func createdList(want model.Service) []actualDest {
+	out := make([]actualDest, 0, len(want.RealServers))
+	for _, rs := range want.RealServers {
+		out = append(out, toDest(rs, want.Port))
+	}
+	return out
+}
+
+// toDest is real server rs of a service on port as the kernel lists it.
+func toDest(rs model.RealServer, port uint16) actualDest {
+	return actualDest{Addr: netip.AddrPortFrom(rs.Addr, port), Weight: rs.Weight, Fwd: tunnelFwd}
+}

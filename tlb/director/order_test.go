@@ -210,6 +210,7 @@ func TestChurnedDirectorMatchesFreshDirector(t *testing.T) {
 				if _, err := reconcile(ctx, desired); err != nil {
 					t.Fatalf("step %d: %v", step, err)
 				}
+				memoryMatchesKernel(t, d, churned)
 				fresh := &fakeIPVS{}
 				fd, _ := New(fresh, nil, nil, Options{})
 				if _, err := fd.Reconcile(ctx, desiredFor(vip, weights, rng)); err != nil {

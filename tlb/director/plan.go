@@ -14,11 +14,6 @@ type actualService struct {
 	Scheduler string
 	Flags     uint32 // without the kernel's HASHED bit
 	Dests     []actualDest
-	// Remembered marks a service unchanged, in the model and in the
-	// kernel's service list, since the last successful reconcile (see
-	// cache.go): its real servers were not listed (Dests is nil) and
-	// are the desired ones, so there is nothing to plan for it.
-	Remembered bool
 }
 
 // actualState is what the kernel holds, as far as the director looks.
@@ -27,9 +22,8 @@ type actualState struct {
 	// Foreign counts IPVS services that are neither in the model nor
 	// recorded as the director's.
 	Foreign int
-	// Listed and Cached count the services whose real servers were
-	// listed from the kernel and taken from the remembered state.
-	Listed, Cached int
+	// Listed counts the services whose real servers were listed.
+	Listed int
 }
 
 // Plan is the explicit difference between the desired and the actual
@@ -57,8 +51,8 @@ type Plan struct {
 	// Foreign counts IPVS services not the director's; never touched.
 	Foreign int
 	// Listed counts the director's services whose real servers were
-	// listed from the kernel for this plan; Cached those whose real
-	// servers came from the remembered state (see cache.go).
+	// listed from the kernel for this plan; Cached those taken from what
+	// the director remembers programming (see cache.go).
 	Listed, Cached int
 }
 
@@ -87,7 +81,7 @@ func (p Plan) Writes() int {
 // actual. owned reports whether the director recorded a service as its
 // own; recorded lists every recorded key.
 func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) bool, recorded []model.Key) Plan {
-	p := Plan{Foreign: actual.Foreign, Listed: actual.Listed, Cached: actual.Cached}
+	p := Plan{Foreign: actual.Foreign, Listed: actual.Listed}
 	wanted := make(map[model.Key]bool, len(desired.Services))
 	for _, s := range desired.Services {
 		k := s.Key()
@@ -100,22 +94,7 @@ func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) 
 		if !owned(k) {
 			p.Adopt = append(p.Adopt, k)
 		}
-		if a.Remembered {
-			p.KeptServices++
-			p.KeptRealServers += len(s.RealServers)
-			continue
-		}
-		svcChanged := a.Scheduler != string(s.Scheduler) || a.Flags != model.FlagBits(s.Flags)
-		if svcChanged {
-			p.UpdateServices = append(p.UpdateServices, s)
-		}
-		dp := planDestinations(k, a.Dests, s.RealServers, orderMatters(s.Scheduler))
-		p.KeptRealServers += dp.Kept
-		if !dp.Empty() {
-			p.Destinations = append(p.Destinations, dp)
-		} else if !svcChanged {
-			p.KeptServices++
-		}
+		p.planExisting(s, a)
 	}
 	for k := range actual.Services {
 		if !wanted[k] && owned(k) {
@@ -130,4 +109,40 @@ func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) 
 	sortKeys(p.DeleteServices)
 	sortKeys(p.Forget)
 	return p
+}
+
+// planExisting plans the change of one service that exists, a as the
+// kernel holds it, to s (sorted, defaults applied).
+func (p *Plan) planExisting(s model.Service, a actualService) {
+	svcChanged := a.Scheduler != string(s.Scheduler) || a.Flags != model.FlagBits(s.Flags)
+	if svcChanged {
+		p.UpdateServices = append(p.UpdateServices, s)
+	}
+	dp := planDestinations(s.Key(), a.Dests, s.RealServers, orderMatters(s.Scheduler))
+	p.KeptRealServers += dp.Kept
+	if !dp.Empty() {
+		p.Destinations = append(p.Destinations, dp)
+	} else if !svcChanged {
+		p.KeptServices++
+	}
+}
+
+// planFromMemory plans d against what the director programmed (see
+// cache.go), listing nothing: changed services it remembers are planned
+// against their remembered kernel lists, others are added; services the
+// model no longer names are deleted (the director remembers only its
+// own). Adopt and Forget need a listing and stay empty.
+func (p *programmed) planFromMemory(d diff) Plan {
+	plan := Plan{Foreign: p.foreign, KeptServices: d.kept, KeptRealServers: d.keptRealServers, Cached: d.kept,
+		DeleteServices: d.gone}
+	for _, c := range d.changed {
+		had, ok := p.services[c.want.Key()]
+		if !ok {
+			plan.AddServices = append(plan.AddServices, c.want)
+			continue
+		}
+		plan.Cached++
+		plan.planExisting(c.want, had.actual())
+	}
+	return plan
 }

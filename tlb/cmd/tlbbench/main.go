@@ -1,9 +1,11 @@
 // Command tlbbench measures the director on a real kernel (run it as root
 // inside the lab VM, see tools/bench-l4.sh): it programs N VIPs x M real
 // servers from empty, times `ipvsadm --restore` of the same rule set, then
-// no-op resyncs (on remembered real-server lists, and with a full
-// listing) and a single real-server change, and prints the director's
-// peak RSS. It ends with `BENCH <name> <value> <unit>` lines.
+// no-op resyncs (from what the director remembers, and with a full
+// listing), single changes (a real server drained, one added, a service
+// added and removed), each with the kernel's time and the director's
+// apart, and prints the director's peak RSS. It ends with
+// `BENCH <name> <value> <unit>` lines.
 //
 // It flushes every IPVS service in its network namespace: run it only in
 // a namespace (or VM) of its own.
