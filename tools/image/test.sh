@@ -8,7 +8,7 @@
 # libraries it needs, Envoy started from them in a chroot of the layer as
 # 101:101 printing the tagged release (needs root), the tag deploy/envoy
 # names, one digest for both builds. Both are built for amd64 and arm64
-# (verify_arm64_test.go): every arm64 binary an arm64 ELF that runs under
+# (verify_multiarch_test.go): every arm64 binary an arm64 ELF that runs under
 # qemu-user, and each multi-architecture index listing both archives by
 # their digests. It also runs the unit tests of tools/image.
 #
