@@ -29,11 +29,7 @@ var claimExtra = flag.String("claim-extra", "", "comma-separated features to cla
 // profile that needs one of them as core), so it claims only what passes.
 // docs/gateway-api-conformance.md lists them; an entry goes when its
 // tests pass.
-var unclaimed = map[features.FeatureName]string{
-	features.SupportTLSRoute: "TLSRouteInvalidBackendRefNonexistent, TLSRouteInvalidBackendRefUnknownKind: " +
-		"a Gateway whose only TLSRoute has no valid backend gets no listener on :443, so connections are refused; " +
-		"the spec wants them accepted and then rejected",
-}
+var unclaimed = map[features.FeatureName]string{}
 
 // allProfiles are the profiles the run claims when all their core
 // features are claimed.
