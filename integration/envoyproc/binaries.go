@@ -84,7 +84,7 @@ func buildL7() (string, error) {
 		return "", err
 	}
 	_ = tmp.Close()
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }() // gone already once renamed
 	cmd := exec.Command("go", "build", "-o", tmp.Name(), "./l7/cmd/l7")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -154,7 +154,7 @@ func readableCopy(src string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		defer os.Remove(tmp.Name())
+		defer func() { _ = os.Remove(tmp.Name()) }() // gone already once renamed
 		_, werr := tmp.Write(b)
 		if cerr := tmp.Close(); werr == nil {
 			werr = cerr
