@@ -41,7 +41,7 @@ func runIndex(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *out == "" || *tag == "" || fs.NArg() == 0 {
-		return errors.New("usage: image index --out FILE.oci.tar --tag T ARCHIVE.tar...")
+		return errors.New("usage: image index --out FILE.oci.tar --tag T ARCHIVE.tar [ARCHIVE.tar ...]")
 	}
 	t, err := name.NewTag(*tag, name.StrictValidation)
 	if err != nil {
