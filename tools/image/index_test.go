@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	ocilayout "github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
@@ -79,33 +80,15 @@ func TestIndexJoinsArchitectures(t *testing.T) {
 		t.Error("two layout tarballs of one index differ")
 	}
 
-	p, err := ocilayout.FromPath(untar(t, raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := p.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm, err := top.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tm.Manifests) != 1 || tm.Manifests[0].Annotations[AnnotationContainerdName] != s.Tag.String() ||
-		tm.Manifests[0].Annotations[AnnotationRefName] != s.Tag.String() {
-		t.Fatalf("index.json lists %+v; want one index named %s", tm.Manifests, s.Tag)
-	}
+	named := namedIndex(t, raw, s.Tag)
 	want, err := idx.Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tm.Manifests[0].Digest != want {
-		t.Errorf("index.json names %s; want the index %s", tm.Manifests[0].Digest, want)
+	if d, _ := named.Digest(); d != want {
+		t.Errorf("index.json names %s; want the index %s", d, want)
 	}
-	got, err := top.ImageIndex(want)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := named
 	if err := validate.Index(got); err != nil {
 		t.Fatalf("the index fails validation: %v", err)
 	}
@@ -131,4 +114,31 @@ func TestIndexJoinsArchitectures(t *testing.T) {
 	if _, err := Index([]v1.Image{amd, arm, amd}); err == nil || !strings.Contains(err.Error(), "a second image for linux/amd64") {
 		t.Errorf("Index with two amd64 images = %v; want it refused", err)
 	}
+}
+
+// namedIndex reads an OCI layout tarball as containerd's import does: its
+// index.json must name one image, tag, an index, which it returns.
+func namedIndex(t *testing.T, raw []byte, tag name.Tag) v1.ImageIndex {
+	t.Helper()
+	p, err := ocilayout.FromPath(untar(t, raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tm.Manifests) != 1 || tm.Manifests[0].Annotations[AnnotationContainerdName] != tag.String() ||
+		tm.Manifests[0].Annotations[AnnotationRefName] != tag.String() {
+		t.Fatalf("index.json lists %+v; want one index named %s", tm.Manifests, tag)
+	}
+	idx, err := top.ImageIndex(tm.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
 }
