@@ -150,9 +150,13 @@ spec:
 		before, _ := s.collector.calls()
 		for range 5 {
 			r := gw.do(req{host: s.ns.teamB + ".example.com", path: "/", headers: victimHeaders})
-			// The policy is refused; the route is served without it.
-			if r.status != 200 || r.backend == nil || r.backend.Headers["x-audited"] != "" {
-				t.Fatalf("team-b's route: %d %q, want the backend, without any interceptor", r.status, r.body)
+			// The policy names an endpoint declared for team-a only: the
+			// route it attaches to is refused with it (left out of the L7
+			// model until fixed, as a Service annotation naming it is
+			// above), so no request of team-b's reaches the backend or
+			// another namespace's interceptor.
+			if r.status < 400 || r.backend != nil {
+				t.Fatalf("team-b's route: %d %q (backend %v), want it refused with its policy", r.status, r.body, r.backend)
 			}
 		}
 		if after, bodies := s.collector.calls(); after != before {
