@@ -10,8 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"time"
-
-	"github.com/google/go-containerregistry/pkg/name"
 )
 
 // runEnvoy is "image envoy": it builds the Envoy image from the binary
@@ -38,11 +36,7 @@ func runEnvoy(args []string, stdout io.Writer) error {
 	if *envoyBin == "" || *out == "" || *tag == "" || *revision == "" || *libc == "" {
 		return errors.New("--envoy, --out, --tag, --revision and --libc-version are required")
 	}
-	t, err := name.NewTag(*tag, name.StrictValidation)
-	if err != nil {
-		return fmt.Errorf("--tag %q: %w", *tag, err)
-	}
-	created, err := parseEpoch(*epoch)
+	t, created, err := tagAndTime(*tag, *epoch)
 	if err != nil {
 		return err
 	}

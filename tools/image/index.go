@@ -43,11 +43,7 @@ func runIndex(args []string, stdout io.Writer) error {
 	if *out == "" || *tag == "" || fs.NArg() == 0 {
 		return errors.New("usage: image index --out FILE.oci.tar --tag T ARCHIVE.tar [ARCHIVE.tar ...]")
 	}
-	t, err := name.NewTag(*tag, name.StrictValidation)
-	if err != nil {
-		return fmt.Errorf("--tag %q: %w", *tag, err)
-	}
-	created, err := parseEpoch(*epoch)
+	t, created, err := tagAndTime(*tag, *epoch)
 	if err != nil {
 		return err
 	}
@@ -67,7 +63,7 @@ func runIndex(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("index %s: %w", t, err)
 	}
-	if err := writeFileAtomic(*out, raw); err != nil {
+	if err := replaceFile(*out, func(tmp string) error { return os.WriteFile(tmp, raw, 0o644) }); err != nil {
 		return fmt.Errorf("index %s: %w", t, err)
 	}
 	return reportIndex(stdout, *out, raw, t, idx)
@@ -137,24 +133,6 @@ func layoutTar(idx v1.ImageIndex, t name.Tag, mtime time.Time) ([]byte, error) {
 		return nil, fmt.Errorf("OCI layout: %w", err)
 	}
 	return layerTar(tree(files), mtime)
-}
-
-// writeFileAtomic writes data beside out and renames it there, so a failed
-// build never leaves a truncated file where a loader would find it.
-func writeFileAtomic(out string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	tmp := out + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, out); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 // reportIndex prints the index's digest (what manifests pin), each

@@ -79,11 +79,7 @@ func run(args []string, stdout io.Writer) error {
 	if *binDir == "" || *out == "" || *tag == "" || *revision == "" {
 		return errors.New("--bin, --out, --tag and --revision are required")
 	}
-	t, err := name.NewTag(*tag, name.StrictValidation)
-	if err != nil {
-		return fmt.Errorf("--tag %q: %w", *tag, err)
-	}
-	created, err := parseEpoch(*epoch)
+	t, created, err := tagAndTime(*tag, *epoch)
 	if err != nil {
 		return err
 	}
@@ -108,21 +104,44 @@ func run(args []string, stdout io.Writer) error {
 
 // writeArchive writes img tagged t as a docker archive at out.
 func writeArchive(out string, t name.Tag, img v1.Image) error {
+	err := replaceFile(out, func(tmp string) error { return tarball.WriteToFile(tmp, t, img) })
+	if err != nil {
+		return fmt.Errorf("write image %s: %w", t, err)
+	}
+	return nil
+}
+
+// replaceFile has write make the file at a temporary path beside out and
+// renames it to out, so a failed build never leaves a truncated tarball
+// where docker load or ctr import would find it.
+func replaceFile(out string, write func(tmp string) error) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("create directory of %s: %w", out, err)
 	}
-	// Written beside the target and renamed, so a failed build never leaves
-	// a truncated tarball where docker load would find it.
 	tmp := out + ".tmp"
-	if err := tarball.WriteToFile(tmp, t, img); err != nil {
+	if err := write(tmp); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("write image %s to %s: %w", t, out, err)
+		return fmt.Errorf("write %s: %w", out, err)
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("write image %s: rename %s to %s: %w", t, tmp, out, err)
+		return fmt.Errorf("rename %s to %s: %w", tmp, out, err)
 	}
 	return nil
+}
+
+// tagAndTime reads the --tag and SOURCE_DATE_EPOCH flags every command
+// takes.
+func tagAndTime(tag, epoch string) (name.Tag, time.Time, error) {
+	t, err := name.NewTag(tag, name.StrictValidation)
+	if err != nil {
+		return name.Tag{}, time.Time{}, fmt.Errorf("--tag %q: %w", tag, err)
+	}
+	created, err := parseEpoch(epoch)
+	if err != nil {
+		return name.Tag{}, time.Time{}, err
+	}
+	return t, created, nil
 }
 
 // parseEpoch reads SOURCE_DATE_EPOCH. It is required: the build's clock
