@@ -1,9 +1,6 @@
 package controller
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -41,14 +38,7 @@ func TestBadPoolKeepsLastGoodConfig(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: v1alpha1.VIPPoolSpec{L4Cluster: "c", CIDRs: []string{"203.0.113.0/30"}}}),
 	)
 	reg := prometheus.NewRegistry()
-	c, err := New(Options{Client: kc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg, Identity: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c, ctx := runController(t, Options{Client: kc, Dynamic: dc, Registry: reg})
 
 	waitIP := func(name, want string) {
 		t.Helper()

@@ -29,14 +29,7 @@ func TestControllerWritesOnlyChanges(t *testing.T) {
 	}
 	kc := fake.NewClientset(svc)
 	dc := fakePools(t, pool("p", "c", "203.0.113.0/30"))
-	c, err := New(Options{Client: kc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Identity: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c, ctx := runController(t, Options{Client: kc, Dynamic: dc})
 
 	poll.Explained(t, 10*time.Second, "web has a VIP in status", func() (bool, string) {
 		got, err := kc.CoreV1().Services("ns").Get(ctx, "web", metav1.GetOptions{})
@@ -69,4 +62,22 @@ func TestControllerWritesOnlyChanges(t *testing.T) {
 	if after := writes(); len(after) != len(before) {
 		t.Fatalf("resync of an unchanged Service wrote: %v", after[len(before):])
 	}
+}
+
+// runController runs a controller of opts, with a discarding logger and
+// identity "test", until the test ends, and returns it with the context
+// it runs under.
+func runController(t *testing.T, opts Options) (*Controller, context.Context) {
+	t.Helper()
+	opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Identity = "test"
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c, ctx
 }

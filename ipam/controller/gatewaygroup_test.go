@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/netip"
 	"strings"
 	"testing"
@@ -81,14 +78,7 @@ func TestControllerRefusesUnservedGatewayGroup(t *testing.T) {
 	dc := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		v1alpha1.VIPPoolResource: "VIPPoolList", v1alpha1.L4ClusterResource: "L4ClusterList",
 	}, objs...)
-	c, err := New(Options{Client: kc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Identity: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c, ctx := runController(t, Options{Client: kc, Dynamic: dc})
 
 	poll.Explained(t, 10*time.Second, "served has a VIP, foreign a GatewayGroupNotServed Event", func() (bool, string) {
 		served, err := kc.CoreV1().Services("ns").Get(ctx, "served", metav1.GetOptions{})

@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -44,14 +41,7 @@ func TestInvalidPoolAtStartMovesNoVIP(t *testing.T) {
 		svc("foreign", other, held["foreign"], nil),
 	)
 	dc := fakePools(t, pool("good", "c", "203.0.113.0/29"), pool("bad", "missing", "198.51.100.0/29"))
-	c, err := New(Options{Client: kc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Identity: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c, ctx := runController(t, Options{Client: kc, Dynamic: dc})
 	svcs := kc.CoreV1().Services("ns")
 	if _, err := svcs.Create(ctx, svc("new-1", class, "", map[string]string{api.AnnotationEnvironment: "prod"}), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

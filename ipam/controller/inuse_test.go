@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -31,14 +28,7 @@ func TestInUseVIPRetriedWhenFreed(t *testing.T) {
 	}
 	kc := fake.NewClientset(svc("holder"))
 	dc := fakePools(t, pool("p", "c", "203.0.113.0/30"))
-	c, err := New(Options{Client: kc, Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Identity: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c, ctx := runController(t, Options{Client: kc, Dynamic: dc})
 
 	vip := func(name string) string {
 		got, err := kc.CoreV1().Services("ns").Get(ctx, name, metav1.GetOptions{})
