@@ -22,6 +22,9 @@ type routeBuild struct {
 	ns    string
 	gen   int64
 	http2 bool
+	// proto is the protocol of the Service ports backendRefs name (UDP
+	// for a UDPRoute, else TCP).
+	proto corev1.Protocol
 	ups   []model.Upstream
 	upIdx map[string]bool
 	// refReason/refMsg is the first unresolved reference (ResolvedRefs).
@@ -33,7 +36,7 @@ type routeBuild struct {
 }
 
 func (b *builder) newRouteBuild(kind, ns string, gen int64, http2 bool) *routeBuild {
-	return &routeBuild{b: b, kind: kind, ns: ns, gen: gen, http2: http2, upIdx: map[string]bool{}}
+	return &routeBuild{b: b, kind: kind, ns: ns, gen: gen, http2: http2, proto: corev1.ProtocolTCP, upIdx: map[string]bool{}}
 }
 
 func (rb *routeBuild) badRef(reason gatewayv1.RouteConditionReason, msg string) {
@@ -99,19 +102,19 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 	}
 	var port *corev1.ServicePort
 	for i, p := range svc.Spec.Ports {
-		if p.Port == *ref.Port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
+		if p.Port == *ref.Port && (p.Protocol == rb.proto || (p.Protocol == "" && rb.proto == corev1.ProtocolTCP)) {
 			port = &svc.Spec.Ports[i]
 		}
 	}
 	if port == nil {
-		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no TCP port %d", f, ns, ref.Name, *ref.Port))
+		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no %s port %d", f, ns, ref.Name, rb.proto, *ref.Port))
 		return "", false
 	}
 	name := modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)))
 	if !rb.upIdx[name] {
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
-		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kubeobj.ReadyEndpoints(rb.b.slices[nn(ns, svc.Name)], port.Name)})
+		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kubeobj.ReadyEndpointsOf(rb.b.slices[nn(ns, svc.Name)], port.Name, rb.proto)})
 	}
 	return name, true
 }

@@ -26,6 +26,8 @@ type Inputs struct {
 	HTTPRoutes      []*gatewayv1.HTTPRoute
 	GRPCRoutes      []*gatewayv1.GRPCRoute
 	TLSRoutes       []*gatewayv1.TLSRoute
+	TCPRoutes       []*gatewayv1.TCPRoute
+	UDPRoutes       []*gatewayv1.UDPRoute
 	ReferenceGrants []*gatewayv1.ReferenceGrant
 	TrafficPolicies []*tlbv1alpha1.TrafficPolicy
 	Namespaces      []*corev1.Namespace
@@ -58,6 +60,8 @@ type Status struct {
 	HTTPRoutes      map[types.NamespacedName]gatewayv1.HTTPRouteStatus
 	GRPCRoutes      map[types.NamespacedName]gatewayv1.GRPCRouteStatus
 	TLSRoutes       map[types.NamespacedName]gatewayv1.TLSRouteStatus
+	TCPRoutes       map[types.NamespacedName]gatewayv1.TCPRouteStatus
+	UDPRoutes       map[types.NamespacedName]gatewayv1.UDPRouteStatus
 	TrafficPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
 }
 
@@ -71,6 +75,8 @@ func Build(in Inputs) Result {
 	b.httpRoutes()
 	b.grpcRoutes()
 	b.tlsRoutes()
+	b.tcpRoutes()
+	b.udpRoutes()
 	b.policies()
 	b.finish()
 	return b.out

@@ -56,6 +56,8 @@ func newBuilder(in Inputs) *builder {
 			HTTPRoutes:      map[types.NamespacedName]gatewayv1.HTTPRouteStatus{},
 			GRPCRoutes:      map[types.NamespacedName]gatewayv1.GRPCRouteStatus{},
 			TLSRoutes:       map[types.NamespacedName]gatewayv1.TLSRouteStatus{},
+			TCPRoutes:       map[types.NamespacedName]gatewayv1.TCPRouteStatus{},
+			UDPRoutes:       map[types.NamespacedName]gatewayv1.UDPRouteStatus{},
 			TrafficPolicies: map[types.NamespacedName]gatewayv1.PolicyStatus{},
 		}},
 		classGroup:    map[string]string{},

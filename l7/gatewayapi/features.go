@@ -20,6 +20,8 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportReferenceGrant,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
+		features.SupportTCPRoute,
+		features.SupportUDPRoute,
 		features.SupportHTTPRouteQueryParamMatching,
 		features.SupportHTTPRouteMethodMatching,
 		features.SupportHTTPRouteResponseHeaderModification,

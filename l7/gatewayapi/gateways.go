@@ -207,12 +207,15 @@ func (g *gateway) model() (model.Gateway, bool) {
 				}
 			}
 			ml.Passthrough = append(ml.Passthrough, firstClaims(l.passthrough, sni[n])...)
+			if len(ml.Forward) == 0 {
+				ml.Forward = l.forward
+			}
 		}
 	}
 	for _, ml := range byName {
 		// A passthrough listener without routes has nothing to forward
 		// to; leaving it out keeps the model from rejecting the gateway.
-		if ml.Protocol == model.TLS && len(ml.Passthrough) == 0 {
+		if (ml.Protocol == model.TLS && len(ml.Passthrough) == 0) || ((ml.Protocol == model.TCP || ml.Protocol == model.UDP) && len(ml.Forward) == 0) {
 			continue
 		}
 		mg.Listeners = append(mg.Listeners, *ml)

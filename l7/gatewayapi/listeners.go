@@ -24,7 +24,10 @@ type listener struct {
 	// when it names none).
 	certSANs    []string
 	passthrough []model.SNITarget
-	attached    int32
+	// forward are the clusters of a TCP or UDP listener: its oldest
+	// route's.
+	forward  []model.WeightedCluster
+	attached int32
 }
 
 // Route kinds, in the group gateway.networking.k8s.io.
@@ -32,6 +35,8 @@ const (
 	kindHTTPRoute = "HTTPRoute"
 	kindGRPCRoute = "GRPCRoute"
 	kindTLSRoute  = "TLSRoute"
+	kindTCPRoute  = "TCPRoute"
+	kindUDPRoute  = "UDPRoute"
 	kindGateway   = "Gateway"
 	kindService   = "Service"
 	kindSecret    = "Secret"
@@ -72,9 +77,13 @@ func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
 			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: TLS listeners support Passthrough only", gen, now)
 			return l // TLSRoute termination is not supported: no kind is
 		}
+	case gatewayv1.TCPProtocolType:
+		l.protocol, supported = model.TCP, []string{kindTCPRoute}
+	case gatewayv1.UDPProtocolType:
+		l.protocol, supported = model.UDP, []string{kindUDPRoute}
 	default:
 		l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
-			fmt.Sprintf("%s.protocol: %q is not supported; use HTTP, HTTPS or TLS", f, spec.Protocol), gen, now)
+			fmt.Sprintf("%s.protocol: %q is not supported; use HTTP, HTTPS, TLS, TCP or UDP", f, spec.Protocol), gen, now)
 		return l
 	}
 	l.kinds = routeKinds(spec.AllowedRoutes, supported, func(msg string) {

@@ -21,11 +21,13 @@ type statusWrites struct {
 	http     []*gatewayv1.HTTPRoute
 	grpc     []*gatewayv1.GRPCRoute
 	tls      []*gatewayv1.TLSRoute
+	tcp      []*gatewayv1.TCPRoute
+	udp      []*gatewayv1.UDPRoute
 	policies []*tlbv1alpha1.TrafficPolicy
 }
 
 func (w statusWrites) empty() bool {
-	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.policies) == 0
+	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.tcp)+len(w.udp)+len(w.policies) == 0
 }
 
 // planStatus diffs the status Build computed with each cached object's.
@@ -99,6 +101,26 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.tls = append(w.tls, cp)
 		}
 	}
+	for _, r := range in.TCPRoutes {
+		if pending(kindTCPRoute, r) {
+			continue
+		}
+		if st, changed := routeStatus(r.Status.RouteStatus, want.TCPRoutes[nameOf(r)].RouteStatus); changed {
+			cp := r.DeepCopy()
+			cp.Status.RouteStatus = st
+			w.tcp = append(w.tcp, cp)
+		}
+	}
+	for _, r := range in.UDPRoutes {
+		if pending(kindUDPRoute, r) {
+			continue
+		}
+		if st, changed := routeStatus(r.Status.RouteStatus, want.UDPRoutes[nameOf(r)].RouteStatus); changed {
+			cp := r.DeepCopy()
+			cp.Status.RouteStatus = st
+			w.udp = append(w.udp, cp)
+		}
+	}
 	for _, tp := range in.TrafficPolicies {
 		if pending(kindTrafficPolicy, tp) {
 			continue
@@ -119,6 +141,8 @@ const (
 	kindHTTPRoute     = "HTTPRoute"
 	kindGRPCRoute     = "GRPCRoute"
 	kindTLSRoute      = "TLSRoute"
+	kindTCPRoute      = "TCPRoute"
+	kindUDPRoute      = "UDPRoute"
 	kindTrafficPolicy = "TrafficPolicy"
 )
 

@@ -69,6 +69,14 @@ func (w *Watch) watchNamespace(o Options, ns string) {
 		tr := v1.TLSRoutes()
 		w.watch(tr.Informer(), "TLSRoutes", func(in *gatewayapi.Inputs) error { return appendList(&in.TLSRoutes, tr.Lister().List) })
 	}
+	if o.Served.gateway("tcproutes") {
+		tr := v1.TCPRoutes()
+		w.watch(tr.Informer(), "TCPRoutes", func(in *gatewayapi.Inputs) error { return appendList(&in.TCPRoutes, tr.Lister().List) })
+	}
+	if o.Served.gateway("udproutes") {
+		ur := v1.UDPRoutes()
+		w.watch(ur.Informer(), "UDPRoutes", func(in *gatewayapi.Inputs) error { return appendList(&in.UDPRoutes, ur.Lister().List) })
+	}
 	if o.Served.gateway("referencegrants") {
 		rg := v1.ReferenceGrants()
 		w.watch(rg.Informer(), "ReferenceGrants", func(in *gatewayapi.Inputs) error { return appendList(&in.ReferenceGrants, rg.Lister().List) })

@@ -84,6 +84,9 @@ type Listener struct {
 	TLS []SNICertificate
 	// Target is the cluster a TCP listener forwards to ("service/upstream").
 	Target string
+	// Forward are the weighted clusters of a TCP or UDP listener that
+	// forwards to several (Gateway API TCPRoute, UDPRoute; see forward.go).
+	Forward []WeightedCluster
 	// RedirectHTTPS makes an HTTP listener answer every request with a
 	// redirect to https:// on the same host (HTTP only; it serves no routes).
 	RedirectHTTPS bool
