@@ -134,7 +134,11 @@ func TestGatewayAPIConformance(t *testing.T) {
 		"--root-ca-file="+srv.Config.CAFile, "--service-account-private-key-file="+srv.ServiceAccountKeyFile,
 		"--allocate-node-cidrs=false", "--controllers=*,-node-lifecycle-controller", "--v=1")
 	podDir := t.TempDir()
-	pods := NewPodProcesses(cs, echoBin, podDir, log.With("component", "pods"))
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := NewPodProcesses(cs, echoBin, podDir, log.With("component", "pods")).WithDNS(self)
 	t.Cleanup(pods.StopAll)
 	sim := NewNodeSim(cs, simNode, netip.MustParsePrefix("10.244.0.0/16"), log.With("component", "nodesim"), time.Now).
 		WithPods(pods).WithKubelet(startKubeletLogs(t, pods))
