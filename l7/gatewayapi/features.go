@@ -18,6 +18,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportGateway,
 		features.SupportHTTPRoute,
 		features.SupportReferenceGrant,
+		features.SupportGatewayInfrastructure,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
 		features.SupportTCPRoute,

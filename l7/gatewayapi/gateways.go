@@ -53,6 +53,9 @@ func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
 		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters,
 			fmt.Sprintf("GatewayClass %q has invalid parameters", g.obj.Spec.GatewayClassName), gen, now)
 	}
+	if msg := invalidParameters(g.obj); msg != "" {
+		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters, msg, gen, now)
+	}
 	for i, a := range g.obj.Spec.Addresses {
 		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
 			return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonUnsupportedAddress,
