@@ -101,26 +101,7 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.tls = append(w.tls, cp)
 		}
 	}
-	for _, r := range in.TCPRoutes {
-		if pending(kindTCPRoute, r) {
-			continue
-		}
-		if st, changed := routeStatus(r.Status.RouteStatus, want.TCPRoutes[nameOf(r)].RouteStatus); changed {
-			cp := r.DeepCopy()
-			cp.Status.RouteStatus = st
-			w.tcp = append(w.tcp, cp)
-		}
-	}
-	for _, r := range in.UDPRoutes {
-		if pending(kindUDPRoute, r) {
-			continue
-		}
-		if st, changed := routeStatus(r.Status.RouteStatus, want.UDPRoutes[nameOf(r)].RouteStatus); changed {
-			cp := r.DeepCopy()
-			cp.Status.RouteStatus = st
-			w.udp = append(w.udp, cp)
-		}
-	}
+	planL4Routes(in, want, pending, &w)
 	for _, tp := range in.TrafficPolicies {
 		if pending(kindTrafficPolicy, tp) {
 			continue
