@@ -34,11 +34,11 @@ func TestCheckForwardListeners(t *testing.T) {
 		"all weights zero": {func(c *model.Config) {
 			c.Gateways[0].Listeners[0].Forward[0].Weight, c.Gateways[0].Listeners[0].Forward[1].Weight = 0, 0
 		}, "every cluster weighs 0"},
-		"unknown cluster":   {func(c *model.Config) { c.Gateways[0].Listeners[0].Forward[1].Cluster = "a/nope" }, "listeners[0].forward[1].cluster"},
-		"udp two clusters":  {func(c *model.Config) { c.Gateways[0].Listeners[1].Forward = c.Gateways[0].Listeners[0].Forward }, "a UDP listener forwards to exactly one cluster, got 2"},
-		"udp target":        {func(c *model.Config) { c.Gateways[0].Listeners[1].Target = "a/u" }, "listeners[1].target"},
-		"forward on HTTP":   {func(c *model.Config) { c.Gateways[0].Listeners[0].Protocol = model.HTTP }, "only TCP and UDP listeners forward"},
-		"another group":     {func(c *model.Config) { c.Services[0].Group = "other" }, "no upstream \"a/u\" (service/upstream) in group \"edge\""},
+		"unknown cluster":  {func(c *model.Config) { c.Gateways[0].Listeners[0].Forward[1].Cluster = "a/nope" }, "listeners[0].forward[1].cluster"},
+		"udp two clusters": {func(c *model.Config) { c.Gateways[0].Listeners[1].Forward = c.Gateways[0].Listeners[0].Forward }, "a UDP listener forwards to exactly one cluster, got 2"},
+		"udp target":       {func(c *model.Config) { c.Gateways[0].Listeners[1].Target = "a/u" }, "listeners[1].target"},
+		"forward on HTTP":  {func(c *model.Config) { c.Gateways[0].Listeners[0].Protocol = model.HTTP }, "only TCP and UDP listeners forward"},
+		"another group":    {func(c *model.Config) { c.Services[0].Group = "other" }, "no upstream \"a/u\" (service/upstream) in group \"edge\""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := forwardConfig()
