@@ -279,9 +279,10 @@ func usedBy(g grant, reqs []recordedRequest) (recordedRequest, bool) {
 	return reqs[i], true
 }
 
-// createRoutesAndPolicy creates, as the admin, an HTTPRoute, a GRPCRoute
-// and a TLSRoute attached to Gateway ns/gateway and a TrafficPolicy on
-// the HTTPRoute, and waits until the controller wrote the status of each.
+// createRoutesAndPolicy creates, as the admin, an HTTPRoute, a GRPCRoute,
+// a TLSRoute, a TCPRoute and a UDPRoute attached to Gateway ns/gateway
+// and a TrafficPolicy on the HTTPRoute, and waits until the controller
+// wrote the status of each.
 func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Interface, ns, gateway string) {
 	t.Helper()
 	ctx := context.Background()
@@ -306,6 +307,17 @@ func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Inte
 				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web-backend", Port: &port}}}}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create TLSRoute: %v", err)
+	}
+	// No TCP or UDP listener: the controller still writes their status
+	// (NotAllowedByListeners).
+	l4Rules := []gatewayv1.BackendRef{{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web-backend", Port: &port}}}
+	if _, err := gw.TCPRoutes(ns).Create(ctx, &gatewayv1.TCPRoute{ObjectMeta: route("web-tcp"),
+		Spec: gatewayv1.TCPRouteSpec{CommonRouteSpec: parents, Rules: []gatewayv1.TCPRouteRule{{BackendRefs: l4Rules}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create TCPRoute: %v", err)
+	}
+	if _, err := gw.UDPRoutes(ns).Create(ctx, &gatewayv1.UDPRoute{ObjectMeta: route("web-udp"),
+		Spec: gatewayv1.UDPRouteSpec{CommonRouteSpec: parents, Rules: []gatewayv1.UDPRouteRule{{BackendRefs: l4Rules}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create UDPRoute: %v", err)
 	}
 	policy, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tlbv1alpha1.TrafficPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: tlbv1alpha1.SchemeGroupVersion.String(), Kind: tlbv1alpha1.KindTrafficPolicy},
@@ -351,6 +363,20 @@ func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Inte
 			return false, err.Error()
 		}
 		return ours("TLSRoute", r.Status.Parents)
+	})
+	eventually(t, 30*time.Second, "the controller wrote the status of TCPRoute web-tcp and UDPRoute web-udp", func() (bool, string) {
+		r, err := gw.TCPRoutes(ns).Get(ctx, "web-tcp", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if ok, msg := ours("TCPRoute", r.Status.Parents); !ok {
+			return false, msg
+		}
+		u, err := gw.UDPRoutes(ns).Get(ctx, "web-udp", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return ours("UDPRoute", u.Status.Parents)
 	})
 	eventually(t, 30*time.Second, "the controller wrote the status of TrafficPolicy web-cors", func() (bool, string) {
 		u, err := dc.Resource(gatewayctl.TrafficPolicyResource).Namespace(ns).Get(ctx, "web-cors", metav1.GetOptions{})
