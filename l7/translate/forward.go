@@ -45,7 +45,7 @@ func tcpProxy(statPrefix string, ts []model.WeightedCluster) *listener.Filter {
 func udpListener(l *listener.Listener, el model.EnvoyListener) {
 	l.Address.GetSocketAddress().Protocol = core.SocketAddress_UDP
 	l.UdpListenerConfig = &listener.UdpListenerConfig{}
-	// Envoy refuses a per-connection buffer limit on a UDP listener.
+	// A UDP listener has no connections whose buffers to bound.
 	l.PerConnectionBufferLimitBytes = nil
 	cluster := ""
 	if len(el.Forward) > 0 {
