@@ -251,6 +251,11 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		if r.Retries.PerTry > 0 {
 			rp.PerTryTimeout = dur(r.Retries.PerTry)
 		}
+		rp.RetriableStatusCodes = r.Retries.Codes
+		if r.Retries.Backoff > 0 {
+			// Envoy's cap is ten times the base unless set.
+			rp.RetryBackOff = &route.RetryPolicy_RetryBackOff{BaseInterval: dur(r.Retries.Backoff)}
+		}
 		a.RetryPolicy = rp
 	}
 	if r.BackendTimeout > 0 {
