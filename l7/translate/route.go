@@ -42,6 +42,7 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 		f := filtersOf(svcs)
 		f.globalRL = globalRateLimitDomain(el, svcs)
 		f.proto = el.Protocol
+		f.redirectPort = listenerRedirectPort(el, svcs)
 		out = append(out, hideServerHeader(assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
 			return routeOf(s, i, f)
 		}))))
@@ -286,7 +287,7 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		Action:               &route.Route_Route{Route: a},
 		TypedPerFilterConfig: f.perRoute(s, r),
 	}
-	gatewayAPIAction(rt, r)
+	gatewayAPIAction(rt, r, f.redirectPort)
 	return applyResponses(rt, s, r, f)
 }
 
