@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,6 +28,9 @@ type routeBuild struct {
 	proto corev1.Protocol
 	ups   []model.Upstream
 	upIdx map[string]bool
+	// webSocket are the upstreams whose Service port speaks WebSocket
+	// (appProtocol kubernetes.io/ws).
+	webSocket map[string]bool
 	// refReason/refMsg is the first unresolved reference (ResolvedRefs).
 	refReason gatewayv1.RouteConditionReason
 	refMsg    string
@@ -36,7 +40,7 @@ type routeBuild struct {
 }
 
 func (b *builder) newRouteBuild(kind, ns string, gen int64, http2 bool) *routeBuild {
-	return &routeBuild{b: b, kind: kind, ns: ns, gen: gen, http2: http2, proto: corev1.ProtocolTCP, upIdx: map[string]bool{}}
+	return &routeBuild{b: b, kind: kind, ns: ns, gen: gen, http2: http2, proto: corev1.ProtocolTCP, upIdx: map[string]bool{}, webSocket: map[string]bool{}}
 }
 
 func (rb *routeBuild) badRef(reason gatewayv1.RouteConditionReason, msg string) {
@@ -115,8 +119,19 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
 		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kubeobj.ReadyEndpointsOf(rb.b.slices[nn(ns, svc.Name)], port.Name, rb.proto)})
+		rb.webSocket[name] = port.AppProtocol != nil && *port.AppProtocol == appProtocolWebSocket
 	}
 	return name, true
+}
+
+// appProtocolWebSocket is the appProtocol of a Service port that speaks
+// WebSocket over plain HTTP/1.1 (Kubernetes' standard name).
+const appProtocolWebSocket = "kubernetes.io/ws"
+
+// upgradesToWebSocket reports whether a route to ts lets requests
+// upgrade to WebSocket: one of its backends speaks it.
+func (rb *routeBuild) upgradesToWebSocket(ts []model.WeightedTarget) bool {
+	return slices.ContainsFunc(ts, func(t model.WeightedTarget) bool { return rb.webSocket[t.Upstream] })
 }
 
 // targets resolves a rule's backendRefs. Weight 0 sends nothing; an

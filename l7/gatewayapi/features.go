@@ -12,7 +12,9 @@ import (
 // conformance suite runs. Each extended feature is one the model carries
 // (query and method matches, response headers, redirects with each
 // status code, rewrites,
-// mirrors, timeouts, parentRef ports).
+// mirrors, timeouts, parentRef ports, named rules, h2c and WebSocket
+// backends, retries, CORS, listeners on any port, an address requested
+// without a value, listener isolation).
 func SupportedFeatures() []features.FeatureName {
 	fs := []features.FeatureName{
 		features.SupportGateway,
@@ -40,6 +42,16 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRouteRequestTimeout,
 		features.SupportHTTPRouteBackendTimeout,
 		features.SupportHTTPRouteParentRefPort,
+		features.SupportHTTPRouteDestinationPortMatching,
+		features.SupportHTTPRouteNamedRouteRule,
+		features.SupportGRPCRouteNamedRouteRule,
+		features.SupportHTTPRouteBackendProtocolH2C,
+		features.SupportHTTPRouteBackendProtocolWebSocket,
+		features.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteCORS,
+		features.SupportGatewayPort8080,
+		features.SupportGatewayAddressEmpty,
+		features.SupportGatewayHTTPListenerIsolation,
 	}
 	slices.Sort(fs)
 	return fs

@@ -299,6 +299,13 @@ type RetryPolicy struct {
 	Attempts uint32
 	On       string // Envoy retry_on, e.g. "5xx,connect-failure"
 	PerTry   time.Duration
+	// Codes are the response status codes retried (Envoy's
+	// retriable_status_codes, read when On has retriable-status-codes,
+	// as the default On does).
+	Codes []uint32
+	// Backoff, when positive, is the least wait before a retry (Envoy's
+	// base interval; later retries back off exponentially from it).
+	Backoff time.Duration
 }
 
 // CookieSticky pins a client to an endpoint with a cookie.

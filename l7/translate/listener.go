@@ -61,6 +61,7 @@ func listenerFiltersOf(el model.EnvoyListener, svcs []model.Service) (httpFilter
 	f := filtersOf(svcs)
 	f.globalRL = globalRateLimitDomain(el, svcs)
 	f.proto = el.Protocol
+	f.redirectPort = listenerRedirectPort(el, svcs)
 	f.tracing = tracingOf(el)
 	f.xffTrustedHops = el.XFFTrustedHops
 	if !f.jwt {
