@@ -32,6 +32,9 @@ type Inputs struct {
 	Services        []*corev1.Service
 	EndpointSlices  []*discoveryv1.EndpointSlice
 	Secrets         []*corev1.Secret
+	// ConfigMaps hold the CA certificates (key "ca.crt") of client
+	// certificate validation and of BackendTLSPolicies.
+	ConfigMaps []*corev1.ConfigMap
 	// Addresses is the VIP each Gateway got from the IPAM (read from its
 	// VIP Service's status); a Gateway without one is not Programmed.
 	Addresses map[types.NamespacedName][]netip.Addr

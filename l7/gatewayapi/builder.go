@@ -29,6 +29,7 @@ type builder struct {
 	services   map[types.NamespacedName]*corev1.Service
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice
 	secrets    map[types.NamespacedName]*corev1.Secret
+	configMaps map[types.NamespacedName]*corev1.ConfigMap
 	namespaces map[string]*corev1.Namespace
 	grants     []*gatewayv1.ReferenceGrant
 
@@ -64,6 +65,7 @@ func newBuilder(in Inputs) *builder {
 		services:      map[types.NamespacedName]*corev1.Service{},
 		slices:        map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
 		secrets:       map[types.NamespacedName]*corev1.Secret{},
+		configMaps:    map[types.NamespacedName]*corev1.ConfigMap{},
 		namespaces:    map[string]*corev1.Namespace{},
 		grants:        in.ReferenceGrants,
 		routeServices: map[routeKey][]int{},
@@ -81,6 +83,9 @@ func newBuilder(in Inputs) *builder {
 	}
 	for _, s := range in.Secrets {
 		b.secrets[nn(s.Namespace, s.Name)] = s
+	}
+	for _, c := range in.ConfigMaps {
+		b.configMaps[nn(c.Namespace, c.Name)] = c
 	}
 	for _, n := range in.Namespaces {
 		b.namespaces[n.Name] = n

@@ -37,6 +37,8 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRouteRequestTimeout,
 		features.SupportHTTPRouteBackendTimeout,
 		features.SupportHTTPRouteParentRefPort,
+		features.SupportGatewayFrontendClientCertificateValidation,
+		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
 	}
 	slices.Sort(fs)
 	return fs

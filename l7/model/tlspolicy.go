@@ -82,6 +82,10 @@ type ClientCertificate struct {
 	// when false a client may present none, but one it presents must
 	// verify.
 	Required bool
+	// AcceptUntrusted lets a client whose certificate does not verify in
+	// too (the Gateway API's AllowInsecureFallback: the backend decides);
+	// only with Required false.
+	AcceptUntrusted bool
 	// ForwardDetails sets x-forwarded-client-cert upstream to the verified
 	// certificate's details; otherwise the header is removed.
 	ForwardDetails bool
@@ -154,6 +158,9 @@ func checkListenerTLS(l Listener, f string, bad func(field, format string, a ...
 	if c := l.ClientCertificate; c != nil {
 		if err := CheckCABundle(c.CA); err != nil {
 			bad(f+".clientCertificate.ca", "%v", err)
+		}
+		if c.AcceptUntrusted && c.Required {
+			bad(f+".clientCertificate.acceptUntrusted", "a required certificate must verify")
 		}
 	}
 }

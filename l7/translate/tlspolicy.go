@@ -43,16 +43,19 @@ func downstreamTLSParams(p *model.TLSPolicy) *tls.TlsParameters {
 }
 
 // applyClientCertificate makes a listener's TLS context verify client
-// certificates against the CA bundle (inline: it is public), and require
-// one when asked. Nil leaves ctx as it is: no certificate is requested.
+// certificates against the CA bundle (inline: it is public), require one
+// when asked, and let one that does not verify in when AcceptUntrusted.
+// Nil leaves ctx as it is: no certificate is requested.
 func applyClientCertificate(ctx *tls.DownstreamTlsContext, c *model.ClientCertificate) {
 	if c == nil {
 		return
 	}
 	ctx.RequireClientCertificate = wrapBool(c.Required)
-	ctx.CommonTlsContext.ValidationContextType = &tls.CommonTlsContext_ValidationContext{
-		ValidationContext: &tls.CertificateValidationContext{TrustedCa: inlineBytes(c.CA)},
+	v := &tls.CertificateValidationContext{TrustedCa: inlineBytes(c.CA)}
+	if c.AcceptUntrusted {
+		v.TrustChainVerification = tls.CertificateValidationContext_ACCEPT_UNTRUSTED
 	}
+	ctx.CommonTlsContext.ValidationContextType = &tls.CommonTlsContext_ValidationContext{ValidationContext: v}
 }
 
 // forwardClientCert sets x-forwarded-client-cert on the connection
