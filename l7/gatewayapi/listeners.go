@@ -20,8 +20,8 @@ type listener struct {
 	// accepted, resolved and conflicted are the listener's conditions.
 	accepted, resolved, conflicted metav1.Condition
 	certs                          []model.SNICertificate
-	// certSANs are the DNS names of the served certificate (HTTPS; nil
-	// when it names none).
+	// certSANs are the DNS names of the served certificates (HTTPS; nil
+	// when one of them names none: it serves every name).
 	certSANs []string
 	// clientCert is the client certificate validation of spec.tls.frontend
 	// (HTTPS); caPartial: some of its CA references could not be used,
