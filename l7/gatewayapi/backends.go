@@ -2,11 +2,13 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlbproject/tlb/l7/kubeobj"
@@ -30,6 +32,9 @@ type routeBuild struct {
 	// unsupported is the first value the model cannot carry (Accepted
 	// False, UnsupportedValue).
 	unsupported string
+	// services are the Services its upstreams resolved to (the ancestors
+	// of BackendTLSPolicies are their routes' Gateways).
+	services []types.NamespacedName
 }
 
 func (b *builder) newRouteBuild(kind, ns string, gen int64, http2 bool) *routeBuild {
@@ -107,11 +112,22 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no TCP port %d", f, ns, ref.Name, *ref.Port))
 		return "", false
 	}
+	var upTLS *model.UpstreamTLS
+	if !slices.Contains(rb.services, nn(ns, svc.Name)) {
+		rb.services = append(rb.services, nn(ns, svc.Name))
+	}
+	if bt := rb.b.backendTLSFor(nn(ns, svc.Name), port.Name); bt != nil && rb.kind != kindTLSRoute {
+		if bt.tls == nil {
+			// Its policy has no usable CA: never plain text instead.
+			return "", false
+		}
+		upTLS = bt.tls
+	}
 	name := modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)))
 	if !rb.upIdx[name] {
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
-		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kubeobj.ReadyEndpoints(rb.b.slices[nn(ns, svc.Name)], port.Name)})
+		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, TLS: upTLS, Endpoints: kubeobj.ReadyEndpoints(rb.b.slices[nn(ns, svc.Name)], port.Name)})
 	}
 	return name, true
 }

@@ -28,10 +28,12 @@ type Inputs struct {
 	TLSRoutes       []*gatewayv1.TLSRoute
 	ReferenceGrants []*gatewayv1.ReferenceGrant
 	TrafficPolicies []*tlbv1alpha1.TrafficPolicy
-	Namespaces      []*corev1.Namespace
-	Services        []*corev1.Service
-	EndpointSlices  []*discoveryv1.EndpointSlice
-	Secrets         []*corev1.Secret
+	// BackendTLSPolicies make routes' upstreams speak TLS (backendtls.go).
+	BackendTLSPolicies []*gatewayv1.BackendTLSPolicy
+	Namespaces         []*corev1.Namespace
+	Services           []*corev1.Service
+	EndpointSlices     []*discoveryv1.EndpointSlice
+	Secrets            []*corev1.Secret
 	// ConfigMaps hold the CA certificates (key "ca.crt") of client
 	// certificate validation and of BackendTLSPolicies.
 	ConfigMaps []*corev1.ConfigMap
@@ -62,6 +64,9 @@ type Status struct {
 	GRPCRoutes      map[types.NamespacedName]gatewayv1.GRPCRouteStatus
 	TLSRoutes       map[types.NamespacedName]gatewayv1.TLSRouteStatus
 	TrafficPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
+	// BackendTLSPolicies are keyed like the others; every policy has
+	// an entry (its ancestors may be none).
+	BackendTLSPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
 }
 
 // Build translates in into the model and the status of every object of
@@ -71,10 +76,12 @@ func Build(in Inputs) Result {
 	b := newBuilder(in)
 	b.classes()
 	b.gateways()
+	b.backendTLSPolicies()
 	b.httpRoutes()
 	b.grpcRoutes()
 	b.tlsRoutes()
 	b.policies()
+	b.backendTLSStatus()
 	b.finish()
 	return b.out
 }

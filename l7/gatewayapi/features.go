@@ -39,6 +39,8 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRouteParentRefPort,
 		features.SupportGatewayFrontendClientCertificateValidation,
 		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
+		features.SupportBackendTLSPolicy,
+		features.SupportBackendTLSPolicySANValidation,
 	}
 	slices.Sort(fs)
 	return fs

@@ -22,10 +22,11 @@ type statusWrites struct {
 	grpc     []*gatewayv1.GRPCRoute
 	tls      []*gatewayv1.TLSRoute
 	policies []*tlbv1alpha1.TrafficPolicy
+	btls     []*gatewayv1.BackendTLSPolicy
 }
 
 func (w statusWrites) empty() bool {
-	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.policies) == 0
+	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.policies)+len(w.btls) == 0
 }
 
 // planStatus diffs the status Build computed with each cached object's.
@@ -109,6 +110,16 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.policies = append(w.policies, cp)
 		}
 	}
+	for _, bp := range in.BackendTLSPolicies {
+		if pending(kindBackendTLSPolicy, bp) {
+			continue
+		}
+		if st, changed := policyStatus(bp.Status, want.BackendTLSPolicies[nameOf(bp)]); changed {
+			cp := bp.DeepCopy()
+			cp.Status = st
+			w.btls = append(w.btls, cp)
+		}
+	}
 	return w
 }
 
@@ -120,6 +131,8 @@ const (
 	kindGRPCRoute     = "GRPCRoute"
 	kindTLSRoute      = "TLSRoute"
 	kindTrafficPolicy = "TrafficPolicy"
+	// kindBackendTLSPolicy is gateway.networking.k8s.io's.
+	kindBackendTLSPolicy = "BackendTLSPolicy"
 )
 
 func nameOf(o metav1.Object) types.NamespacedName {

@@ -73,6 +73,12 @@ func (w *Watch) watchNamespace(o Options, ns string) {
 		rg := v1.ReferenceGrants()
 		w.watch(rg.Informer(), "ReferenceGrants", func(in *gatewayapi.Inputs) error { return appendList(&in.ReferenceGrants, rg.Lister().List) })
 	}
+	if o.Served.gateway("backendtlspolicies") {
+		bt := v1.BackendTLSPolicies()
+		w.watch(bt.Informer(), "BackendTLSPolicies", func(in *gatewayapi.Inputs) error {
+			return appendList(&in.BackendTLSPolicies, bt.Lister().List)
+		})
+	}
 	w.factories = append(w.factories, f)
 	// The CA certificates (key ca.crt) of client certificate validation
 	// and of BackendTLSPolicies: public data, read by both callers.

@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -99,14 +100,19 @@ type UpstreamTLS struct {
 	// CA is a PEM bundle of the trusted CA certificates (public data).
 	CA []byte
 	// SubjectAltNames are DNS names one of which the endpoint's
-	// certificate must carry; empty means SNI.
+	// certificate must carry (or one of URISubjectAltNames); both empty
+	// means SNI.
 	SubjectAltNames []string
+	// URISubjectAltNames are URI subject alternative names (SPIFFE IDs,
+	// as a BackendTLSPolicy may name them), checked like SubjectAltNames.
+	URISubjectAltNames []string
 }
 
-// VerifiedNames returns the names an upstream's certificate is checked
-// against: SubjectAltNames, or the SNI.
+// VerifiedNames returns the DNS names an upstream's certificate is checked
+// against: SubjectAltNames, or the SNI when no name of either kind is
+// given.
 func (u *UpstreamTLS) VerifiedNames() []string {
-	if len(u.SubjectAltNames) > 0 {
+	if len(u.SubjectAltNames) > 0 || len(u.URISubjectAltNames) > 0 {
 		return u.SubjectAltNames
 	}
 	return []string{u.SNI}
@@ -224,6 +230,11 @@ func checkUpstreamTLS(u *UpstreamTLS, f string, bad func(field, format string, a
 	for j, n := range u.SubjectAltNames {
 		if err := checkServerName(n); err != nil {
 			bad(fmt.Sprintf("%s.subjectAltNames[%d]", f, j), "%v", err)
+		}
+	}
+	for j, n := range u.URISubjectAltNames {
+		if p, err := url.Parse(n); err != nil || p.Scheme == "" {
+			bad(fmt.Sprintf("%s.uriSubjectAltNames[%d]", f, j), "%q is not an absolute URI", n)
 		}
 	}
 }
