@@ -124,6 +124,9 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 		upTLS = bt.tls
 	}
 	name := modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)))
+	if upTLS != nil {
+		name = modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)), "tls-"+tlsTag(upTLS))
+	}
 	if !rb.upIdx[name] {
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")

@@ -1,8 +1,11 @@
 package gatewayapi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -183,4 +186,20 @@ func (b *builder) backendTLSStatus() {
 		}
 		b.out.Status.BackendTLSPolicies[nn(bt.policy.Namespace, bt.policy.Name)] = st
 	}
+}
+
+// tlsTag is a short hash of an upstream's TLS settings, part of its
+// name: a policy added, changed or removed makes a new Envoy cluster
+// rather than changing one in place. Envoy keeps serving a changed
+// cluster's old version (plain text, or the old CA) until the new one has
+// its endpoints, and a control plane whose endpoints did not change sends
+// none: the change would wait for Envoy's initial fetch timeout (15 s)
+// per change. A new name is subscribed to and answered at once.
+func tlsTag(u *model.UpstreamTLS) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(u.SNI), u.CA, []byte(strings.Join(u.SubjectAltNames, ",")), []byte(strings.Join(u.URISubjectAltNames, ","))} {
+		h.Write([]byte(strconv.Itoa(len(part)) + ":"))
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:8]
 }

@@ -3,6 +3,7 @@ package gatewayapi
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +49,7 @@ func TestBackendTLSPolicy(t *testing.T) {
 		t.Helper()
 		for _, s := range res.Config.Services {
 			for _, u := range s.Upstreams {
-				if u.Name == "app.web.8080" {
+				if strings.HasPrefix(u.Name, "app.web.8080") {
 					return u
 				}
 			}
@@ -83,6 +84,16 @@ func TestBackendTLSPolicy(t *testing.T) {
 			!slices.Equal(u.TLS.SubjectAltNames, []string{"web.example.com"}) || !slices.Equal(u.TLS.URISubjectAltNames, []string{"spiffe://cluster.local/ns/app/sa/web"}) {
 			t.Errorf("upstream TLS %+v; want SNI web.internal, the ConfigMap's CA, both SANs", u.TLS)
 		}
+		// A TLS upstream has its own name: adding or changing a policy
+		// makes a new Envoy cluster, never one changed in place.
+		if !strings.HasPrefix(u.Name, "app.web.8080.tls-") {
+			t.Errorf("TLS upstream named %q; want app.web.8080.tls-<hash>", u.Name)
+		}
+		p2 := p.DeepCopy()
+		p2.Spec.Validation.Hostname = "other.internal"
+		if res2, _ := setup(t, p2); upstream(t, res2).Name == u.Name {
+			t.Errorf("another hostname kept the upstream name %q", u.Name)
+		}
 		if a, r := status(t, res, "tls"); a != "True/Accepted" || r != "True/ResolvedRefs" {
 			t.Errorf("status Accepted %s ResolvedRefs %s", a, r)
 		}
@@ -92,7 +103,7 @@ func TestBackendTLSPolicy(t *testing.T) {
 	})
 	t.Run("port section of another port", func(t *testing.T) {
 		res, _ := setup(t, backendTLSPolicy("tls", "metrics", time.Hour))
-		if u := upstream(t, res); u.TLS != nil {
+		if u := upstream(t, res); u.TLS != nil || u.Name != "app.web.8080" {
 			t.Errorf("upstream of port http speaks TLS under a policy for port metrics: %+v", u.TLS)
 		}
 	})
@@ -110,7 +121,7 @@ func TestBackendTLSPolicy(t *testing.T) {
 			}
 			for _, s := range res.Config.Services {
 				for _, u := range s.Upstreams {
-					if u.Name == "app.web.8080" {
+					if strings.HasPrefix(u.Name, "app.web.8080") {
 						t.Errorf("upstream %s served (TLS %v) under a policy without CA; want its share failed", u.Name, u.TLS)
 					}
 				}
@@ -132,4 +143,3 @@ func TestBackendTLSPolicy(t *testing.T) {
 		}
 	})
 }
-
