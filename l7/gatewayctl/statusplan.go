@@ -100,6 +100,13 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.tls = append(w.tls, cp)
 		}
 	}
+	planPolicyStatus(in, want, pending, &w)
+	return w
+}
+
+// planPolicyStatus adds to w the TrafficPolicies and BackendTLSPolicies
+// whose status differs from want.
+func planPolicyStatus(in gatewayapi.Inputs, want gatewayapi.Status, pending func(kind string, o metav1.Object) bool, w *statusWrites) {
 	for _, tp := range in.TrafficPolicies {
 		if pending(kindTrafficPolicy, tp) {
 			continue
@@ -120,7 +127,6 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.btls = append(w.btls, cp)
 		}
 	}
-	return w
 }
 
 // Kinds whose status the controller writes.
