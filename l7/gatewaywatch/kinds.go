@@ -51,7 +51,7 @@ func (w *Watch) watchCluster(o Options) {
 }
 
 // watchNamespace watches the namespaced kinds served in ns (every
-// namespace when ns is empty), ConfigMaps included.
+// namespace when ns is empty), with o.CABundles its ConfigMaps.
 func (w *Watch) watchNamespace(o Options, ns string) {
 	f := gwinformers.NewSharedInformerFactoryWithOptions(o.Gateway, 0, gwinformers.WithNamespace(ns))
 	v1 := f.Gateway().V1()
@@ -80,12 +80,14 @@ func (w *Watch) watchNamespace(o Options, ns string) {
 		})
 	}
 	w.factories = append(w.factories, f)
-	// The CA certificates (key ca.crt) of client certificate validation
-	// and of BackendTLSPolicies: public data, read by both callers.
-	core := informers.NewSharedInformerFactoryWithOptions(o.Kube, 0, informers.WithNamespace(ns))
-	cms := core.Core().V1().ConfigMaps()
-	w.watch(cms.Informer(), "ConfigMaps", func(in *gatewayapi.Inputs) error { return appendList(&in.ConfigMaps, cms.Lister().List) })
-	w.factories = append(w.factories, core)
+	if o.CABundles {
+		// The CA certificates (key ca.crt) of client certificate
+		// validation and of BackendTLSPolicies.
+		core := informers.NewSharedInformerFactoryWithOptions(o.Kube, 0, informers.WithNamespace(ns))
+		cms := core.Core().V1().ConfigMaps()
+		w.watch(cms.Informer(), "ConfigMaps", func(in *gatewayapi.Inputs) error { return appendList(&in.ConfigMaps, cms.Lister().List) })
+		w.factories = append(w.factories, core)
+	}
 	if o.Dynamic != nil && o.Served.tlb(tlbv1alpha1.ResourceTrafficPolicies) {
 		dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.Dynamic, 0, ns, nil)
 		inf := dyn.ForResource(TrafficPolicyResource)
