@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlbproject/tlb/l7/kubeobj"
@@ -37,6 +38,9 @@ type routeBuild struct {
 	// unsupported is the first value the model cannot carry (Accepted
 	// False, UnsupportedValue).
 	unsupported string
+	// services are the Services its upstreams resolved to (the ancestors
+	// of BackendTLSPolicies are their routes' Gateways).
+	services []types.NamespacedName
 }
 
 func (b *builder) newRouteBuild(kind, ns string, gen int64, http2 bool) *routeBuild {
@@ -114,11 +118,25 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no %s port %d", f, ns, ref.Name, rb.proto, *ref.Port))
 		return "", false
 	}
+	var upTLS *model.UpstreamTLS
+	if !slices.Contains(rb.services, nn(ns, svc.Name)) {
+		rb.services = append(rb.services, nn(ns, svc.Name))
+	}
+	if bt := rb.b.backendTLSFor(nn(ns, svc.Name), port.Name); bt != nil && rb.kind != kindTLSRoute {
+		if bt.tls == nil {
+			// Its policy has no usable CA: never plain text instead.
+			return "", false
+		}
+		upTLS = bt.tls
+	}
 	name := modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)))
+	if upTLS != nil {
+		name = modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)), "tls-"+tlsTag(upTLS))
+	}
 	if !rb.upIdx[name] {
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
-		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kubeobj.ReadyEndpointsOf(rb.b.slices[nn(ns, svc.Name)], port.Name, rb.proto)})
+		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, TLS: upTLS, Endpoints: kubeobj.ReadyEndpointsOf(rb.b.slices[nn(ns, svc.Name)], port.Name, rb.proto)})
 		rb.webSocket[name] = port.AppProtocol != nil && *port.AppProtocol == appProtocolWebSocket
 	}
 	return name, true

@@ -52,6 +52,10 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportGatewayPort8080,
 		features.SupportGatewayAddressEmpty,
 		features.SupportGatewayHTTPListenerIsolation,
+		features.SupportGatewayFrontendClientCertificateValidation,
+		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
+		features.SupportBackendTLSPolicy,
+		features.SupportBackendTLSPolicySANValidation,
 	}
 	slices.Sort(fs)
 	return fs

@@ -150,6 +150,9 @@ func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
 		prog = condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "programmed", gen, now)
 	}
 	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}}
+	if c, ok := b.insecureFrontend(g); ok {
+		st.Conditions = append(st.Conditions, c)
+	}
 	ipType := gatewayv1.IPAddressType
 	for _, a := range g.addrs {
 		st.Addresses = append(st.Addresses, gatewayv1.GatewayStatusAddress{Type: &ipType, Value: a.String()})
@@ -189,7 +192,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 			n := l.modelListener(ai)
 			ml, ok := byName[n]
 			if !ok {
-				ml = &model.Listener{Name: n, VIP: a, Port: uint32(l.spec.Port), Protocol: l.protocol}
+				ml = &model.Listener{Name: n, VIP: a, Port: uint32(l.spec.Port), Protocol: l.protocol, ClientCertificate: l.clientCert}
 				byName[n] = ml
 			}
 			if sni[n] == nil {

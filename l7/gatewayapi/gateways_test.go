@@ -140,7 +140,9 @@ func TestListenerConditions(t *testing.T) {
 			kinds: map[string][]string{"a": {}},
 		},
 		// Issue 22: spec.tls.frontend was ignored, the listener served
-		// without the client certificates its owner asked for.
+		// without the client certificates its owner asked for. A CA
+		// that cannot be read still keeps the listener out (issue 24
+		// serves the validation: frontendtls_test.go).
 		"client certificate validation asked": {
 			listeners: []gatewayv1.Listener{httpListener("a", 80, ""), httpsListener("b", 443, "", secretRef("", "wild")), httpsListener("c", 8443, "", secretRef("", "wild"))},
 			edit: func(in *Inputs) {
@@ -150,7 +152,7 @@ func TestListenerConditions(t *testing.T) {
 					PerPort: []gatewayv1.TLSPortConfig{{Port: 8443, TLS: gatewayv1.TLSConfig{}}},
 				}}
 			},
-			want: map[string]listenerWant{"a": ok, "b": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid"}, "c": ok},
+			want: map[string]listenerWant{"a": ok, "b": {"Accepted": "False/NoValidCACertificate", "ResolvedRefs": "False/InvalidCACertificateRef", "Programmed": "False/Invalid"}, "c": ok},
 		},
 		"invalid route kinds": {
 			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {

@@ -27,6 +27,7 @@ func (b *builder) httpRoutes() {
 			continue
 		}
 		b.noteGateways(routeKey{kindHTTPRoute, nn(hr.Namespace, hr.Name)}, parents)
+		b.noteBackendTLS(rb.services, parents)
 		rb.accepted(parents)
 		res := rb.resolvedRefs()
 		st := gatewayv1.HTTPRouteStatus{}

@@ -83,7 +83,7 @@ func (u Upstream) clone() Upstream {
 		return h
 	})
 	u.TLS = clonePtrFunc(u.TLS, func(t UpstreamTLS) UpstreamTLS {
-		t.CA, t.SubjectAltNames = slices.Clone(t.CA), slices.Clone(t.SubjectAltNames)
+		t.CA, t.SubjectAltNames, t.URISubjectAltNames = slices.Clone(t.CA), slices.Clone(t.SubjectAltNames), slices.Clone(t.URISubjectAltNames)
 		return t
 	})
 	return u

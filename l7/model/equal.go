@@ -134,7 +134,7 @@ func (h *HealthCheck) equal(o *HealthCheck) bool {
 }
 
 func (t *UpstreamTLS) equal(o *UpstreamTLS) bool {
-	return t.SNI == o.SNI && sameSlice(t.CA, o.CA) && sameSlice(t.SubjectAltNames, o.SubjectAltNames)
+	return t.SNI == o.SNI && sameSlice(t.CA, o.CA) && sameSlice(t.SubjectAltNames, o.SubjectAltNames) && sameSlice(t.URISubjectAltNames, o.URISubjectAltNames)
 }
 
 func (j *JWT) equal(o *JWT) bool {
