@@ -96,6 +96,8 @@ type PeerConfig struct {
 	// MaxPrefixes tears the session down when the neighbour sends more
 	// prefixes; DefaultMaxPrefixes when zero.
 	MaxPrefixes uint32 `json:"maxPrefixes,omitempty"`
+	// BFD turns on BFD with the peer (bfdconfig.go); off by default.
+	BFD BFDConfig `json:"bfd,omitempty"`
 }
 
 // Parse reads a YAML Config, rejecting unknown fields, applies defaults and
@@ -137,6 +139,7 @@ func (c Config) Defaulted() Config {
 		if p.MaxPrefixes == 0 {
 			p.MaxPrefixes = DefaultMaxPrefixes
 		}
+		p.BFD = p.BFD.defaulted()
 		peers[i] = p
 	}
 	c.Peers = peers
@@ -227,6 +230,7 @@ func (c Config) checkPeers(ps *problems) {
 		f := func(name string) string { return fmt.Sprintf("peers[%d].%s", i, name) }
 		c.checkPeerIdentity(ps, f, p, seen)
 		c.checkPeerSession(ps, f, p)
+		p.BFD.check(ps, f, p)
 	}
 }
 
