@@ -12,9 +12,9 @@ import (
 
 // Defaults applied by Config.Defaulted.
 const (
-	// DefaultHoldTimeSeconds is the hold time offered to peers. A dead
-	// director is detected by its router within this many seconds (GoBGP v3
-	// has no BFD), so it bounds the failover time.
+	// DefaultHoldTimeSeconds is the hold time offered to peers. Without BFD
+	// (PeerConfig.BFD) a dead director is detected by its router within
+	// this many seconds, so it bounds the failover time.
 	DefaultHoldTimeSeconds = 3
 	// DefaultKeepaliveSeconds is the keepalive interval (a third of the hold time).
 	DefaultKeepaliveSeconds = 1
