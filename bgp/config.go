@@ -97,7 +97,7 @@ type PeerConfig struct {
 	// prefixes; DefaultMaxPrefixes when zero.
 	MaxPrefixes uint32 `json:"maxPrefixes,omitempty"`
 	// BFD turns on BFD with the peer (bfdconfig.go); off by default.
-	BFD BFDConfig `json:"bfd,omitempty"`
+	BFD BFDConfig `json:"bfd,omitzero"`
 }
 
 // Parse reads a YAML Config, rejecting unknown fields, applies defaults and
