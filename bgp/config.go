@@ -12,9 +12,9 @@ import (
 
 // Defaults applied by Config.Defaulted.
 const (
-	// DefaultHoldTimeSeconds is the hold time offered to peers. A dead
-	// director is detected by its router within this many seconds (GoBGP v3
-	// has no BFD), so it bounds the failover time.
+	// DefaultHoldTimeSeconds is the hold time offered to peers. Without BFD
+	// (PeerConfig.BFD) a dead director is detected by its router within
+	// this many seconds, so it bounds the failover time.
 	DefaultHoldTimeSeconds = 3
 	// DefaultKeepaliveSeconds is the keepalive interval (a third of the hold time).
 	DefaultKeepaliveSeconds = 1
@@ -96,6 +96,8 @@ type PeerConfig struct {
 	// MaxPrefixes tears the session down when the neighbour sends more
 	// prefixes; DefaultMaxPrefixes when zero.
 	MaxPrefixes uint32 `json:"maxPrefixes,omitempty"`
+	// BFD turns on BFD with the peer (bfdconfig.go); off by default.
+	BFD BFDConfig `json:"bfd,omitzero"`
 }
 
 // Parse reads a YAML Config, rejecting unknown fields, applies defaults and
@@ -137,6 +139,7 @@ func (c Config) Defaulted() Config {
 		if p.MaxPrefixes == 0 {
 			p.MaxPrefixes = DefaultMaxPrefixes
 		}
+		p.BFD = p.BFD.defaulted()
 		peers[i] = p
 	}
 	c.Peers = peers
@@ -227,6 +230,7 @@ func (c Config) checkPeers(ps *problems) {
 		f := func(name string) string { return fmt.Sprintf("peers[%d].%s", i, name) }
 		c.checkPeerIdentity(ps, f, p, seen)
 		c.checkPeerSession(ps, f, p)
+		p.BFD.check(ps, f, p)
 	}
 }
 

@@ -47,6 +47,7 @@ type Speaker struct {
 
 	srv   *server.BgpServer
 	paths pathTable
+	bfd   *bfdPeers // BFD sessions of the peers that enable it (bfdpeer.go)
 
 	mu        sync.Mutex // serialises Announce/WithdrawAll/Stop
 	started   bool
@@ -91,12 +92,17 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 	if err != nil {
 		return nil, err
 	}
+	bp, err := newBFDPeers(cfg, log, reg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Speaker{
 		cfg:       cfg,
 		allowed:   cfg.allowedRanges(),
 		passwords: pws,
 		log:       log,
 		metrics:   m,
+		bfd:       bp,
 		now:       time.Now,
 		announced: map[netip.Prefix][]byte{},
 		states:    map[string]PeerStatus{},
@@ -151,6 +157,11 @@ func (s *Speaker) Start(ctx context.Context) error {
 		s.log.Info("bgp peer added", "peer", pc.Address, "asn", pc.ASN,
 			"holdTime", pc.HoldTimeSeconds, "keepalive", pc.KeepaliveSeconds, "md5", pc.PasswordFile != "")
 	}
+	if err := s.bfd.start(srv); err != nil {
+		cancel()
+		srv.Stop()
+		return err
+	}
 	s.srv, s.paths, s.cancel, s.started = srv, srv, cancel, true
 	return nil
 }
@@ -164,6 +175,7 @@ func (s *Speaker) Stop(ctx context.Context) error {
 	if !s.started {
 		return err
 	}
+	s.bfd.stop()
 	s.cancel()
 	s.srv.Stop()
 	s.started = false

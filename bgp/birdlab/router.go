@@ -27,6 +27,8 @@ type Neighbor struct {
 	Password string
 	// Local is the router's address on this session; RouterConfig.RouterID when empty.
 	Local string
+	// BFD turns on `bfd on` for this session (RouterConfig.BFD must be set).
+	BFD bool
 }
 
 // RouterConfig is the router's BIRD configuration.
@@ -39,6 +41,8 @@ type RouterConfig struct {
 	HoldTime, Keepalive int
 	// Neighbors are the speakers.
 	Neighbors []Neighbor
+	// BFD, when set, adds a `protocol bfd` with these timers (bfd.go).
+	BFD *BFD
 }
 
 // Router is one running BIRD in a network namespace.
@@ -62,6 +66,11 @@ protocol kernel {
   merge paths on;
   scan time 1;
 }
+{{- with .BFD}}
+protocol bfd {
+  interface "*" { min rx interval {{.MinRxMilliseconds}} ms; min tx interval {{.MinTxMilliseconds}} ms; multiplier {{.Multiplier}}; };
+}
+{{- end}}
 {{range .Neighbors}}
 protocol bgp {{.Name}} {
   local {{if .Local}}{{.Local}}{{else}}{{$.RouterID}}{{end}} as {{$.ASN}};
@@ -72,6 +81,9 @@ protocol bgp {{.Name}} {
   error wait time 1, 2;
 {{- if .Password}}
   password "{{.Password}}";
+{{- end}}
+{{- if .BFD}}
+  bfd on;
 {{- end}}
   ipv4 { import all; export none; };
 }
@@ -102,7 +114,7 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 		return nil, fmt.Errorf("write bird config: %w", err)
 	}
 	err = birdConf.Execute(f, map[string]any{
-		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors,
+		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors, "BFD": cfg.BFD,
 	})
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -49,9 +49,9 @@ func cannotRun() string {
 	if os.Geteuid() != 0 {
 		return "needs root to create network namespaces"
 	}
-	for _, bin := range []string{"bird", "birdc", "ip"} {
+	for _, bin := range []string{"bird", "birdc", "ip", "nft"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			return bin + " not installed (apt-get install bird2 iproute2)"
+			return bin + " not installed (apt-get install bird2 iproute2 nftables)"
 		}
 	}
 	return ""
