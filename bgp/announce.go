@@ -29,15 +29,14 @@ func (s *Speaker) Announce(ctx context.Context, prefixes []netip.Prefix) error {
 		return fmt.Errorf("announce %v: %w", prefixes, ErrNotStarted)
 	}
 	plan := NewPlan(s.announcedLocked(), prefixes)
-	if plan.Empty() {
-		return nil
+	if !plan.Empty() {
+		if err := s.applyLocked(ctx, plan); err != nil {
+			s.metrics.announceError.WithLabelValues("apply").Inc()
+			return err
+		}
+		s.log.Info("bgp announcements changed", "advertised", plan.ToAdvertise, "withdrawn", plan.ToWithdraw, "kept", len(plan.ToKeep))
 	}
-	if err := s.applyLocked(ctx, plan); err != nil {
-		s.metrics.announceError.WithLabelValues("apply").Inc()
-		return err
-	}
-	s.log.Info("bgp announcements changed", "advertised", plan.ToAdvertise, "withdrawn", plan.ToWithdraw, "kept", len(plan.ToKeep))
-	return nil
+	return s.addPeersLocked(ctx)
 }
 
 // WithdrawAll withdraws every prefix this Speaker announced.
@@ -48,15 +47,14 @@ func (s *Speaker) WithdrawAll(ctx context.Context) error {
 		return nil
 	}
 	plan := NewPlan(s.announcedLocked(), nil)
-	if plan.Empty() {
-		return nil
+	if !plan.Empty() {
+		if err := s.applyLocked(ctx, plan); err != nil {
+			s.metrics.announceError.WithLabelValues("apply").Inc()
+			return err
+		}
+		s.log.Info("bgp announcements withdrawn", "withdrawn", plan.ToWithdraw)
 	}
-	if err := s.applyLocked(ctx, plan); err != nil {
-		s.metrics.announceError.WithLabelValues("apply").Inc()
-		return err
-	}
-	s.log.Info("bgp announcements withdrawn", "withdrawn", plan.ToWithdraw)
-	return nil
+	return s.addPeersLocked(ctx)
 }
 
 // Announced returns the prefixes currently announced, sorted.

@@ -26,6 +26,13 @@ const (
 	DefaultMaxPrefixes = 1000
 	// DefaultPeerPort is the BGP port peers are dialled on.
 	DefaultPeerPort = 179
+	// DefaultGracefulRestartSeconds is the restart time offered with
+	// graceful restart: how long a router keeps a silent director's routes
+	// (marked stale) waiting for it to come back.
+	DefaultGracefulRestartSeconds = 120
+	// maxGracefulRestartSeconds is the largest restart time the 12-bit
+	// field of the capability carries (RFC 4724 section 3).
+	maxGracefulRestartSeconds = 4095
 	// DefaultAPIAddress is where the optional GoBGP gRPC API listens.
 	DefaultAPIAddress = "127.0.0.1:50051"
 	// NoListen as ListenPort means the speaker only dials out.
@@ -47,8 +54,15 @@ type Config struct {
 	// local address of each session.
 	NextHop string `json:"nextHop,omitempty"`
 	// GracefulRestart enables BGP graceful restart (RFC 4724) on every peer.
-	// Off by default: a restarting director should lose its traffic fast.
+	// Off by default: a stopping director withdraws its routes and drains.
+	// On, a stopping director keeps its routes at the routers (no
+	// withdrawal, no NOTIFICATION) for GracefulRestartSeconds, so a restart
+	// costs no route; a director that does not come back in time loses its
+	// routes only then.
 	GracefulRestart bool `json:"gracefulRestart,omitempty"`
+	// GracefulRestartSeconds is the restart time advertised with graceful
+	// restart, 1..4095; DefaultGracefulRestartSeconds when zero.
+	GracefulRestartSeconds uint32 `json:"gracefulRestartSeconds,omitempty"`
 	// AllowedPrefixes are the VIP ranges this director may announce: a
 	// prefix is announced only if it lies inside one of them.
 	AllowedPrefixes []string `json:"allowedPrefixes"`
@@ -117,6 +131,9 @@ func (c Config) Defaulted() Config {
 	if c.ListenPort == 0 {
 		c.ListenPort = NoListen
 	}
+	if c.GracefulRestart && c.GracefulRestartSeconds == 0 {
+		c.GracefulRestartSeconds = DefaultGracefulRestartSeconds
+	}
 	if c.API.Enabled && c.API.Address == "" {
 		c.API.Address = DefaultAPIAddress
 	}
@@ -181,6 +198,12 @@ func (c Config) checkSpeaker(ps *problems) {
 	}
 	if c.NextHop != "" && !isHostIPv4(c.NextHop) {
 		ps.add("nextHop", "%q is not an IPv4 address", c.NextHop)
+	}
+	switch {
+	case !c.GracefulRestart && c.GracefulRestartSeconds != 0:
+		ps.add("gracefulRestartSeconds", "set without gracefulRestart: true")
+	case c.GracefulRestartSeconds > maxGracefulRestartSeconds:
+		ps.add("gracefulRestartSeconds", "%d is above the %d the capability carries", c.GracefulRestartSeconds, maxGracefulRestartSeconds)
 	}
 }
 

@@ -48,9 +48,12 @@ type Speaker struct {
 	srv   *server.BgpServer
 	paths pathTable
 
-	mu        sync.Mutex // serialises Announce/WithdrawAll/Stop
-	started   bool
-	announced map[netip.Prefix][]byte // prefix -> UUID from AddPath
+	mu      sync.Mutex // serialises Announce/WithdrawAll/Stop
+	started bool
+	// peersAdded is set once the peers are in GoBGP: at Start, or with
+	// graceful restart at the first Announce or WithdrawAll.
+	peersAdded bool
+	announced  map[netip.Prefix][]byte // prefix -> UUID from AddPath
 
 	stateMu sync.Mutex
 	states  map[string]PeerStatus // by peer address
@@ -141,31 +144,66 @@ func (s *Speaker) Start(ctx context.Context) error {
 		srv.Stop()
 		return fmt.Errorf("watch bgp peer events: %w", err)
 	}
+	s.srv, s.paths, s.cancel, s.started = srv, srv, cancel, true
+	if s.cfg.GracefulRestart {
+		// The peers wait for the first announcement (addPeersLocked),
+		// so that the End-of-RIB a router gets after a restart follows
+		// the whole set of routes: the stale routes still wanted are
+		// refreshed, not flushed and then announced again.
+		return nil
+	}
+	if err := s.addPeersLocked(ctx); err != nil {
+		cancel()
+		srv.Stop()
+		s.started = false
+		return err
+	}
+	return nil
+}
+
+// addPeersLocked adds the configured peers to GoBGP, once.
+func (s *Speaker) addPeersLocked(ctx context.Context) error {
+	if s.peersAdded {
+		return nil
+	}
 	for i, pc := range s.cfg.Peers {
 		s.setState(pc.Address, pc.ASN, "idle")
-		if err := srv.AddPeer(ctx, &api.AddPeerRequest{Peer: apiPeer(s.cfg, pc, s.passwords[i])}); err != nil {
-			cancel()
-			srv.Stop()
+		if err := s.srv.AddPeer(ctx, &api.AddPeerRequest{Peer: apiPeer(s.cfg, pc, s.passwords[i])}); err != nil {
 			return fmt.Errorf("add bgp peer %s as %d: %w", pc.Address, pc.ASN, err)
 		}
 		s.log.Info("bgp peer added", "peer", pc.Address, "asn", pc.ASN,
-			"holdTime", pc.HoldTimeSeconds, "keepalive", pc.KeepaliveSeconds, "md5", pc.PasswordFile != "")
+			"holdTime", pc.HoldTimeSeconds, "keepalive", pc.KeepaliveSeconds, "md5", pc.PasswordFile != "",
+			"gracefulRestart", s.cfg.GracefulRestart)
 	}
-	s.srv, s.paths, s.cancel, s.started = srv, srv, cancel, true
+	s.peersAdded = true
 	return nil
 }
 
 // Stop withdraws every prefix, closes the sessions (sending a Cease) and
 // stops GoBGP. A stopped Speaker cannot be started again.
+//
+// With graceful restart Stop withdraws nothing and sends no NOTIFICATION,
+// either of which would make the routers drop the routes at once: it
+// leaves the sessions to close with the process, which must exit next.
+// The routers then keep the routes, marked stale, for the restart time
+// (RFC 4724).
 func (s *Speaker) Stop(ctx context.Context) error {
-	err := s.WithdrawAll(ctx)
+	var err error
+	if !s.cfg.GracefulRestart {
+		err = s.WithdrawAll(ctx)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started {
 		return err
 	}
 	s.cancel()
-	s.srv.Stop()
+	if s.cfg.GracefulRestart {
+		s.log.Info("bgp speaker stopping for a graceful restart: routes left at the routers",
+			"announced", len(s.announced), "restartTime", s.cfg.GracefulRestartSeconds)
+	} else {
+		s.srv.Stop()
+	}
 	s.started = false
 	s.stateMu.Lock()
 	now := s.now()

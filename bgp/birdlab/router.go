@@ -39,6 +39,10 @@ type RouterConfig struct {
 	HoldTime, Keepalive int
 	// Neighbors are the speakers.
 	Neighbors []Neighbor
+	// GracefulRestart turns on BGP graceful restart (RFC 4724) on every
+	// session: BIRD keeps a restarting speaker's routes, marked stale,
+	// until its End-of-RIB or the restart time.
+	GracefulRestart bool
 }
 
 // Router is one running BIRD in a network namespace.
@@ -70,6 +74,9 @@ protocol bgp {{.Name}} {
   keepalive time {{$.Keepalive}};
   connect retry time 1;
   error wait time 1, 2;
+{{- if $.GracefulRestart}}
+  graceful restart on;
+{{- end}}
 {{- if .Password}}
   password "{{.Password}}";
 {{- end}}
@@ -103,6 +110,7 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 	}
 	err = birdConf.Execute(f, map[string]any{
 		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors,
+		"GracefulRestart": cfg.GracefulRestart,
 	})
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -261,6 +269,9 @@ type Session struct {
 	State string
 	// Imported is how many routes BIRD holds from this session.
 	Imported int
+	// Restarting is set while BIRD holds the session's routes as stale
+	// for a graceful restart ("Neighbor graceful restart active").
+	Restarting bool
 }
 
 // Session returns the state and imported route count of neighbor name.
@@ -282,7 +293,43 @@ func ParseSession(out string) Session {
 			s.State = f[2]
 		case len(f) >= 3 && f[0] == "Routes:":
 			_, _ = fmt.Sscanf(f[1], "%d", &s.Imported)
+		case strings.TrimSpace(line) == "Neighbor graceful restart active":
+			s.Restarting = true
 		}
 	}
 	return s
+}
+
+// Attributes returns the attributes of BIRD's first route for exactly
+// prefix (`birdc show route all`), by name: "BGP.local_pref" -> "200",
+// "BGP.community" -> "(64512,100) (64512,200)". Nil when there is none.
+func (r *Router) Attributes(ctx context.Context, prefix string) (map[string]string, error) {
+	out, err := r.Birdc(ctx, "show", "route", "all", prefix)
+	if strings.Contains(out, "Network not found") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseAttributes(out), nil
+}
+
+// ParseAttributes reads the "\tName: value" lines of the first route in
+// `birdc show route all` output.
+func ParseAttributes(out string) map[string]string {
+	var attrs map[string]string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, " unicast [") {
+			if attrs != nil {
+				break // the next route
+			}
+			attrs = map[string]string{}
+			continue
+		}
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ": ")
+		if attrs != nil && ok && strings.HasPrefix(line, "\t") {
+			attrs[name] = strings.TrimSpace(value)
+		}
+	}
+	return attrs
 }

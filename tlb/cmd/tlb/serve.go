@@ -47,6 +47,7 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 		}
 		defer stop()
 		opts.Announcer = sp
+		opts.KeepRoutesOnShutdown = cfg.BGP.GracefulRestart
 	}
 	a, err := agent.New(opts)
 	if err != nil {
