@@ -66,6 +66,9 @@ type Config struct {
 	// AllowedPrefixes are the VIP ranges this director may announce: a
 	// prefix is announced only if it lies inside one of them.
 	AllowedPrefixes []string `json:"allowedPrefixes"`
+	// Advertisements set the communities, local preference and
+	// aggregation of the routes inside some VIP ranges.
+	Advertisements []AdvertisementConfig `json:"advertisements,omitempty"`
 	// API configures GoBGP's own gRPC API, off by default.
 	API APIConfig `json:"api,omitempty"`
 	// Peers are the routers to announce to.
@@ -165,6 +168,11 @@ func (c Config) Validate() error {
 	var ps problems
 	c.checkSpeaker(&ps)
 	c.checkAllowedPrefixes(&ps)
+	if len(ps) == 0 {
+		// The advertisements are checked against valid allowed ranges.
+		_, errs := parseAdvertisements(c.Advertisements, c.allowedRanges(), advertisementField(c.Advertisements))
+		ps = append(ps, errs...)
+	}
 	c.checkAPI(&ps)
 	c.checkPeers(&ps)
 	return errors.Join(ps...)

@@ -53,7 +53,11 @@ type Speaker struct {
 	// peersAdded is set once the peers are in GoBGP: at Start, or with
 	// graceful restart at the first Announce or WithdrawAll.
 	peersAdded bool
-	announced  map[netip.Prefix][]byte // prefix -> UUID from AddPath
+	announced  map[netip.Prefix]announcement
+	// requested is the last set Announce was given, before the
+	// advertisements aggregate it; SetAdvertisements sends it again.
+	requested []netip.Prefix
+	advs      []advertisement
 
 	stateMu sync.Mutex
 	states  map[string]PeerStatus // by peer address
@@ -90,6 +94,7 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 		}
 		pws[i] = pw
 	}
+	advs, _ := parseAdvertisements(cfg.Advertisements, cfg.allowedRanges(), advertisementField(cfg.Advertisements))
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, err
@@ -101,7 +106,8 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 		log:       log,
 		metrics:   m,
 		now:       time.Now,
-		announced: map[netip.Prefix][]byte{},
+		announced: map[netip.Prefix]announcement{},
+		advs:      advs,
 		states:    map[string]PeerStatus{},
 	}
 	if err := registerPeerCollector(reg, s); err != nil {

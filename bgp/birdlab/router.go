@@ -57,6 +57,8 @@ type Router struct {
 
 // BIRD 2 config: import everything the speakers send, export nothing to
 // them, and install ECMP (merge paths) into the namespace's kernel table.
+// Speakers are on the router's links, so next hops resolve directly, for
+// iBGP sessions too.
 var birdConf = template.Must(template.New("bird").Parse(`
 router id {{.RouterID}};
 log "{{.Dir}}/bird.log" all;
@@ -74,6 +76,7 @@ protocol bgp {{.Name}} {
   keepalive time {{$.Keepalive}};
   connect retry time 1;
   error wait time 1, 2;
+  direct;
 {{- if $.GracefulRestart}}
   graceful restart on;
 {{- end}}
@@ -319,7 +322,9 @@ func (r *Router) Attributes(ctx context.Context, prefix string) (map[string]stri
 func ParseAttributes(out string) map[string]string {
 	var attrs map[string]string
 	for _, line := range strings.Split(out, "\n") {
-		if strings.Contains(line, " unicast [") {
+		// A route line: "PREFIX  unicast [proto ...]", or "unreachable
+		// [...]" and others; only attribute lines start with a tab.
+		if line != "" && !strings.HasPrefix(line, "\t") && strings.Contains(line, " [") {
 			if attrs != nil {
 				break // the next route
 			}
