@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -86,6 +87,9 @@ type APIConfig struct {
 
 // PeerConfig is one BGP neighbour (usually the top-of-rack router).
 type PeerConfig struct {
+	// Name, when set, names the peer in errors (a BGPPeer's is named
+	// after it).
+	Name string `json:"name,omitempty"`
 	// Address is the neighbour's IPv4 address.
 	Address string `json:"address"`
 	// ASN is the neighbour's autonomous system number.
@@ -113,6 +117,11 @@ type PeerConfig struct {
 	// MaxPrefixes tears the session down when the neighbour sends more
 	// prefixes; DefaultMaxPrefixes when zero.
 	MaxPrefixes uint32 `json:"maxPrefixes,omitempty"`
+	// NodeSelectors choose the nodes whose director peers with this
+	// neighbour: a node matching any of them does. None means every node.
+	// One configuration then serves every rack, each director peering
+	// with its own rack's routers (see Speaker.SetNodeLabels).
+	NodeSelectors []metav1.LabelSelector `json:"nodeSelectors,omitempty"`
 }
 
 // Parse reads a YAML Config, rejecting unknown fields, applies defaults and
@@ -140,8 +149,15 @@ func (c Config) Defaulted() Config {
 	if c.API.Enabled && c.API.Address == "" {
 		c.API.Address = DefaultAPIAddress
 	}
-	peers := make([]PeerConfig, len(c.Peers))
-	for i, p := range c.Peers {
+	c.Peers = defaultedPeers(c.Peers)
+	return c
+}
+
+// defaultedPeers returns a copy of peers with every unset field set to
+// its default.
+func defaultedPeers(in []PeerConfig) []PeerConfig {
+	peers := make([]PeerConfig, len(in))
+	for i, p := range in {
 		if p.Port == 0 {
 			p.Port = DefaultPeerPort
 		}
@@ -159,8 +175,7 @@ func (c Config) Defaulted() Config {
 		}
 		peers[i] = p
 	}
-	c.Peers = peers
-	return c
+	return peers
 }
 
 // Validate checks a defaulted Config. Its errors name the offending field.
@@ -253,11 +268,25 @@ func (c Config) checkPeers(ps *problems) {
 	if len(c.Peers) == 0 {
 		ps.add("peers", "must list at least one peer")
 	}
+	c.checkPeerList(ps, c.Peers)
+}
+
+// checkPeerList checks each of peers on its own; a peer address listed
+// twice is reported at its second listing.
+func (c Config) checkPeerList(ps *problems, peers []PeerConfig) {
 	seen := map[string]bool{}
-	for i, p := range c.Peers {
+	for i, p := range peers {
 		f := func(name string) string { return fmt.Sprintf("peers[%d].%s", i, name) }
+		if p.Name != "" {
+			f = func(name string) string { return fmt.Sprintf("peer %s: %s", p.Name, name) }
+		}
 		c.checkPeerIdentity(ps, f, p, seen)
 		c.checkPeerSession(ps, f, p)
+		for j, sel := range p.NodeSelectors {
+			if _, err := metav1.LabelSelectorAsSelector(&sel); err != nil {
+				ps.add(f(fmt.Sprintf("nodeSelectors[%d]", j)), "%v", err)
+			}
+		}
 	}
 }
 

@@ -40,7 +40,7 @@ type pathTable interface {
 type Speaker struct {
 	cfg       Config
 	allowed   []netip.Prefix
-	passwords []string // per peer, index-aligned with cfg.Peers; never logged
+	passwords map[string]string // by peer address; never logged
 	log       *slog.Logger
 	metrics   *metrics
 	now       func() time.Time // stamps PeerStatus.Since
@@ -50,9 +50,13 @@ type Speaker struct {
 
 	mu      sync.Mutex // serialises Announce/WithdrawAll/Stop
 	started bool
-	// peersAdded is set once the peers are in GoBGP: at Start, or with
-	// graceful restart at the first Announce or WithdrawAll.
+	// peersAdded is set once the peers are managed in GoBGP: at Start,
+	// or with graceful restart at the first Announce or WithdrawAll.
 	peersAdded bool
+	// nodeLabels are the labels of the node, which select the peers
+	// (PeerConfig.NodeSelectors); active are the peers in GoBGP.
+	nodeLabels map[string]string
+	active     map[string]PeerConfig
 	announced  map[netip.Prefix]announcement
 	// requested is the last set Announce was given, before the
 	// advertisements aggregate it; SetAdvertisements sends it again.
@@ -86,13 +90,13 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pws := make([]string, len(cfg.Peers))
+	pws := map[string]string{}
 	for i, p := range cfg.Peers {
 		pw, err := readPassword(i, p)
 		if err != nil {
 			return nil, err
 		}
-		pws[i] = pw
+		pws[p.Address] = pw
 	}
 	advs, _ := parseAdvertisements(cfg.Advertisements, cfg.allowedRanges(), advertisementField(cfg.Advertisements))
 	m, err := newMetrics(reg)
@@ -109,6 +113,7 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 		announced: map[netip.Prefix]announcement{},
 		advs:      advs,
 		states:    map[string]PeerStatus{},
+		active:    map[string]PeerConfig{},
 	}
 	if err := registerPeerCollector(reg, s); err != nil {
 		return nil, err
@@ -167,22 +172,14 @@ func (s *Speaker) Start(ctx context.Context) error {
 	return nil
 }
 
-// addPeersLocked adds the configured peers to GoBGP, once.
+// addPeersLocked adds the peers the node's labels select to GoBGP, the
+// first time; SetNodeLabels and SetPeers change them later.
 func (s *Speaker) addPeersLocked(ctx context.Context) error {
 	if s.peersAdded {
 		return nil
 	}
-	for i, pc := range s.cfg.Peers {
-		s.setState(pc.Address, pc.ASN, "idle")
-		if err := s.srv.AddPeer(ctx, &api.AddPeerRequest{Peer: apiPeer(s.cfg, pc, s.passwords[i])}); err != nil {
-			return fmt.Errorf("add bgp peer %s as %d: %w", pc.Address, pc.ASN, err)
-		}
-		s.log.Info("bgp peer added", "peer", pc.Address, "asn", pc.ASN,
-			"holdTime", pc.HoldTimeSeconds, "keepalive", pc.KeepaliveSeconds, "md5", pc.PasswordFile != "",
-			"gracefulRestart", s.cfg.GracefulRestart)
-	}
 	s.peersAdded = true
-	return nil
+	return s.syncPeersLocked(ctx)
 }
 
 // Stop withdraws every prefix, closes the sessions (sending a Cease) and
@@ -232,9 +229,7 @@ func (s *Speaker) Peers() []PeerStatus {
 	for _, st := range s.states {
 		out = append(out, st)
 	}
-	slices.SortFunc(out, func(a, b PeerStatus) int {
-		return netip.MustParseAddr(a.Address).Compare(netip.MustParseAddr(b.Address))
-	})
+	slices.SortFunc(out, func(a, b PeerStatus) int { return comparePeerAddr(a.Address, b.Address) })
 	return out
 }
 
@@ -279,6 +274,12 @@ func (s *Speaker) onEvent(r *api.WatchEventResponse) {
 	st := pe.GetPeer().GetState()
 	if st == nil {
 		return
+	}
+	s.stateMu.Lock()
+	_, known := s.states[st.NeighborAddress]
+	s.stateMu.Unlock()
+	if !known {
+		return // a removed peer's last events
 	}
 	s.setState(st.NeighborAddress, st.PeerAsn, fsmState(st.SessionState))
 }
