@@ -72,8 +72,9 @@ type Config struct {
 	Advertisements []AdvertisementConfig `json:"advertisements,omitempty"`
 	// API configures GoBGP's own gRPC API, off by default.
 	API APIConfig `json:"api,omitempty"`
-	// Peers are the routers to announce to.
-	Peers []PeerConfig `json:"peers"`
+	// Peers are the routers to announce to. It may be empty in
+	// Kubernetes, where BGPPeers add to them.
+	Peers []PeerConfig `json:"peers,omitempty"`
 }
 
 // APIConfig configures GoBGP's gRPC API. It has no authentication, so it is
@@ -262,12 +263,9 @@ func (c Config) checkAPI(ps *problems) {
 	}
 }
 
-// checkPeers checks that there is at least one peer and each peer on its
-// own; a peer address listed twice is reported at its second listing.
+// checkPeers checks each peer. The list may be empty: in Kubernetes the
+// BGPPeers supply the peers (Speaker.SetPeers).
 func (c Config) checkPeers(ps *problems) {
-	if len(c.Peers) == 0 {
-		ps.add("peers", "must list at least one peer")
-	}
 	c.checkPeerList(ps, c.Peers)
 }
 
