@@ -116,22 +116,9 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 	if err != nil {
 		return fmt.Errorf("%s: director.metricsAddress: %w", path, err)
 	}
-	var source desiredSource
-	bw := bgpWiring{nodeLabels: hf.nodeLabels}
-	if kf.Enabled() {
-		if once {
-			return fmt.Errorf("--once reads services from the file; it does not combine with Kubernetes")
-		}
-		if source, err = newKubeSource(kf, log); err != nil {
-			return err
-		}
-		if hf.nodeName != "" && cfg.BGP != nil {
-			if bw.policy, err = newBGPPolicySource(kf, hf.nodeName, log); err != nil {
-				return err
-			}
-		}
-	} else if hf.nodeName != "" {
-		return fmt.Errorf("--node-name needs Kubernetes (--kubeconfig or --in-cluster); without it pass --node-labels")
+	source, bw, err := sources(kf, hf, cfg, once, log)
+	if err != nil {
+		return err
 	}
 	if err := director.CheckKernel(sysctls); err != nil {
 		return err
@@ -190,6 +177,32 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 	}
 
 	return serve(ctx, path, cfg, source, srv, programmer(reconcile), drain, bw, rejected, log)
+}
+
+// sources builds, with Kubernetes, the director's model source and, with
+// --node-name and a bgp section, its BGP policy source; without, the node
+// labels of --node-labels. A nil source means services come from the file.
+func sources(kf kubeFlags, hf hostFlags, cfg *config.Config, once bool, log *slog.Logger) (desiredSource, bgpWiring, error) {
+	bw := bgpWiring{nodeLabels: hf.nodeLabels}
+	if !kf.Enabled() {
+		if hf.nodeName != "" {
+			return nil, bw, fmt.Errorf("--node-name needs Kubernetes (--kubeconfig or --in-cluster); without it pass --node-labels")
+		}
+		return nil, bw, nil
+	}
+	if once {
+		return nil, bw, fmt.Errorf("--once reads services from the file; it does not combine with Kubernetes")
+	}
+	source, err := newKubeSource(kf, log)
+	if err != nil {
+		return nil, bw, err
+	}
+	if hf.nodeName != "" && cfg.BGP != nil {
+		if bw.policy, err = newBGPPolicySource(kf, hf.nodeName, log); err != nil {
+			return nil, bw, err
+		}
+	}
+	return source, bw, nil
 }
 
 // programmer adapts the reconcile function to agent.Programmer.
