@@ -1,6 +1,7 @@
 package bgp
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,6 +120,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("peers: [{address: '::1', asn: 4294967295, holdTimeSeconds: 65535}]"))
 	f.Add([]byte("api: {enabled: true, address: '[::1]:1'}"))
 	f.Add([]byte("{"))
+	f.Add([]byte("localASN: 1\nrouterID: 1.2.3.4\nallowedPrefixes: [10.0.0.0/8]\ngracefulRestart: true\n" +
+		"advertisements: [{prefixes: [10.1.0.0/16], communities: ['1:2'], largeCommunities: ['1:2:3'], localPreference: 5, aggregationLength: 24}]\n" +
+		"peers: [{address: 1.1.1.1, asn: 2, nodeSelectors: [{matchExpressions: [{key: rack, operator: In, values: [a]}]}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Parse(data)
 		if err != nil {
@@ -127,6 +131,23 @@ func FuzzParse(f *testing.F) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("Parse accepted a config that does not validate: %v", err)
 		}
-		_ = c.allowedRanges()
+		advs, errs := parseAdvertisements(c.Advertisements, c.allowedRanges(), advertisementField(c.Advertisements))
+		if len(errs) != 0 {
+			t.Fatalf("Parse accepted advertisements that do not parse: %v", errs)
+		}
+		// Every route an accepted advertisement makes stays allowed.
+		for _, a := range advs {
+			for p := range routes(advs, a.ranges) {
+				if err := CheckAllowed(c.allowedRanges(), []netip.Prefix{p}); err != nil {
+					t.Fatalf("advertisement %+v makes %s, not allowed: %v", a, p, err)
+				}
+			}
+			if _, err := a.attrs.apiAttributes(); err != nil {
+				t.Fatalf("attributes %+v do not encode: %v", a.attrs, err)
+			}
+		}
+		for _, p := range c.Peers {
+			Selects(p, map[string]string{"rack": "a"})
+		}
 	})
 }
