@@ -39,10 +39,21 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 			NodeSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"topology.tlb.io/rack": "a"}}}},
 	})
 	lp := int64(200)
+	createObject(t, dc, v1alpha1.L4ClusterResource, &v1alpha1.L4Cluster{
+		TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "L4Cluster"}, ObjectMeta: metav1.ObjectMeta{Name: cluster},
+		Spec: v1alpha1.L4ClusterSpec{Environment: "rbacbgp"},
+	})
 	createObject(t, dc, v1alpha1.VIPPoolResource, &v1alpha1.VIPPool{
 		TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "VIPPool"}, ObjectMeta: metav1.ObjectMeta{Name: "rbac-bgp-pool"},
 		Spec: v1alpha1.VIPPoolSpec{CIDRs: []string{"203.0.113.176/28"}, L4Cluster: cluster,
 			BGP: &v1alpha1.VIPPoolBGP{Communities: []string{"64512:100"}, LocalPreference: &lp}},
+	})
+	// The server is shared: leave no pool, cluster or peer to later tests.
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = dc.Resource(v1alpha1.VIPPoolResource).Delete(ctx, "rbac-bgp-pool", metav1.DeleteOptions{})
+		_ = dc.Resource(v1alpha1.L4ClusterResource).Delete(ctx, cluster, metav1.DeleteOptions{})
+		_ = dc.Resource(v1alpha1.BGPPeerResource).Delete(ctx, "rbac-bgp-tor-a", metav1.DeleteOptions{})
 	})
 	c := serviceAccountClients(t, "tlb-director")
 	src, err := tlbkube.NewBGPSource(c.Kube, c.Dynamic, nodeName, cluster, rbacLog())
