@@ -95,6 +95,8 @@ func (s *Speaker) SetNodeLabels(ctx context.Context, nodeLabels map[string]strin
 // Invalid peers, or a password file that cannot be read, change nothing.
 func (s *Speaker) SetPeers(ctx context.Context, peers []PeerConfig) error {
 	peers = defaultedPeers(peers)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var ps problems
 	s.cfg.checkPeerList(&ps, peers)
 	if err := errors.Join(ps...); err != nil {
@@ -109,8 +111,6 @@ func (s *Speaker) SetPeers(ctx context.Context, peers []PeerConfig) error {
 		}
 		pws[p.Address] = pw
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.cfg.Peers, s.passwords = peers, pws
 	return s.syncPeersLocked(ctx)
 }
