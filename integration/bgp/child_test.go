@@ -149,3 +149,12 @@ func (p *speakerProcess) terminate(t *testing.T) {
 		t.Fatal("child speaker did not exit within 15s of SIGTERM")
 	}
 }
+
+// kill sends SIGKILL, as a crash, and waits for the child to be gone.
+func (p *speakerProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill child speaker: %v", err)
+	}
+	p.done <- <-p.done // wait, and keep the result for the cleanup
+}

@@ -15,7 +15,8 @@ import (
 // that is stopped (SIGTERM, bgp.Speaker.Stop as the director does) leaves
 // its routes at BIRD, held as stale, for the whole time it is away; once it
 // is back its End-of-RIB refreshes the routes it still announces and
-// flushes the one it no longer does. The kept route is never missing.
+// flushes the one it no longer does. A crash (SIGKILL) and restart keep
+// them too. The kept route is never missing.
 func TestGracefulRestartKeepsRoutesAtBIRD(t *testing.T) {
 	l := needLab(t)
 	ctx := context.Background()
@@ -45,7 +46,7 @@ func TestGracefulRestartKeepsRoutesAtBIRD(t *testing.T) {
 		}
 	}
 
-	startSpeakerProcess(t, cfg, kept)
+	second := startSpeakerProcess(t, cfg, kept)
 	waitSession(t, r, "director0", func(s birdlab.Session) bool { return s.State == "Established" && !s.Restarting })
 	if _, _, err := r.WaitRoutes(ctx, dropped, 10*time.Second, none); err != nil {
 		t.Errorf("after End-of-RIB the route no longer announced stays: %v", err)
@@ -53,6 +54,13 @@ func TestGracefulRestartKeepsRoutesAtBIRD(t *testing.T) {
 	if rs, err := r.Routes(ctx, kept); err != nil || !hasNextHops(l.DirectorAddrs[0])(rs) {
 		t.Errorf("%s after the restart = %v (%v), want via %s", kept, rs, err, l.DirectorAddrs[0])
 	}
+
+	// A crash (SIGKILL) keeps the routes as well: the kernel closes the
+	// session without a NOTIFICATION.
+	second.kill(t)
+	waitSession(t, r, "director0", func(s birdlab.Session) bool { return s.State != "Established" && s.Restarting })
+	startSpeakerProcess(t, cfg, kept)
+	waitSession(t, r, "director0", func(s birdlab.Session) bool { return s.State == "Established" && !s.Restarting })
 	if polls, missing := watch.stop(); missing > 0 || polls < 10 {
 		t.Errorf("%s missing at BIRD in %d of %d polls across the restart, want 0 (of at least 10)", kept, missing, polls)
 	}
