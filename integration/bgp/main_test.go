@@ -23,6 +23,9 @@ import (
 var lab *birdlab.Lab
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(envSpeaker); spec != "" {
+		os.Exit(runSpeakerChild(spec))
+	}
 	if l := birdlab.FromEnv(); l != nil {
 		lab = l
 		os.Exit(m.Run())
