@@ -94,6 +94,16 @@ func TestKubeProxyModes(t *testing.T) {
 		}
 		clusterIPs[name] = svc.Spec.ClusterIP
 	}
+	// kube-proxy waits up to 30 s at start for its Node and the node's
+	// addresses; the gateways have theirs.
+	director, err := h.c.kc.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: h.director.Name}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	director.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "198.18.1.2"}}
+	if _, err := h.c.kc.CoreV1().Nodes().UpdateStatus(ctx, director, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	nodes := append([]*topo.Node{h.director}, h.gateways...)
 	nodeIPs := append([]string{"198.18.1.2"}, h.gatewayAddr...)
 	for _, mode := range []string{"iptables", "nftables", "ipvs"} {
@@ -113,11 +123,8 @@ func (h *healthDC) withKubeProxy(t *testing.T, bin, mode string, nodes []*topo.N
 	ipvsBefore := ipvsConfig(t, h.director)
 	started := time.Now()
 	for i, n := range nodes {
-		cmd := n.Start(t, bin, "--config", h.kubeProxyConfig(t, mode, n.Name, nodeIPs[i]))
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
+		// Stopped at the end of the subtest, before the next mode starts.
+		n.Start(t, bin, "--config", h.kubeProxyConfig(t, mode, n.Name, nodeIPs[i]))
 	}
 	// kube-proxy in nftables mode flushes every IPVS service of its node
 	// when it starts (its cleanup of the IPVS mode's leftovers): watch
@@ -185,8 +192,10 @@ func (h *healthDC) withKubeProxy(t *testing.T, bin, mode string, nodes []*topo.N
 		}
 	}
 	syncs = kubeProxySyncs(h.director) - syncs
-	if syncs < int(window/(2*time.Second)) {
-		t.Errorf("kube-proxy (%s) synced %d times in %s; want about one a second", mode, syncs, window)
+	// About one a second; a sync can take longer than that under
+	// emulation on a loaded host.
+	if syncs < int(window/(4*time.Second)) {
+		t.Errorf("kube-proxy (%s) synced %d times in %s; want one every second or so", mode, syncs, window)
 	}
 	var in, out int
 	waitFor(t, 30*time.Second, "IPVS counts the requests to "+l4, func() bool {
@@ -228,7 +237,7 @@ conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 	return path
 }
 
-// kubeProxySyncs is kube-proxy's count of rule syncs on node n (its
+// kubeProxySyncs is kube-proxy's count of IPv4 rule syncs on node n (its
 // metric kubeproxy_sync_proxy_rules_duration_seconds_count), 0 while it
 // does not answer.
 func kubeProxySyncs(n *topo.Node) int {
@@ -241,7 +250,7 @@ func kubeProxySyncs(n *topo.Node) int {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "kubeproxy_sync_proxy_rules_duration_seconds_count "); ok {
+		if v, ok := strings.CutPrefix(line, `kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} `); ok {
 			c, _ := strconv.ParseFloat(v, 64)
 			return int(c)
 		}
