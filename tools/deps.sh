@@ -20,7 +20,7 @@ set -euo pipefail
 PKGS=(qemu-system-x86 busybox-static kmod cpio ipvsadm iproute2 bird2
       etcd-server nftables curl openssl procps psmisc redis-server
       runc containernetworking-plugins util-linux prometheus chromium-headless-shell
-      python3-pip unzip libcap2-bin wrk qemu-user-static)
+      python3-pip unzip libcap2-bin wrk qemu-user-static ipset)
 CACHE=${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}
 
 missing=()

@@ -6,6 +6,8 @@
 #   tools/lab-test.sh                     # every lab package
 #   tools/lab-test.sh ./integration/l4    # some of them
 #   LAB_RUN='TestName' tools/lab-test.sh  # only matching tests
+#   TLB_KUBEPROXY_WINDOW=5m LAB_RUN=TestKubeProxyModes tools/lab-test.sh ./integration/e2e
+#                                         # the 5-minute kube-proxy soak
 #
 # Files the tests print as TLB-ARTIFACT lines (the console's screenshots)
 # are saved under ${LAB_ARTIFACTS:-.cache/lab/artifacts}/TEST/NAME.
@@ -86,4 +88,5 @@ mkdir -p "$artifacts"
   -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
   -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
   -env "TLB_ENVOY_IMAGE_TAR=$out/envoy.tar" \
-  -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" -- sh "$runner"
+  -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" \
+  ${TLB_KUBEPROXY_WINDOW:+-env "TLB_KUBEPROXY_WINDOW=$TLB_KUBEPROXY_WINDOW"} -- sh "$runner"

@@ -20,17 +20,28 @@ type servicePlan struct {
 
 // planFor returns the desired state for an allocation; a zero Allocation
 // means "nothing of ours", as for a Service that left TLB or is deleted.
+//
+// The VIP is written with ipMode Proxy: every packet to it must take
+// TLB's path (router, director, tunnel, gateway node), so no node's
+// service proxy may handle it. With ipMode VIP, kube-proxy (iptables,
+// nftables and IPVS modes alike) and kube-proxy replacements program
+// the VIP on every node: on a director it DNATs the VIP's packets before
+// IPVS sees them, or holds the same IPVS service; on a gateway node it
+// DNATs an L7 VIP straight to the pods, past Envoy, or REJECTs a
+// Gateway's VIP (no endpoints); in-cluster clients skip the directors
+// and gateways. See "Living with kube-proxy and CNIs" in
+// docs/kubernetes.md.
 func planFor(al ipam.Allocation) servicePlan {
 	if !al.Address.IsValid() {
 		return servicePlan{}
 	}
-	vip := corev1.LoadBalancerIPModeVIP
+	mode := corev1.LoadBalancerIPModeProxy
 	return servicePlan{
 		annotations: map[string]string{
 			api.AnnotationAssignedPool:      al.Pool,
 			api.AnnotationAssignedL4Cluster: al.L4Cluster,
 		},
-		ingress: []corev1.LoadBalancerIngress{{IP: al.Address.String(), IPMode: &vip}},
+		ingress: []corev1.LoadBalancerIngress{{IP: al.Address.String(), IPMode: &mode}},
 	}
 }
 
@@ -52,7 +63,7 @@ func diffService(svc *corev1.Service, p servicePlan) *corev1.Service {
 			annChanged = true
 		}
 	}
-	ingressChanged := !sameIngressIPs(svc.Status.LoadBalancer.Ingress, p.ingress)
+	ingressChanged := !sameIngress(svc.Status.LoadBalancer.Ingress, p.ingress)
 	if !legacy && !annChanged && !ingressChanged {
 		return nil
 	}
@@ -70,10 +81,21 @@ func diffService(svc *corev1.Service, p servicePlan) *corev1.Service {
 	return w
 }
 
-func sameIngressIPs(a, b []corev1.LoadBalancerIngress) bool {
+// sameIngress compares what TLB writes of an ingress: the address and
+// its ipMode, so that a VIP written with ipMode VIP by an earlier
+// version is rewritten as Proxy (an unset ipMode reads as VIP, as the
+// API server's default makes it).
+func sameIngress(a, b []corev1.LoadBalancerIngress) bool {
 	return slices.EqualFunc(a, b, func(x, y corev1.LoadBalancerIngress) bool {
-		return x.IP == y.IP && x.Hostname == y.Hostname
+		return x.IP == y.IP && x.Hostname == y.Hostname && ipMode(x) == ipMode(y)
 	})
+}
+
+func ipMode(in corev1.LoadBalancerIngress) corev1.LoadBalancerIPMode {
+	if in.IPMode == nil {
+		return corev1.LoadBalancerIPModeVIP
+	}
+	return *in.IPMode
 }
 
 // statusIP returns the first ingress IP recorded in svc's status.

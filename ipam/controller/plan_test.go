@@ -46,10 +46,20 @@ func TestDiffService(t *testing.T) {
 	done := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Finalizers: []string{"other"},
 			Annotations: map[string]string{api.AnnotationAssignedPool: "p", api.AnnotationAssignedL4Cluster: "c", "user": "x"}},
-		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.5"}}}},
+		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "203.0.113.5", IPMode: new(corev1.LoadBalancerIPModeProxy)}}}},
 	}
 	legacy := done.DeepCopy()
 	legacy.Finalizers = append(legacy.Finalizers, LegacyFinalizer)
+	// Written by an earlier version: ipMode VIP, or none (read as VIP).
+	vipMode, unsetMode := done.DeepCopy(), done.DeepCopy()
+	vipMode.Status.LoadBalancer.Ingress[0].IPMode = new(corev1.LoadBalancerIPModeVIP)
+	unsetMode.Status.LoadBalancer.Ingress[0].IPMode = nil
+	proxyMode := func(t *testing.T, w *corev1.Service) {
+		in := w.Status.LoadBalancer.Ingress
+		if len(in) != 1 || in[0].IP != "203.0.113.5" || in[0].IPMode == nil || *in[0].IPMode != corev1.LoadBalancerIPModeProxy {
+			t.Errorf("ingress = %+v; want 203.0.113.5 with ipMode Proxy", in)
+		}
+	}
 	tests := map[string]struct {
 		svc       *corev1.Service
 		plan      servicePlan
@@ -61,11 +71,11 @@ func TestDiffService(t *testing.T) {
 				if w.Annotations[api.AnnotationAssignedPool] != "p" || w.Annotations[api.AnnotationAssignedL4Cluster] != "c" || len(w.Finalizers) != 0 {
 					t.Errorf("meta = %+v", w.ObjectMeta)
 				}
-				if w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" {
-					t.Errorf("status = %+v", w.Status)
-				}
+				proxyMode(t, w)
 			}},
 		"in sync: no write": {svc: done, plan: planFor(al)},
+		"ipMode VIP of an earlier version: rewritten as Proxy": {svc: vipMode, plan: planFor(al), wantWrite: true, check: proxyMode},
+		"ipMode unset: written as Proxy":                       {svc: unsetMode, plan: planFor(al), wantWrite: true, check: proxyMode},
 		"legacy finalizer: removed, the rest kept": {svc: legacy, plan: planFor(al), wantWrite: true,
 			check: func(t *testing.T, w *corev1.Service) {
 				if !slices.Equal(w.Finalizers, []string{"other"}) || w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" || w.Annotations[api.AnnotationAssignedPool] != "p" {

@@ -108,12 +108,7 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 		rb.badRef(gatewayv1.RouteReasonUnsupportedValue, fmt.Sprintf("%s.port: a Service backend needs a port", f))
 		return "", false
 	}
-	var port *corev1.ServicePort
-	for i, p := range svc.Spec.Ports {
-		if p.Port == *ref.Port && (p.Protocol == rb.proto || (p.Protocol == "" && rb.proto == corev1.ProtocolTCP)) {
-			port = &svc.Spec.Ports[i]
-		}
-	}
+	port := rb.servicePort(svc, *ref.Port)
 	if port == nil {
 		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no %s port %d", f, ns, ref.Name, rb.proto, *ref.Port))
 		return "", false
@@ -129,17 +124,34 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 		}
 		upTLS = bt.tls
 	}
-	name := modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)))
+	return rb.upstream(svc, port, upTLS), true
+}
+
+// servicePort is svc's port number n of the route's protocol, or nil.
+func (rb *routeBuild) servicePort(svc *corev1.Service, n int32) *corev1.ServicePort {
+	var port *corev1.ServicePort
+	for i, p := range svc.Spec.Ports {
+		if p.Port == n && (p.Protocol == rb.proto || (p.Protocol == "" && rb.proto == corev1.ProtocolTCP)) {
+			port = &svc.Spec.Ports[i]
+		}
+	}
+	return port
+}
+
+// upstream adds, once, the upstream of svc's port (over TLS when upTLS is
+// set) to the route and returns its name.
+func (rb *routeBuild) upstream(svc *corev1.Service, port *corev1.ServicePort, upTLS *model.UpstreamTLS) string {
+	name := modelName(svc.Namespace, svc.Name, strconv.Itoa(int(port.Port)))
 	if upTLS != nil {
-		name = modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)), "tls-"+tlsTag(upTLS))
+		name = modelName(svc.Namespace, svc.Name, strconv.Itoa(int(port.Port)), "tls-"+tlsTag(upTLS))
 	}
 	if !rb.upIdx[name] {
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
-		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, TLS: upTLS, Endpoints: kubeobj.ReadyEndpointsOf(rb.b.slices[nn(ns, svc.Name)], port.Name, rb.proto)})
+		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, TLS: upTLS, Endpoints: kubeobj.ReadyEndpointsOf(rb.b.slices[nn(svc.Namespace, svc.Name)], port.Name, rb.proto)})
 		rb.webSocket[name] = port.AppProtocol != nil && *port.AppProtocol == appProtocolWebSocket
 	}
-	return name, true
+	return name
 }
 
 // appProtocolWebSocket is the appProtocol of a Service port that speaks

@@ -158,6 +158,52 @@ func TestAdoptsServiceInModel(t *testing.T) {
 	}
 }
 
+// TestLeavesServiceOfAnotherIPVSUser: a service of the model that the
+// kernel already holds with a masqueraded real server (kube-proxy's IPVS
+// mode for a load balancer IP with ipMode VIP) is neither adopted nor
+// changed: the reconcile says so in an error naming it, applies the rest
+// of the model, and takes the service only once the other user deleted
+// it.
+func TestLeavesServiceOfAnotherIPVSUser(t *testing.T) {
+	ctx := context.Background()
+	f := &fakeIPVS{}
+	held := &ipvs.Service{Address: net.ParseIP("203.0.113.10").To4(), Protocol: 6, Port: 80, SchedName: "rr", AddressFamily: 2}
+	if err := f.NewService(held); err != nil {
+		t.Fatal(err)
+	}
+	pod := &ipvs.Destination{Address: net.ParseIP("10.244.1.5").To4(), Port: 8080, Weight: 1, ConnectionFlags: ipvs.ConnectionFlagMasq, AddressFamily: 2}
+	if err := f.NewDestination(held, pod); err != nil {
+		t.Fatal(err)
+	}
+	d := newDirector(t, f, Options{})
+	want := desired(service("203.0.113.10", 80, mrs("198.18.2.2", 1)), service("203.0.113.11", 80, mrs("198.18.2.2", 1)))
+	for range 2 { // the error makes the next reconcile list again: still left alone
+		res, err := d.Reconcile(ctx, want)
+		if err == nil || !strings.Contains(err.Error(), "203.0.113.10:80/tcp is held by another IPVS user") || !strings.Contains(err.Error(), "10.244.1.5:8080") {
+			t.Fatalf("reconcile error %v; want one naming 203.0.113.10:80/tcp and its real server 10.244.1.5:8080", err)
+		}
+		if len(res.Plan.Held) != 1 || len(res.Plan.Adopt) != 0 {
+			t.Fatalf("plan = %+v; want the service held, nothing adopted", res.Plan)
+		}
+	}
+	if got := f.svcs[0]; got.svc.SchedName != "rr" || len(got.dests) != 1 || got.dests[0].ConnectionFlags&ipvs.ConnFwdMask != ipvs.ConnectionFlagMasq {
+		t.Errorf("the other user's service became %+v; want it untouched", got)
+	}
+	if slices.Contains(d.Owned(), want.Services[0].Key()) || !slices.Contains(d.Owned(), want.Services[1].Key()) {
+		t.Errorf("owned %v; want 203.0.113.11:80 only", d.Owned())
+	}
+	// The other user lets it go: the director creates its own.
+	if err := f.DelService(held); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Reconcile(ctx, want); err != nil {
+		t.Fatalf("reconcile after the other user left: %v", err)
+	}
+	if !slices.Contains(d.Owned(), want.Services[0].Key()) {
+		t.Errorf("owned %v; want 203.0.113.10:80 taken once free", d.Owned())
+	}
+}
+
 func TestRecordSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -44,6 +44,13 @@ type Plan struct {
 	// Forget are recorded services that exist neither in the kernel nor
 	// in the model.
 	Forget []model.Key
+	// Held are services in the model that exist in the kernel, are not
+	// the director's, and have a real server forwarded other than by
+	// tunnel: another IPVS user's, such as kube-proxy's IPVS mode for a
+	// load balancer IP with ipMode VIP (masquerading to pods). They are
+	// neither adopted nor changed; the reconcile reports them as an
+	// error (see heldError).
+	Held []model.Key
 	// KeptServices counts services left exactly as they are.
 	KeptServices int
 	// KeptRealServers counts real servers left as they are.
@@ -92,6 +99,10 @@ func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) 
 			continue
 		}
 		if !owned(k) {
+			if heldByOther(a) {
+				p.Held = append(p.Held, k)
+				continue
+			}
 			p.Adopt = append(p.Adopt, k)
 		}
 		p.planExisting(s, a)
@@ -109,6 +120,20 @@ func buildPlan(desired model.Desired, actual actualState, owned func(model.Key) 
 	sortKeys(p.DeleteServices)
 	sortKeys(p.Forget)
 	return p
+}
+
+// heldByOther reports whether a service the director does not own is
+// another IPVS user's: one of its real servers is forwarded other than by
+// tunnel, which the director never programs. A service with no real
+// server, or only tunnelled ones, is one the director may have created
+// and lost the record of; it is adopted.
+func heldByOther(a actualService) bool {
+	for _, d := range a.Dests {
+		if d.Fwd != tunnelFwd {
+			return true
+		}
+	}
+	return false
 }
 
 // planExisting plans the change of one service that exists, a as the

@@ -37,7 +37,7 @@ func (d *Director) reconcileListed(ctx context.Context, desired model.Desired) (
 	res.Services, res.RealServers, res.VIPs = counts(sorted)
 	applyErr, recordErr := d.apply(h, plan)
 	res.Writes, res.KernelTime = h.writes, kernelTime()
-	errs = append(errs, applyErr, recordErr)
+	errs = append(errs, applyErr, recordErr, heldError(actual, plan.Held))
 	if err := errors.Join(errs...); err != nil {
 		return res, err // run forgets what was programmed
 	}
@@ -67,6 +67,30 @@ func (d *Director) reconcileFromMemory(ctx context.Context, desired model.Desire
 	d.mem.rememberChanges(desired, delta, plan)
 	res.Services, res.RealServers, res.VIPs = d.mem.counts()
 	return res, false, errors.Join(sysErr, recordErr)
+}
+
+// heldError names the services of the model another IPVS user holds
+// (Plan.Held), with one of their real servers, and what to do; nil when
+// there are none. The rest of the plan is applied; the error makes the
+// next reconcile list again, so the service is taken as soon as the
+// other user lets it go.
+func heldError(actual actualState, held []model.Key) error {
+	var errs []error
+	for _, k := range held {
+		a := actual.Services[k]
+		var other actualDest
+		for _, d := range a.Dests {
+			if d.Fwd != tunnelFwd {
+				other = d
+				break
+			}
+		}
+		errs = append(errs, fmt.Errorf("IPVS service %s is held by another IPVS user (scheduler %s, real server %s not forwarded by tunnel): "+
+			"left as it is, not served by this director; kube-proxy in IPVS mode programs a load balancer IP whose ipMode is VIP "+
+			"(the ipam writes Proxy): once nothing programs it, delete it (ipvsadm -D) and the director creates its own",
+			k, a.Scheduler, other.Addr))
+	}
+	return errors.Join(errs...)
 }
 
 // admit returns the error that stops a reconcile before it looks at the

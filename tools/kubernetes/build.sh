@@ -2,7 +2,8 @@
 # build.sh builds the Kubernetes binaries the tests run from the module proxy
 # (k8s.io/kubernetes at the version pinned in this module's go.mod): the
 # API-server tests need kube-apiserver; the node in the lab VM also needs
-# kube-controller-manager, kube-scheduler and kubelet. All four come from one
+# kube-controller-manager, kube-scheduler and kubelet, and the kube-proxy
+# tests kube-proxy. All five come from one
 # `go build`, so the packages they share compile once. They are cached under
 # ${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}/k8s/<version>/; a cached set is
 # reused. The build takes minutes, not seconds.
@@ -12,7 +13,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 version="$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$here/go.mod")"
 cache="${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}/k8s/${version}"
-bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
+bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 complete=1
 for b in "${bins[@]}"; do
 	if ! [[ -x "$cache/$b" ]] || ! "$cache/$b" --version >/dev/null 2>&1; then
