@@ -25,20 +25,20 @@ const (
 	svcAttrAddr     = 3 // IPVS_SVC_ATTR_ADDR: 4 or 16 bytes
 	svcAttrPort     = 4 // IPVS_SVC_ATTR_PORT: be16
 
-	destAttrAddr       = 1  // IPVS_DEST_ATTR_ADDR: 4 or 16 bytes
-	destAttrPort       = 2  // IPVS_DEST_ATTR_PORT: be16
-	destAttrFwdMethod  = 3  // IPVS_DEST_ATTR_FWD_METHOD: u32
-	destAttrWeight     = 4  // IPVS_DEST_ATTR_WEIGHT: u32
-	destAttrUThresh    = 5  // IPVS_DEST_ATTR_U_THRESH: u32
-	destAttrLThresh    = 6  // IPVS_DEST_ATTR_L_THRESH: u32
-	destAttrActive     = 7  // IPVS_DEST_ATTR_ACTIVE_CONNS: u32
-	destAttrInactive   = 8  // IPVS_DEST_ATTR_INACT_CONNS: u32
-	destAttrAF         = 11 // IPVS_DEST_ATTR_ADDR_FAMILY: u16
-	destAttrTunType    = 13 // IPVS_DEST_ATTR_TUN_TYPE: u8
-	destAttrTunPort    = 14 // IPVS_DEST_ATTR_TUN_PORT: be16
-	destAttrTunFlags   = 15 // IPVS_DEST_ATTR_TUN_FLAGS: u16
-	genlVersion        = 1  // IPVS_GENL_VERSION
-	fwdMask     uint32 = 0x0007
+	destAttrAddr             = 1  // IPVS_DEST_ATTR_ADDR: 4 or 16 bytes
+	destAttrPort             = 2  // IPVS_DEST_ATTR_PORT: be16
+	destAttrFwdMethod        = 3  // IPVS_DEST_ATTR_FWD_METHOD: u32
+	destAttrWeight           = 4  // IPVS_DEST_ATTR_WEIGHT: u32
+	destAttrUThresh          = 5  // IPVS_DEST_ATTR_U_THRESH: u32
+	destAttrLThresh          = 6  // IPVS_DEST_ATTR_L_THRESH: u32
+	destAttrActive           = 7  // IPVS_DEST_ATTR_ACTIVE_CONNS: u32
+	destAttrInactive         = 8  // IPVS_DEST_ATTR_INACT_CONNS: u32
+	destAttrAF               = 11 // IPVS_DEST_ATTR_ADDR_FAMILY: u16
+	destAttrTunType          = 13 // IPVS_DEST_ATTR_TUN_TYPE: u8
+	destAttrTunPort          = 14 // IPVS_DEST_ATTR_TUN_PORT: be16
+	destAttrTunFlags         = 15 // IPVS_DEST_ATTR_TUN_FLAGS: u16
+	genlVersion              = 1  // IPVS_GENL_VERSION
+	fwdMask           uint32 = 0x0007
 )
 
 // Type is a real server's tunnel type (IP_VS_CONN_F_TUNNEL_TYPE_*).
