@@ -35,7 +35,7 @@ func New(nsPath string) (*Handle, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open network namespace %s: %w", nsPath, err)
 		}
-		defer h.Close()
+		defer func() { _ = h.Close() }()
 		ns = h
 	}
 	sock, err := nl.GetNetlinkSocketAt(ns, netns.None(), unix.NETLINK_GENERIC)
