@@ -39,8 +39,9 @@ type TunnelLinks interface {
 	// DelAddr removes an address from the link.
 	DelAddr(name string, a TunnelAddr) error
 	// RouteMTU returns the MTU of the link of the node's IPv4 default
-	// route (the smallest, with several): the path MTU an MSS is derived
-	// from when none is configured.
+	// route (the smallest, with several; without one, of the links with a
+	// global IPv4 address): the path MTU an MSS is derived from when none
+	// is configured.
 	RouteMTU() (int, error)
 	// FOUReceivers lists the node's IPv4 FOU receivers: UDP port to
 	// encapsulation ("gue" or "direct").

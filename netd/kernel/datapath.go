@@ -3,6 +3,9 @@ package kernel
 import (
 	"errors"
 	"fmt"
+	"net"
+	"slices"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -10,7 +13,9 @@ import (
 
 // RouteMTU returns the MTU of the link of the IPv4 default route (the
 // smallest when there are several, ECMP or not): the path MTU the MSS is
-// derived from.
+// derived from. Without a default route it is the smallest MTU of the
+// links that are up with a global IPv4 address (tunnels and loopback left
+// out).
 func (l *Links) RouteMTU() (int, error) {
 	var routes []netlink.Route
 	var err error
@@ -49,7 +54,38 @@ func (l *Links) RouteMTU() (int, error) {
 		}
 	}
 	if mtu == 0 {
-		return 0, errors.New("no IPv4 default route")
+		return l.addressedLinksMTU()
+	}
+	return mtu, nil
+}
+
+// addressedLinksMTU is RouteMTU on a node without a default route: the
+// smallest MTU of the links that are up and carry a global IPv4 address,
+// loopback and tunnels left out.
+func (l *Links) addressedLinksMTU() (int, error) {
+	links, err := l.h.LinkList()
+	if err != nil {
+		return 0, fmt.Errorf("list links: %w", err)
+	}
+	mtu := 0
+	for _, lk := range links {
+		a := lk.Attrs()
+		if a.Flags&net.FlagUp == 0 || a.Flags&net.FlagLoopback != 0 || strings.Contains("ipip gre gretap sit ip6tnl vti", lk.Type()) {
+			continue
+		}
+		addrs, err := l.h.AddrList(lk, netlink.FAMILY_V4)
+		if err != nil {
+			return 0, fmt.Errorf("list addresses of %s: %w", a.Name, err)
+		}
+		if !slices.ContainsFunc(addrs, func(x netlink.Addr) bool { return x.Scope == unix.RT_SCOPE_UNIVERSE }) {
+			continue
+		}
+		if mtu == 0 || a.MTU < mtu {
+			mtu = a.MTU
+		}
+	}
+	if mtu == 0 {
+		return 0, errors.New("no IPv4 default route and no link with a global IPv4 address")
 	}
 	return mtu, nil
 }

@@ -14,13 +14,16 @@ func TestRouteMTUIsTheDefaultRouteLinks(t *testing.T) {
 	vethPair(t, a, b, "up0", "peer0")
 	h := handleAt(t, a)
 	l := NewLinks(h)
-	if _, err := l.RouteMTU(); err == nil || !strings.Contains(err.Error(), "no IPv4 default route") {
-		t.Fatalf("RouteMTU without a default route: %v", err)
+	if _, err := l.RouteMTU(); err == nil || !strings.Contains(err.Error(), "no IPv4 default route and no link") {
+		t.Fatalf("RouteMTU without a default route or an address: %v", err)
 	}
 	mustAddr(t, h, "up0", "198.18.0.2/24")
 	lk, err := h.LinkByName("up0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mtu, err := l.RouteMTU(); err != nil || mtu != 1500 {
+		t.Fatalf("RouteMTU without a default route = %d, %v; want the addressed link's 1500", mtu, err)
 	}
 	if err := h.LinkSetMTU(lk, 9000); err != nil {
 		t.Fatal(err)
