@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
@@ -111,10 +113,36 @@ func (l *Links) FOUReceivers() (map[uint16]string, error) {
 // AddGUEReceiver adds an IPv4 GUE receiver on port: the kernel takes UDP
 // datagrams to port off the socket layer, strips the GUE header and hands
 // the inner packet (IPIP from an IPVS director) to the tunnel.
+//
+// The request carries what `ip fou add port N gue` sends: port, type and
+// family. netlink.FouAdd (vishvananda/netlink v1.3.1) also sends
+// FOU_ATTR_IPPROTO 0, which the kernel refuses with ERANGE (checked on
+// the lab's 6.1 kernel). The generic netlink socket is opened in the
+// calling thread's namespace, as netlink.FouList's is: netd runs in the
+// node's.
 func (l *Links) AddGUEReceiver(port uint16) error {
-	err := l.h.FouAdd(netlink.Fou{Family: unix.AF_INET, Port: int(port), EncapType: netlink.FOU_ENCAP_GUE})
-	if err != nil && !errors.Is(err, unix.EEXIST) {
+	fam, err := l.h.GenlFamilyGet(netlink.FOU_GENL_NAME)
+	if err != nil {
+		return fmt.Errorf("find the fou generic netlink family (is the fou module available?): %w", err)
+	}
+	req := nl.NewNetlinkRequest(int(fam.ID), unix.NLM_F_ACK)
+	req.AddRawData(guePortRequest(port))
+	if _, err := req.Execute(unix.NETLINK_GENERIC, 0); err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("add FOU gue receiver on udp port %d: %w", port, err)
 	}
 	return nil
+}
+
+// guePortRequest is the generic netlink payload of FOU_CMD_ADD for an
+// IPv4 GUE receiver on port.
+func guePortRequest(port uint16) []byte {
+	out := (&nl.Genlmsg{Command: netlink.FOU_CMD_ADD, Version: 1}).Serialize()
+	for _, a := range []*nl.RtAttr{
+		nl.NewRtAttr(netlink.FOU_ATTR_PORT, binary.BigEndian.AppendUint16(nil, port)),
+		nl.NewRtAttr(netlink.FOU_ATTR_TYPE, []byte{netlink.FOU_ENCAP_GUE}),
+		nl.NewRtAttr(netlink.FOU_ATTR_AF, []byte{unix.AF_INET}),
+	} {
+		out = append(out, a.Serialize()...)
+	}
+	return out
 }

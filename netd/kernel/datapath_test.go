@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 )
 
 func TestRouteMTUIsTheDefaultRouteLinks(t *testing.T) {
@@ -65,5 +66,33 @@ func TestClampOffKeepsTheSetAndWritesNoRule(t *testing.T) {
 	}
 	if st, err := c.State(); err != nil || !st.Intact || st.MSS != 8940 {
 		t.Fatalf("State after turning the clamp on at 8940 = %+v, %v", st, err)
+	}
+}
+
+func TestGUEPortRequestCarriesNoIPProto(t *testing.T) {
+	p := guePortRequest(6080)
+	if p[0] != netlink.FOU_CMD_ADD || p[1] != 1 {
+		t.Fatalf("header %v", p[:4])
+	}
+	attrs, err := nl.ParseRouteAttr(p[nl.SizeofGenlmsg:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint16][]byte{}
+	for _, a := range attrs {
+		got[a.Attr.Type] = a.Value
+	}
+	want := map[uint16][]byte{
+		netlink.FOU_ATTR_PORT: {0x17, 0xc0}, // big endian
+		netlink.FOU_ATTR_TYPE: {netlink.FOU_ENCAP_GUE},
+		netlink.FOU_ATTR_AF:   {2},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("attributes %v, want only port, type and family (an IPPROTO of 0 is refused with ERANGE)", got)
+	}
+	for typ, v := range want {
+		if string(got[typ]) != string(v) {
+			t.Errorf("attribute %d = %v, want %v", typ, got[typ], v)
+		}
 	}
 }
