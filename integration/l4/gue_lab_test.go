@@ -88,6 +88,13 @@ func TestGUEClusterSpreadsFlowsAndReturnsDirectly(t *testing.T) {
 		t.Fatalf("modprobe fou: %v\n%s", err, out)
 	}
 	l := newDSRLab(t, 1, 2)
+	// The director takes the outer source port from the packet's flow
+	// hash, which over veth is the client socket's own (sk_txhash). With
+	// the default net.core.txrehash=1 a socket picks a new one on a
+	// retransmission timeout (a SYN retransmitted on the slow lab VM), so
+	// one flow would show two ports; a NIC computes the hash from the
+	// 5-tuple instead. Keep the client's hash fixed.
+	l.client.Sysctl(t, "net/core/txrehash", "0")
 	for _, g := range l.gateways {
 		l.netd = append(l.netd, startNetdSettings(t, g, fmt.Sprintf("  mss: auto\n  gue: {port: %d}\n", guePort), vip))
 	}
