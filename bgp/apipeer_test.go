@@ -56,7 +56,14 @@ func TestAPIPeer(t *testing.T) {
 		"graceful restart": {cfg: Config{GracefulRestart: true}, peer: PeerConfig{Address: "198.18.0.1", ASN: 64500},
 			want: func() *api.Peer {
 				p := base()
-				p.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: 120}
+				p.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: 120, LocalRestarting: true, DeferralTime: 5}
+				p.AfiSafis[0].MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
+				return p
+			}},
+		"graceful restart time": {cfg: Config{GracefulRestart: true, GracefulRestartSeconds: 30}, peer: PeerConfig{Address: "198.18.0.1", ASN: 64500},
+			want: func() *api.Peer {
+				p := base()
+				p.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: 30, LocalRestarting: true, DeferralTime: 5}
 				p.AfiSafis[0].MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
 				return p
 			}},

@@ -7,14 +7,15 @@ import (
 	"os"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
 // Defaults applied by Config.Defaulted.
 const (
-	// DefaultHoldTimeSeconds is the hold time offered to peers. A dead
-	// director is detected by its router within this many seconds (GoBGP v3
-	// has no BFD), so it bounds the failover time.
+	// DefaultHoldTimeSeconds is the hold time offered to peers. Without BFD
+	// (PeerConfig.BFD) a dead director is detected by its router within
+	// this many seconds, so it bounds the failover time.
 	DefaultHoldTimeSeconds = 3
 	// DefaultKeepaliveSeconds is the keepalive interval (a third of the hold time).
 	DefaultKeepaliveSeconds = 1
@@ -26,6 +27,13 @@ const (
 	DefaultMaxPrefixes = 1000
 	// DefaultPeerPort is the BGP port peers are dialled on.
 	DefaultPeerPort = 179
+	// DefaultGracefulRestartSeconds is the restart time offered with
+	// graceful restart: how long a router keeps a silent director's routes
+	// (marked stale) waiting for it to come back.
+	DefaultGracefulRestartSeconds = 120
+	// maxGracefulRestartSeconds is the largest restart time the 12-bit
+	// field of the capability carries (RFC 4724 section 3).
+	maxGracefulRestartSeconds = 4095
 	// DefaultAPIAddress is where the optional GoBGP gRPC API listens.
 	DefaultAPIAddress = "127.0.0.1:50051"
 	// NoListen as ListenPort means the speaker only dials out.
@@ -47,15 +55,26 @@ type Config struct {
 	// local address of each session.
 	NextHop string `json:"nextHop,omitempty"`
 	// GracefulRestart enables BGP graceful restart (RFC 4724) on every peer.
-	// Off by default: a restarting director should lose its traffic fast.
+	// Off by default: a stopping director withdraws its routes and drains.
+	// On, a stopping director keeps its routes at the routers (no
+	// withdrawal, no NOTIFICATION) for GracefulRestartSeconds, so a restart
+	// costs no route; a director that does not come back in time loses its
+	// routes only then.
 	GracefulRestart bool `json:"gracefulRestart,omitempty"`
+	// GracefulRestartSeconds is the restart time advertised with graceful
+	// restart, 1..4095; DefaultGracefulRestartSeconds when zero.
+	GracefulRestartSeconds uint32 `json:"gracefulRestartSeconds,omitempty"`
 	// AllowedPrefixes are the VIP ranges this director may announce: a
 	// prefix is announced only if it lies inside one of them.
 	AllowedPrefixes []string `json:"allowedPrefixes"`
+	// Advertisements set the communities, local preference and
+	// aggregation of the routes inside some VIP ranges.
+	Advertisements []AdvertisementConfig `json:"advertisements,omitempty"`
 	// API configures GoBGP's own gRPC API, off by default.
 	API APIConfig `json:"api,omitempty"`
-	// Peers are the routers to announce to.
-	Peers []PeerConfig `json:"peers"`
+	// Peers are the routers to announce to. It may be empty in
+	// Kubernetes, where BGPPeers add to them.
+	Peers []PeerConfig `json:"peers,omitempty"`
 }
 
 // APIConfig configures GoBGP's gRPC API. It has no authentication, so it is
@@ -69,6 +88,9 @@ type APIConfig struct {
 
 // PeerConfig is one BGP neighbour (usually the top-of-rack router).
 type PeerConfig struct {
+	// Name, when set, names the peer in errors (a BGPPeer's is named
+	// after it).
+	Name string `json:"name,omitempty"`
 	// Address is the neighbour's IPv4 address.
 	Address string `json:"address"`
 	// ASN is the neighbour's autonomous system number.
@@ -96,6 +118,13 @@ type PeerConfig struct {
 	// MaxPrefixes tears the session down when the neighbour sends more
 	// prefixes; DefaultMaxPrefixes when zero.
 	MaxPrefixes uint32 `json:"maxPrefixes,omitempty"`
+	// BFD turns on BFD with the peer (bfdconfig.go); off by default.
+	BFD BFDConfig `json:"bfd,omitzero"`
+	// NodeSelectors choose the nodes whose director peers with this
+	// neighbour: a node matching any of them does. None means every node.
+	// One configuration then serves every rack, each director peering
+	// with its own rack's routers (see Speaker.SetNodeLabels).
+	NodeSelectors []metav1.LabelSelector `json:"nodeSelectors,omitempty"`
 }
 
 // Parse reads a YAML Config, rejecting unknown fields, applies defaults and
@@ -117,11 +146,21 @@ func (c Config) Defaulted() Config {
 	if c.ListenPort == 0 {
 		c.ListenPort = NoListen
 	}
+	if c.GracefulRestart && c.GracefulRestartSeconds == 0 {
+		c.GracefulRestartSeconds = DefaultGracefulRestartSeconds
+	}
 	if c.API.Enabled && c.API.Address == "" {
 		c.API.Address = DefaultAPIAddress
 	}
-	peers := make([]PeerConfig, len(c.Peers))
-	for i, p := range c.Peers {
+	c.Peers = defaultedPeers(c.Peers)
+	return c
+}
+
+// defaultedPeers returns a copy of peers with every unset field set to
+// its default.
+func defaultedPeers(in []PeerConfig) []PeerConfig {
+	peers := make([]PeerConfig, len(in))
+	for i, p := range in {
 		if p.Port == 0 {
 			p.Port = DefaultPeerPort
 		}
@@ -137,10 +176,10 @@ func (c Config) Defaulted() Config {
 		if p.MaxPrefixes == 0 {
 			p.MaxPrefixes = DefaultMaxPrefixes
 		}
+		p.BFD = p.BFD.defaulted()
 		peers[i] = p
 	}
-	c.Peers = peers
-	return c
+	return peers
 }
 
 // Validate checks a defaulted Config. Its errors name the offending field.
@@ -148,6 +187,11 @@ func (c Config) Validate() error {
 	var ps problems
 	c.checkSpeaker(&ps)
 	c.checkAllowedPrefixes(&ps)
+	if len(ps) == 0 {
+		// The advertisements are checked against valid allowed ranges.
+		_, errs := parseAdvertisements(c.Advertisements, c.allowedRanges(), advertisementField(c.Advertisements))
+		ps = append(ps, errs...)
+	}
 	c.checkAPI(&ps)
 	c.checkPeers(&ps)
 	return errors.Join(ps...)
@@ -181,6 +225,12 @@ func (c Config) checkSpeaker(ps *problems) {
 	}
 	if c.NextHop != "" && !isHostIPv4(c.NextHop) {
 		ps.add("nextHop", "%q is not an IPv4 address", c.NextHop)
+	}
+	switch {
+	case !c.GracefulRestart && c.GracefulRestartSeconds != 0:
+		ps.add("gracefulRestartSeconds", "set without gracefulRestart: true")
+	case c.GracefulRestartSeconds > maxGracefulRestartSeconds:
+		ps.add("gracefulRestartSeconds", "%d is above the %d the capability carries", c.GracefulRestartSeconds, maxGracefulRestartSeconds)
 	}
 }
 
@@ -216,17 +266,29 @@ func (c Config) checkAPI(ps *problems) {
 	}
 }
 
-// checkPeers checks that there is at least one peer and each peer on its
-// own; a peer address listed twice is reported at its second listing.
+// checkPeers checks each peer. The list may be empty: in Kubernetes the
+// BGPPeers supply the peers (Speaker.SetPeers).
 func (c Config) checkPeers(ps *problems) {
-	if len(c.Peers) == 0 {
-		ps.add("peers", "must list at least one peer")
-	}
+	c.checkPeerList(ps, c.Peers)
+}
+
+// checkPeerList checks each of peers on its own; a peer address listed
+// twice is reported at its second listing.
+func (c Config) checkPeerList(ps *problems, peers []PeerConfig) {
 	seen := map[string]bool{}
-	for i, p := range c.Peers {
+	for i, p := range peers {
 		f := func(name string) string { return fmt.Sprintf("peers[%d].%s", i, name) }
+		if p.Name != "" {
+			f = func(name string) string { return fmt.Sprintf("peer %s: %s", p.Name, name) }
+		}
 		c.checkPeerIdentity(ps, f, p, seen)
 		c.checkPeerSession(ps, f, p)
+		p.BFD.check(ps, f, p)
+		for j, sel := range p.NodeSelectors {
+			if _, err := metav1.LabelSelectorAsSelector(&sel); err != nil {
+				ps.add(f(fmt.Sprintf("nodeSelectors[%d]", j)), "%v", err)
+			}
+		}
 	}
 }
 

@@ -8,6 +8,10 @@
 // the export policy), and never touches the kernel routing table: GoBGP runs
 // without zebra. It keeps no package-level state.
 //
+// A peer may enable BFD (package bfd, GoBGP v3 has none): while a BFD
+// session that was Up is Down, the Speaker keeps that peer's BGP session
+// shut.
+//
 // The director drives it through Announcer: it hands over the whole desired
 // set of prefixes each time, and the Speaker computes and applies the diff.
 package bgp

@@ -4,6 +4,10 @@ import (
 	api "github.com/osrg/gobgp/v3/api"
 )
 
+// grDeferralSeconds bounds how long a restarting speaker waits for the
+// routers' End-of-RIB before it sends its routes anyway.
+const grDeferralSeconds = 5
+
 // ipv4Unicast returns a fresh family message (GoBGP may keep what it is given).
 func ipv4Unicast() *api.Family {
 	return &api.Family{Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_UNICAST}
@@ -45,7 +49,12 @@ func apiPeer(c Config, p PeerConfig, password string) *api.Peer {
 		peer.TtlSecurity = &api.TtlSecurity{Enabled: true, TtlMin: 256 - uint32(p.TTLSecurityHops)}
 	}
 	if c.GracefulRestart {
-		peer.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: 120}
+		// LocalRestarting sets the Restart State bit and the Forwarding
+		// State bit of the family: IPVS stays programmed across a
+		// restart, so forwarding is preserved, and the router keeps the
+		// stale routes until this speaker's End-of-RIB.
+		peer.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: c.GracefulRestartSeconds,
+			LocalRestarting: true, DeferralTime: grDeferralSeconds}
 		peer.AfiSafis[0].MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
 	}
 	return peer

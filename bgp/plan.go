@@ -12,12 +12,17 @@ type Plan struct {
 	ToAdvertise []netip.Prefix
 	// ToWithdraw are announced and no longer desired.
 	ToWithdraw []netip.Prefix
-	// ToKeep are announced and still desired.
+	// ToUpdate are announced and still desired, with other attributes
+	// (communities, local preference): sent again.
+	ToUpdate []netip.Prefix
+	// ToKeep are announced and still desired as they are.
 	ToKeep []netip.Prefix
 }
 
 // Empty reports whether the plan changes nothing.
-func (p Plan) Empty() bool { return len(p.ToAdvertise) == 0 && len(p.ToWithdraw) == 0 }
+func (p Plan) Empty() bool {
+	return len(p.ToAdvertise) == 0 && len(p.ToWithdraw) == 0 && len(p.ToUpdate) == 0
+}
 
 // NewPlan computes the plan that takes announced to desired. Output slices
 // are sorted so plans compare and log stably.

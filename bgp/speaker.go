@@ -40,17 +40,29 @@ type pathTable interface {
 type Speaker struct {
 	cfg       Config
 	allowed   []netip.Prefix
-	passwords []string // per peer, index-aligned with cfg.Peers; never logged
+	passwords map[string]string // by peer address; never logged
 	log       *slog.Logger
 	metrics   *metrics
 	now       func() time.Time // stamps PeerStatus.Since
 
 	srv   *server.BgpServer
 	paths pathTable
+	bfd   *bfdPeers // BFD sessions of the peers that enable it (bfdpeer.go)
 
-	mu        sync.Mutex // serialises Announce/WithdrawAll/Stop
-	started   bool
-	announced map[netip.Prefix][]byte // prefix -> UUID from AddPath
+	mu      sync.Mutex // serialises Announce/WithdrawAll/Stop
+	started bool
+	// peersAdded is set once the peers are managed in GoBGP: at Start,
+	// or with graceful restart at the first Announce or WithdrawAll.
+	peersAdded bool
+	// nodeLabels are the labels of the node, which select the peers
+	// (PeerConfig.NodeSelectors); active are the peers in GoBGP.
+	nodeLabels map[string]string
+	active     map[string]PeerConfig
+	announced  map[netip.Prefix]announcement
+	// requested is the last set Announce was given, before the
+	// advertisements aggregate it; SetAdvertisements sends it again.
+	requested []netip.Prefix
+	advs      []advertisement
 
 	stateMu sync.Mutex
 	states  map[string]PeerStatus // by peer address
@@ -79,15 +91,20 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pws := make([]string, len(cfg.Peers))
+	pws := map[string]string{}
 	for i, p := range cfg.Peers {
 		pw, err := readPassword(i, p)
 		if err != nil {
 			return nil, err
 		}
-		pws[i] = pw
+		pws[p.Address] = pw
 	}
+	advs, _ := parseAdvertisements(cfg.Advertisements, cfg.allowedRanges(), advertisementField(cfg.Advertisements))
 	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	bp, err := newBFDPeers(cfg, log, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -97,9 +114,12 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 		passwords: pws,
 		log:       log,
 		metrics:   m,
+		bfd:       bp,
 		now:       time.Now,
-		announced: map[netip.Prefix][]byte{},
+		announced: map[netip.Prefix]announcement{},
+		advs:      advs,
 		states:    map[string]PeerStatus{},
+		active:    map[string]PeerConfig{},
 	}
 	if err := registerPeerCollector(reg, s); err != nil {
 		return nil, err
@@ -141,31 +161,64 @@ func (s *Speaker) Start(ctx context.Context) error {
 		srv.Stop()
 		return fmt.Errorf("watch bgp peer events: %w", err)
 	}
-	for i, pc := range s.cfg.Peers {
-		s.setState(pc.Address, pc.ASN, "idle")
-		if err := srv.AddPeer(ctx, &api.AddPeerRequest{Peer: apiPeer(s.cfg, pc, s.passwords[i])}); err != nil {
-			cancel()
-			srv.Stop()
-			return fmt.Errorf("add bgp peer %s as %d: %w", pc.Address, pc.ASN, err)
-		}
-		s.log.Info("bgp peer added", "peer", pc.Address, "asn", pc.ASN,
-			"holdTime", pc.HoldTimeSeconds, "keepalive", pc.KeepaliveSeconds, "md5", pc.PasswordFile != "")
+	if err := s.bfd.start(srv); err != nil {
+		cancel()
+		srv.Stop()
+		return err
 	}
 	s.srv, s.paths, s.cancel, s.started = srv, srv, cancel, true
+	if s.cfg.GracefulRestart {
+		// The peers wait for the first announcement (addPeersLocked),
+		// so that the End-of-RIB a router gets after a restart follows
+		// the whole set of routes: the stale routes still wanted are
+		// refreshed, not flushed and then announced again.
+		return nil
+	}
+	if err := s.addPeersLocked(ctx); err != nil {
+		cancel()
+		srv.Stop()
+		s.started = false
+		return err
+	}
 	return nil
+}
+
+// addPeersLocked adds the peers the node's labels select to GoBGP, the
+// first time; SetNodeLabels and SetPeers change them later.
+func (s *Speaker) addPeersLocked(ctx context.Context) error {
+	if s.peersAdded {
+		return nil
+	}
+	s.peersAdded = true
+	return s.syncPeersLocked(ctx)
 }
 
 // Stop withdraws every prefix, closes the sessions (sending a Cease) and
 // stops GoBGP. A stopped Speaker cannot be started again.
+//
+// With graceful restart Stop withdraws nothing and sends no NOTIFICATION,
+// either of which would make the routers drop the routes at once: it
+// leaves the sessions to close with the process, which must exit next.
+// The routers then keep the routes, marked stale, for the restart time
+// (RFC 4724).
 func (s *Speaker) Stop(ctx context.Context) error {
-	err := s.WithdrawAll(ctx)
+	var err error
+	if !s.cfg.GracefulRestart {
+		err = s.WithdrawAll(ctx)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started {
 		return err
 	}
+	s.bfd.stop()
 	s.cancel()
-	s.srv.Stop()
+	if s.cfg.GracefulRestart {
+		s.log.Info("bgp speaker stopping for a graceful restart: routes left at the routers",
+			"announced", len(s.announced), "restartTime", s.cfg.GracefulRestartSeconds)
+	} else {
+		s.srv.Stop()
+	}
 	s.started = false
 	s.stateMu.Lock()
 	now := s.now()
@@ -188,9 +241,7 @@ func (s *Speaker) Peers() []PeerStatus {
 	for _, st := range s.states {
 		out = append(out, st)
 	}
-	slices.SortFunc(out, func(a, b PeerStatus) int {
-		return netip.MustParseAddr(a.Address).Compare(netip.MustParseAddr(b.Address))
-	})
+	slices.SortFunc(out, func(a, b PeerStatus) int { return comparePeerAddr(a.Address, b.Address) })
 	return out
 }
 
@@ -235,6 +286,12 @@ func (s *Speaker) onEvent(r *api.WatchEventResponse) {
 	st := pe.GetPeer().GetState()
 	if st == nil {
 		return
+	}
+	s.stateMu.Lock()
+	_, known := s.states[st.NeighborAddress]
+	s.stateMu.Unlock()
+	if !known {
+		return // a removed peer's last events
 	}
 	s.setState(st.NeighborAddress, st.PeerAsn, fsmState(st.SessionState))
 }

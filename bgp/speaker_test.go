@@ -94,7 +94,7 @@ func TestExportPolicyBlocksForeignPaths(t *testing.T) {
 	r := newReceiver(t)
 	s := startSpeaker(t, testConfig(r))
 	ctx := context.Background()
-	path, err := s.apiPath(prefixes("192.0.2.0/24")[0])
+	path, err := s.apiPath(prefixes("192.0.2.0/24")[0], routeAttrs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,28 @@ func (p *VIPPool) DeepCopyInto(out *VIPPool) {
 	out.TypeMeta = p.TypeMeta
 	p.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.CIDRs = slices.Clone(p.Spec.CIDRs)
+	out.Spec.BGP = p.Spec.BGP.DeepCopy()
 	out.Status.Conditions = slices.Clone(p.Status.Conditions)
+}
+
+// DeepCopy returns a copy of b.
+func (b *VIPPoolBGP) DeepCopy() *VIPPoolBGP {
+	if b == nil {
+		return nil
+	}
+	out := &VIPPoolBGP{
+		Communities:      slices.Clone(b.Communities),
+		LargeCommunities: slices.Clone(b.LargeCommunities),
+	}
+	if b.LocalPreference != nil {
+		v := *b.LocalPreference
+		out.LocalPreference = &v
+	}
+	if b.AggregationLength != nil {
+		v := *b.AggregationLength
+		out.AggregationLength = &v
+	}
+	return out
 }
 
 // DeepCopy returns a copy of p.

@@ -12,7 +12,14 @@ func TestDeepCopyIsDeep(t *testing.T) {
 		Spec:       VIPPoolSpec{CIDRs: []string{"203.0.113.0/24"}, L4Cluster: "c"},
 		Status:     VIPPoolStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionTrue}}},
 	}
+	lp := int64(200)
+	orig.Spec.BGP = &VIPPoolBGP{Communities: []string{"64512:1"}, LocalPreference: &lp}
 	cp := orig.DeepCopy()
+	cp.Spec.BGP.Communities[0] = "1:1"
+	*cp.Spec.BGP.LocalPreference = 1
+	if orig.Spec.BGP.Communities[0] != "64512:1" || *orig.Spec.BGP.LocalPreference != 200 {
+		t.Fatalf("DeepCopy shares the BGP settings: %+v", orig.Spec.BGP)
+	}
 	cp.Spec.CIDRs[0] = "198.51.100.0/24"
 	cp.Labels["a"] = "changed"
 	cp.Status.Conditions[0].Status = metav1.ConditionFalse
@@ -37,5 +44,16 @@ func TestDeepCopyIsDeep(t *testing.T) {
 	}
 	if c.Spec.Encapsulation.Port != 6080 {
 		t.Fatal("L4Cluster DeepCopy shares spec.encapsulation")
+	}
+}
+
+func TestBGPPeerDeepCopyIsDeep(t *testing.T) {
+	orig := &BGPPeer{ObjectMeta: metav1.ObjectMeta{Name: "tor-a"}, Spec: BGPPeerSpec{Address: "198.18.0.1", ASN: 64500,
+		NodeSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rack": "a"}}}}}
+	list := &BGPPeerList{Items: []BGPPeer{*orig}}
+	cp := list.DeepCopyObject().(*BGPPeerList)
+	cp.Items[0].Spec.NodeSelectors[0].MatchLabels["rack"] = "b"
+	if orig.Spec.NodeSelectors[0].MatchLabels["rack"] != "a" {
+		t.Fatal("BGPPeer DeepCopy shares its node selectors")
 	}
 }

@@ -20,6 +20,27 @@ type VIPPoolSpec struct {
 	L4Cluster string `json:"l4Cluster"`
 	// AvoidBuggyIPs skips IPv4 addresses ending in .0 and .255.
 	AvoidBuggyIPs bool `json:"avoidBuggyIPs,omitempty"`
+	// BGP says how the directors announce the pool's routes; nil sends
+	// them with no community, the router's default local preference and
+	// no aggregation.
+	BGP *VIPPoolBGP `json:"bgp,omitempty"`
+}
+
+// VIPPoolBGP is how the routes of a pool are announced.
+type VIPPoolBGP struct {
+	// Communities are standard communities (RFC 1997), "ASN:VALUE" with
+	// both parts 0..65535, on every route of the pool.
+	Communities []string `json:"communities,omitempty"`
+	// LargeCommunities are large communities (RFC 8092),
+	// "GLOBAL:LOCAL1:LOCAL2" with each part 0..4294967295.
+	LargeCommunities []string `json:"largeCommunities,omitempty"`
+	// LocalPreference is the LOCAL_PREF of the routes, 0..4294967295. BGP
+	// sends it to iBGP peers only (same AS as the director).
+	LocalPreference *int64 `json:"localPreference,omitempty"`
+	// AggregationLength, when set, announces the pool's routes as their
+	// covering prefix of this length (e.g. 24: one /24 however many VIPs
+	// of it are up). At least the length of every CIDR, at most 32.
+	AggregationLength *int32 `json:"aggregationLength,omitempty"`
 }
 
 // VIPPoolStatus counts the addresses of the pool and says whether VIPs

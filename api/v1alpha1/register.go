@@ -12,11 +12,12 @@ const GroupName = "tlb.io"
 // SchemeGroupVersion is tlb.io/v1alpha1.
 var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha1"}
 
-// VIPPoolResource and L4ClusterResource name the resources for dynamic
-// clients.
+// VIPPoolResource, L4ClusterResource and BGPPeerResource name the
+// resources for dynamic clients.
 var (
 	VIPPoolResource   = SchemeGroupVersion.WithResource("vippools")
 	L4ClusterResource = SchemeGroupVersion.WithResource("l4clusters")
+	BGPPeerResource   = SchemeGroupVersion.WithResource("bgppeers")
 )
 
 // Resource names of the Gateway API extension types.
@@ -31,6 +32,7 @@ func AddToScheme(s *runtime.Scheme) error {
 		&VIPPool{}, &VIPPoolList{}, &L4Cluster{}, &L4ClusterList{},
 		&GatewayClassConfig{}, &GatewayClassConfigList{},
 		&TrafficPolicy{}, &TrafficPolicyList{},
+		&BGPPeer{}, &BGPPeerList{},
 	)
 	metav1.AddToGroupVersion(s, SchemeGroupVersion)
 	return nil

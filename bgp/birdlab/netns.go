@@ -146,3 +146,20 @@ func ip(ctx context.Context, args ...string) error {
 	}
 	return nil
 }
+
+// AddRouterAddr gives the router a second address on its link (a /32,
+// e.g. a second router of another rack) and returns the function that
+// removes it.
+func (l *Lab) AddRouterAddr(ctx context.Context, addr string) (func(), error) {
+	if err := ip(ctx, "-n", l.Router, "addr", "add", addr+"/32", "dev", l.RouterIf); err != nil {
+		return nil, err
+	}
+	if err := ip(ctx, "-n", l.Directors, "route", "add", addr+"/32", "dev", l.DirectorIf); err != nil {
+		_ = ip(ctx, "-n", l.Router, "addr", "del", addr+"/32", "dev", l.RouterIf)
+		return nil, err
+	}
+	return func() {
+		_ = ip(context.Background(), "-n", l.Directors, "route", "del", addr+"/32", "dev", l.DirectorIf)
+		_ = ip(context.Background(), "-n", l.Router, "addr", "del", addr+"/32", "dev", l.RouterIf)
+	}, nil
+}

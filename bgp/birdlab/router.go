@@ -27,6 +27,8 @@ type Neighbor struct {
 	Password string
 	// Local is the router's address on this session; RouterConfig.RouterID when empty.
 	Local string
+	// BFD turns on `bfd on` for this session (RouterConfig.BFD must be set).
+	BFD bool
 }
 
 // RouterConfig is the router's BIRD configuration.
@@ -39,6 +41,12 @@ type RouterConfig struct {
 	HoldTime, Keepalive int
 	// Neighbors are the speakers.
 	Neighbors []Neighbor
+	// BFD, when set, adds a `protocol bfd` with these timers (bfd.go).
+	BFD *BFD
+	// GracefulRestart turns on BGP graceful restart (RFC 4724) on every
+	// session: BIRD keeps a restarting speaker's routes, marked stale,
+	// until its End-of-RIB or the restart time.
+	GracefulRestart bool
 }
 
 // Router is one running BIRD in a network namespace.
@@ -53,6 +61,8 @@ type Router struct {
 
 // BIRD 2 config: import everything the speakers send, export nothing to
 // them, and install ECMP (merge paths) into the namespace's kernel table.
+// Speakers are on the router's links, so next hops resolve directly, for
+// iBGP sessions too.
 var birdConf = template.Must(template.New("bird").Parse(`
 router id {{.RouterID}};
 log "{{.Dir}}/bird.log" all;
@@ -62,6 +72,11 @@ protocol kernel {
   merge paths on;
   scan time 1;
 }
+{{- with .BFD}}
+protocol bfd {
+  interface "*" { min rx interval {{.MinRxMilliseconds}} ms; min tx interval {{.MinTxMilliseconds}} ms; multiplier {{.Multiplier}}; };
+}
+{{- end}}
 {{range .Neighbors}}
 protocol bgp {{.Name}} {
   local {{if .Local}}{{.Local}}{{else}}{{$.RouterID}}{{end}} as {{$.ASN}};
@@ -70,8 +85,15 @@ protocol bgp {{.Name}} {
   keepalive time {{$.Keepalive}};
   connect retry time 1;
   error wait time 1, 2;
+  direct;
+{{- if $.GracefulRestart}}
+  graceful restart on;
+{{- end}}
 {{- if .Password}}
   password "{{.Password}}";
+{{- end}}
+{{- if .BFD}}
+  bfd on;
 {{- end}}
   ipv4 { import all; export none; };
 }
@@ -102,7 +124,8 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 		return nil, fmt.Errorf("write bird config: %w", err)
 	}
 	err = birdConf.Execute(f, map[string]any{
-		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors,
+		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors, "BFD": cfg.BFD,
+		"GracefulRestart": cfg.GracefulRestart,
 	})
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -261,6 +284,9 @@ type Session struct {
 	State string
 	// Imported is how many routes BIRD holds from this session.
 	Imported int
+	// Restarting is set while BIRD holds the session's routes as stale
+	// for a graceful restart ("Neighbor graceful restart active").
+	Restarting bool
 }
 
 // Session returns the state and imported route count of neighbor name.
@@ -282,7 +308,45 @@ func ParseSession(out string) Session {
 			s.State = f[2]
 		case len(f) >= 3 && f[0] == "Routes:":
 			_, _ = fmt.Sscanf(f[1], "%d", &s.Imported)
+		case strings.TrimSpace(line) == "Neighbor graceful restart active":
+			s.Restarting = true
 		}
 	}
 	return s
+}
+
+// Attributes returns the attributes of BIRD's first route for exactly
+// prefix (`birdc show route all`), by name: "BGP.local_pref" -> "200",
+// "BGP.community" -> "(64512,100) (64512,200)". Nil when there is none.
+func (r *Router) Attributes(ctx context.Context, prefix string) (map[string]string, error) {
+	out, err := r.Birdc(ctx, "show", "route", "all", prefix)
+	if strings.Contains(out, "Network not found") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseAttributes(out), nil
+}
+
+// ParseAttributes reads the "\tName: value" lines of the first route in
+// `birdc show route all` output.
+func ParseAttributes(out string) map[string]string {
+	var attrs map[string]string
+	for _, line := range strings.Split(out, "\n") {
+		// A route line: "PREFIX  unicast [proto ...]", or "unreachable
+		// [...]" and others; only attribute lines start with a tab.
+		if line != "" && !strings.HasPrefix(line, "\t") && strings.Contains(line, " [") {
+			if attrs != nil {
+				break // the next route
+			}
+			attrs = map[string]string{}
+			continue
+		}
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ": ")
+		if attrs != nil && ok && strings.HasPrefix(line, "\t") {
+			attrs[name] = strings.TrimSpace(value)
+		}
+	}
+	return attrs
 }

@@ -23,6 +23,9 @@ import (
 var lab *birdlab.Lab
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(envSpeaker); spec != "" {
+		os.Exit(runSpeakerChild(spec))
+	}
 	if l := birdlab.FromEnv(); l != nil {
 		lab = l
 		os.Exit(m.Run())
@@ -49,9 +52,9 @@ func cannotRun() string {
 	if os.Geteuid() != 0 {
 		return "needs root to create network namespaces"
 	}
-	for _, bin := range []string{"bird", "birdc", "ip"} {
+	for _, bin := range []string{"bird", "birdc", "ip", "nft"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			return bin + " not installed (apt-get install bird2 iproute2)"
+			return bin + " not installed (apt-get install bird2 iproute2 nftables)"
 		}
 	}
 	return ""

@@ -94,7 +94,7 @@ func buildDCWith(t *testing.T, opts dcOptions) *dc {
 		lab.Link(dir, d.router, addr+"/24", fmt.Sprintf("198.18.%d.1/24", i))
 		dir.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", i))
 		d.directors, d.directorAddr = append(d.directors, dir), append(d.directorAddr, addr)
-		nbrs = append(nbrs, birdlab.Neighbor{Name: dir.Name, Address: addr, ASN: 64512, Local: fmt.Sprintf("198.18.%d.1", i)})
+		nbrs = append(nbrs, birdlab.Neighbor{Name: dir.Name, Address: addr, ASN: 64512, Local: fmt.Sprintf("198.18.%d.1", i), BFD: opts.bfd})
 
 		gw := lab.Node(fmt.Sprintf("gateway%d", i))
 		gaddr := fmt.Sprintf("198.18.%d.2", 10+i)
@@ -108,7 +108,11 @@ func buildDCWith(t *testing.T, opts dcOptions) *dc {
 		app.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 21+i))
 		d.apps, d.appAddrs = append(d.apps, app), append(d.appAddrs, addr)
 	}
-	d.bird = birdlab.StartForTest(t, d.router.NsName(), birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs})
+	rc := birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs}
+	if opts.bfd {
+		rc.BFD = &birdlab.BFD{MinRxMilliseconds: 100, MinTxMilliseconds: 100, Multiplier: 5}
+	}
+	d.bird = birdlab.StartForTest(t, d.router.NsName(), rc)
 
 	tmp := t.TempDir()
 	for i, gw := range d.gateways {
@@ -160,8 +164,8 @@ func (d *dc) directorConfig(i int, runtimeDir string) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "bgp:\n  localASN: 64512\n  routerID: %s\n  allowedPrefixes: [%s]\n  peers:\n    - {address: 198.18.%d.1, asn: 64500, localAddress: %s, holdTimeSeconds: 3, keepaliveSeconds: 1}\n",
-		d.directorAddr[i], vipSubnet, i+1, d.directorAddr[i])
+	fmt.Fprintf(&b, "bgp:\n  localASN: 64512\n  routerID: %s\n  allowedPrefixes: [%s]\n  peers:\n    - {address: 198.18.%d.1, asn: 64500, localAddress: %s, holdTimeSeconds: 3, keepaliveSeconds: 1, bfd: {enabled: %t}}\n",
+		d.directorAddr[i], vipSubnet, i+1, d.directorAddr[i], d.opts.bfd)
 	// The gateways' health: the test's endpoint, or Envoy's read-only
 	// stats listener, which answers 503 once Envoy is draining.
 	port, path := 8081, "/healthz"

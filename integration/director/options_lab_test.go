@@ -21,6 +21,8 @@ type dcOptions struct {
 	// echo server and no health endpoint, and the directors probe
 	// Envoy's stats listener (:9902/ready) instead.
 	envoy bool
+	// bfd turns BFD on between each director and BIRD (100 ms x 5).
+	bfd bool
 }
 
 func (o dcOptions) servicePorts() []int {

@@ -52,6 +52,13 @@ const (
 // which every test fails at its waits.
 var placeholder = flag.Bool("placeholder-controller", false, "do not start l7 gateway-controller; only mark the GatewayClass Accepted")
 
+// crdChannel is the Gateway API release channel whose CRDs the API
+// server gets. The claims of record run the standard channel, which
+// TLB installs; "experimental" serves the fields v1.6.3 keeps there
+// (rules[].retry, sessionPersistence), to run their tests (with
+// -claim-extra) as an experiment.
+var crdChannel = flag.String("crd-channel", "standard", "Gateway API CRD channel to install: standard or experimental")
+
 // timeouts bounds every wait of the suite so that a test the controller
 // fails fails in seconds, not minutes: against a loopback API server a
 // working controller answers in well under a second, and the defaults
@@ -114,7 +121,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 	}
 
 	gwDir := moduleDir(t, "sigs.k8s.io/gateway-api")
-	crds := stageCRDs(t, filepath.Join(gwDir, "config", "crd", "standard"), filepath.Join("..", "..", "deploy", "crds"))
+	if *crdChannel != "standard" && *crdChannel != "experimental" {
+		t.Fatalf("-crd-channel=%q: want standard or experimental", *crdChannel)
+	}
+	crds := stageCRDs(t, filepath.Join(gwDir, "config", "crd", *crdChannel), filepath.Join("..", "..", "deploy", "crds"))
 	srv, err := apiserver.StartWithCRDs(3*time.Minute, crds)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +144,11 @@ func TestGatewayAPIConformance(t *testing.T) {
 		"--root-ca-file="+srv.Config.CAFile, "--service-account-private-key-file="+srv.ServiceAccountKeyFile,
 		"--allocate-node-cidrs=false", "--controllers=*,-node-lifecycle-controller", "--v=1")
 	podDir := t.TempDir()
-	pods := NewPodProcesses(cs, echoBin, podDir, log.With("component", "pods"))
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := NewPodProcesses(cs, echoBin, podDir, log.With("component", "pods")).WithDNS(self)
 	t.Cleanup(pods.StopAll)
 	sim := NewNodeSim(cs, simNode, netip.MustParsePrefix("10.244.0.0/16"), log.With("component", "nodesim"), time.Now).
 		WithPods(pods).WithKubelet(startKubeletLogs(t, pods))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +34,7 @@ func checkPodLifecycle(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 	}
 	var last string
 	err = waitFor(ctx, time.Minute, func(ctx context.Context) (bool, error) {
-		want, err := echoPods(ctx, cs)
+		want, err := echoPods(ctx, cs, pods)
 		if err != nil {
 			return false, err
 		}
@@ -55,16 +54,16 @@ func checkPodLifecycle(ctx context.Context, t *testing.T, cs kubernetes.Interfac
 	t.Logf("pod lifecycle: Pod %s/%s deleted; %s", victim.Namespace, victim.Name, last)
 }
 
-// echoPods are the Pods (namespace/name, sorted) with an echo server
+// echoPods are the Pods (namespace/name, sorted) with a container run here (echo server, DNS stand-in)
 // container that are not being deleted.
-func echoPods(ctx context.Context, cs kubernetes.Interface) ([]string, error) {
+func echoPods(ctx context.Context, cs kubernetes.Interface, pods *PodProcesses) ([]string, error) {
 	list, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil && slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return strings.Contains(c.Image, echoImage) }) {
+		if p.DeletionTimestamp == nil && slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return pods.simulated(c.Image) }) {
 			out = append(out, p.Namespace+"/"+p.Name)
 		}
 	}

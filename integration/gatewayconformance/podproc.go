@@ -34,8 +34,11 @@ const echoImage = "gateway-api/echo-basic"
 type PodProcesses struct {
 	client  kubernetes.Interface
 	echoBin string
-	dir     string
-	log     *slog.Logger
+	// dnsBin, when set, runs the coredns containers: it serves DNS on
+	// port 53 when DNSStandInEnv says so (the conformance test binary).
+	dnsBin string
+	dir    string
+	log    *slog.Logger
 
 	mu    sync.Mutex
 	pods  map[string]*podProc // namespace/name -> its processes
@@ -75,7 +78,7 @@ func (r *PodProcesses) Run(ctx context.Context, pod *corev1.Pod, ip netip.Addr) 
 
 	var echo []corev1.Container
 	for _, c := range pod.Spec.Containers {
-		if strings.Contains(c.Image, echoImage) {
+		if r.simulated(c.Image) {
 			echo = append(echo, c)
 		} else {
 			r.log.Info("container not run: only the echo server's image runs here", "pod", key, "container", c.Name, "image", c.Image)
@@ -95,6 +98,18 @@ func (r *PodProcesses) Run(ctx context.Context, pod *corev1.Pod, ip netip.Addr) 
 	return nil
 }
 
+// WithDNS runs the coredns containers with bin (see dnsBin).
+func (r *PodProcesses) WithDNS(bin string) *PodProcesses {
+	r.dnsBin = bin
+	return r
+}
+
+// simulated reports whether containers of image run here: the echo
+// server's, and coredns's when a DNS stand-in is set.
+func (r *PodProcesses) simulated(image string) bool {
+	return strings.Contains(image, echoImage) || (r.dnsBin != "" && strings.Contains(image, dnsImage))
+}
+
 // start starts the processes of p, the first in a new network namespace,
 // the others in the first one's, and connects the namespace.
 func (r *PodProcesses) start(ctx context.Context, pod *corev1.Pod, ip netip.Addr, echo []corev1.Container, p *podProc) error {
@@ -107,9 +122,14 @@ func (r *PodProcesses) start(ctx context.Context, pod *corev1.Pod, ip netip.Addr
 		if err != nil {
 			return err
 		}
-		cmd := exec.Command(r.echoBin)
+		bin := r.echoBin
+		if strings.Contains(c.Image, dnsImage) {
+			bin = r.dnsBin
+			env = append(env, DNSStandInEnv+"=:53")
+		}
+		cmd := exec.Command(bin)
 		if i > 0 {
-			cmd = exec.Command("nsenter", fmt.Sprintf("--net=/proc/%d/ns/net", p.procs[0].Process.Pid), "--", r.echoBin)
+			cmd = exec.Command("nsenter", fmt.Sprintf("--net=/proc/%d/ns/net", p.procs[0].Process.Pid), "--", bin)
 		}
 		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 		out := &lineLog{}

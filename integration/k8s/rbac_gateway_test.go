@@ -181,7 +181,7 @@ func TestRBACGatewayController(t *testing.T) {
 			fmt.Sprintf("ports %+v", s.Spec.Ports)
 	})
 
-	createRoutesAndPolicy(t, agc, dc, ns, "web")
+	createRoutesAndPolicy(t, kc, agc, dc, ns, "web")
 	repeatConflictEvent(t, kc, agc, ns)
 	touchLease(t, kc, rec)
 
@@ -279,10 +279,12 @@ func usedBy(g grant, reqs []recordedRequest) (recordedRequest, bool) {
 	return reqs[i], true
 }
 
-// createRoutesAndPolicy creates, as the admin, an HTTPRoute, a GRPCRoute
-// and a TLSRoute attached to Gateway ns/gateway and a TrafficPolicy on
-// the HTTPRoute, and waits until the controller wrote the status of each.
-func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Interface, ns, gateway string) {
+// createRoutesAndPolicy creates, as the admin, an HTTPRoute, a GRPCRoute,
+// a TLSRoute, a TCPRoute and a UDPRoute attached to Gateway ns/gateway, a
+// TrafficPolicy on the HTTPRoute and a BackendTLSPolicy on the Service a
+// second HTTPRoute forwards to, and waits until the controller wrote the
+// status of each.
+func createRoutesAndPolicy(t *testing.T, kc kubernetes.Interface, agc gwclient.Interface, dc dynamic.Interface, ns, gateway string) {
 	t.Helper()
 	ctx := context.Background()
 	parents := gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{{Name: gatewayv1.ObjectName(gateway)}}}
@@ -306,6 +308,38 @@ func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Inte
 				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web-backend", Port: &port}}}}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create TLSRoute: %v", err)
+	}
+	// No TCP or UDP listener: the controller still writes their status
+	// (NotAllowedByListeners).
+	l4Rules := []gatewayv1.BackendRef{{BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web-backend", Port: &port}}}
+	if _, err := gw.TCPRoutes(ns).Create(ctx, &gatewayv1.TCPRoute{ObjectMeta: route("web-tcp"),
+		Spec: gatewayv1.TCPRouteSpec{CommonRouteSpec: parents, Rules: []gatewayv1.TCPRouteRule{{BackendRefs: l4Rules}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create TCPRoute: %v", err)
+	}
+	if _, err := gw.UDPRoutes(ns).Create(ctx, &gatewayv1.UDPRoute{ObjectMeta: route("web-udp"),
+		Spec: gatewayv1.UDPRouteSpec{CommonRouteSpec: parents, Rules: []gatewayv1.UDPRouteRule{{BackendRefs: l4Rules}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create UDPRoute: %v", err)
+	}
+	// A BackendTLSPolicy for the Service an HTTPRoute forwards to: its
+	// status (under the route's Gateway) is the controller's to write.
+	if _, err := kc.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: route("web-backend"),
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 443}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create Service web-backend: %v", err)
+	}
+	if _, err := gw.HTTPRoutes(ns).Create(ctx, &gatewayv1.HTTPRoute{
+		ObjectMeta: route("web-https-backend"), Spec: gatewayv1.HTTPRouteSpec{CommonRouteSpec: parents,
+			Rules: []gatewayv1.HTTPRouteRule{{BackendRefs: []gatewayv1.HTTPBackendRef{{BackendRef: gatewayv1.BackendRef{
+				BackendObjectReference: gatewayv1.BackendObjectReference{Name: "web-backend", Port: &port}}}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create HTTPRoute web-https-backend: %v", err)
+	}
+	if _, err := gw.BackendTLSPolicies(ns).Create(ctx, &gatewayv1.BackendTLSPolicy{ObjectMeta: route("web-backend-tls"),
+		Spec: gatewayv1.BackendTLSPolicySpec{
+			TargetRefs: []gatewayv1.LocalPolicyTargetReferenceWithSectionName{{LocalPolicyTargetReference: gatewayv1.LocalPolicyTargetReference{Kind: "Service", Name: "web-backend"}}},
+			Validation: gatewayv1.BackendTLSPolicyValidation{Hostname: "web-backend.internal",
+				CACertificateRefs: []gatewayv1.LocalObjectReference{{Kind: "ConfigMap", Name: "web-backend-ca"}}},
+		}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create BackendTLSPolicy: %v", err)
 	}
 	policy, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&tlbv1alpha1.TrafficPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: tlbv1alpha1.SchemeGroupVersion.String(), Kind: tlbv1alpha1.KindTrafficPolicy},
@@ -351,6 +385,32 @@ func createRoutesAndPolicy(t *testing.T, agc gwclient.Interface, dc dynamic.Inte
 			return false, err.Error()
 		}
 		return ours("TLSRoute", r.Status.Parents)
+	})
+	eventually(t, 30*time.Second, "the controller wrote the status of TCPRoute web-tcp and UDPRoute web-udp", func() (bool, string) {
+		r, err := gw.TCPRoutes(ns).Get(ctx, "web-tcp", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if ok, msg := ours("TCPRoute", r.Status.Parents); !ok {
+			return false, msg
+		}
+		u, err := gw.UDPRoutes(ns).Get(ctx, "web-udp", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return ours("UDPRoute", u.Status.Parents)
+	})
+	eventually(t, 30*time.Second, "the controller wrote the status of BackendTLSPolicy web-backend-tls", func() (bool, string) {
+		p, err := gw.BackendTLSPolicies(ns).Get(ctx, "web-backend-tls", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, a := range p.Status.Ancestors {
+			if a.ControllerName == gatewayapi.ControllerName && string(a.AncestorRef.Name) == gateway {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("status %+v", p.Status)
 	})
 	eventually(t, 30*time.Second, "the controller wrote the status of TrafficPolicy web-cors", func() (bool, string) {
 		u, err := dc.Resource(gatewayctl.TrafficPolicyResource).Namespace(ns).Get(ctx, "web-cors", metav1.GetOptions{})

@@ -17,6 +17,7 @@ import (
 const (
 	metricSession        = "tlb_bgp_session_established"
 	metricAnnounced      = "tlb_bgp_announced_prefixes"
+	metricBFDState       = "tlb_bfd_session_state"
 	metricRealServerUp   = "tlb_health_real_server_up"
 	metricDirRejected    = "tlb_director_config_rejected_total"
 	metricNetdRejected   = "netd_config_errors_total"
@@ -43,6 +44,7 @@ func applyMetrics(c *Component, r io.Reader) error {
 		c.Sessions = append(c.Sessions, BGPSession{Peer: label(m, "peer"), Established: value(m) == 1})
 	}
 	slices.SortFunc(c.Sessions, func(a, b BGPSession) int { return cmp.Compare(a.Peer, b.Peer) })
+	applyBFD(c, fams[metricBFDState])
 	c.Announced = sum(fams[metricAnnounced])
 	for _, m := range fams[metricRealServerUp].GetMetric() {
 		c.RealServers = append(c.RealServers, RealServer{Address: label(m, "real_server"), Up: value(m) == 1})
@@ -133,4 +135,19 @@ func sum(f *dto.MetricFamily) float64 {
 		v += value(m)
 	}
 	return v
+}
+
+// applyBFD sets each BGP session's BFD state from the state series that
+// is 1 for the peer.
+func applyBFD(c *Component, f *dto.MetricFamily) {
+	for _, m := range f.GetMetric() {
+		if value(m) != 1 {
+			continue
+		}
+		for i := range c.Sessions {
+			if c.Sessions[i].Peer == label(m, "peer") {
+				c.Sessions[i].BFD = label(m, "state")
+			}
+		}
+	}
 }

@@ -35,6 +35,9 @@ func componentProblems(c Component, add func(src, obj, format string, args ...an
 		if !ss.Established {
 			add(src, "peer "+ss.Peer, "BGP session down")
 		}
+		if ss.BFD != "" && ss.BFD != "up" {
+			add(src, "peer "+ss.Peer, "BFD session %s", ss.BFD)
+		}
 	}
 	if c.RejectedRecent > 0 {
 		add(src, "config", "%g configuration(s) rejected in the last %s; the last good one is in force", c.RejectedRecent, c.RateWindow())

@@ -54,7 +54,7 @@ func TestProblems(t *testing.T) {
 	// themselves: only their growth between two samples is.
 	healthy := BuildView(Snapshot{API: APIState{Pools: []Pool{{Name: "p", Used: 9, Free: 1}}},
 		Components: []Component{
-			{Role: RoleDirector, Name: "d", Ready: true, Sessions: []BGPSession{{"198.18.1.1", true}}, Certificates: []Certificate{{"c", 30}}, Rejected: 4},
+			{Role: RoleDirector, Name: "d", Ready: true, Sessions: []BGPSession{{Peer: "198.18.1.1", Established: true}}, Certificates: []Certificate{{"c", 30}}, Rejected: 4},
 			{Role: RoleL7, Name: "e", Ready: true, NACKs: []Sample{{Metric: metricNACKs, Labels: "group=edge type=listener", Value: 2}},
 				Envoys: []EnvoyNode{{Node: "gw-1", Types: []XDSType{{Type: "listener", Served: "v2", Acked: "v2", InSync: true}}}}},
 			{Role: RoleEnvoy, Name: "gw-1", Ready: true, EnvoyState: &EnvoyStats{Connected: true, State: "live"}},

@@ -203,6 +203,9 @@ type GTMAnswer struct {
 type BGPSession struct {
 	Peer        string
 	Established bool
+	// BFD is the BFD state with the peer (up, down, init, admindown), ""
+	// when the director runs no BFD with it.
+	BFD string
 }
 
 // RealServer is a real server and whether it passes its health checks.

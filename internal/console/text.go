@@ -97,7 +97,11 @@ func (p *textPrinter) component(c Component) {
 		p.line("  %s %s: %s", c.Role, c.Name, readyWord(c.Ready))
 	}
 	for _, s := range c.Sessions {
-		p.line("    BGP peer %s: %s", s.Peer, map[bool]string{true: "established", false: "down"}[s.Established])
+		bfd := ""
+		if s.BFD != "" {
+			bfd = ", BFD " + s.BFD
+		}
+		p.line("    BGP peer %s: %s%s", s.Peer, map[bool]string{true: "established", false: "down"}[s.Established], bfd)
 	}
 	p.envoyLines(c)
 }

@@ -34,6 +34,9 @@ type parent struct {
 type match struct {
 	l     *listener
 	hosts []string
+	// isolated: more specific listeners take every host, so the route
+	// serves nothing on l (see isolate).
+	isolated bool
 	// uncovered are the hosts the HTTPS listener's certificate does not
 	// name.
 	uncovered []string
@@ -113,6 +116,7 @@ func (b *builder) matchListeners(r route, p *parent) (gatewayv1.RouteConditionRe
 		if !ok {
 			continue
 		}
+		hosts, isolated := isolate(p.g, l, hosts)
 		// Attachment depends on allowedRoutes and parentRefs alone
 		// (ListenerStatus.AttachedRoutes: "based solely on the
 		// combination of the AllowedRoutes field [...] and the Route's
@@ -123,7 +127,7 @@ func (b *builder) matchListeners(r route, p *parent) (gatewayv1.RouteConditionRe
 		for _, h := range out {
 			uncovered = append(uncovered, fmt.Sprintf("%s (listener %s)", h, l.spec.Name))
 		}
-		p.matches = append(p.matches, match{l: l, hosts: hosts, uncovered: out})
+		p.matches = append(p.matches, match{l: l, hosts: hosts, isolated: isolated, uncovered: out})
 	}
 	switch {
 	case len(p.matches) == 0:
@@ -189,7 +193,7 @@ func slots(parents []parent) []slot {
 			continue
 		}
 		for _, m := range p.matches {
-			if !m.l.programmable() {
+			if !m.l.programmable() || m.isolated {
 				continue
 			}
 			key := p.g.group + "|" + strings.Join(m.hosts, ",")

@@ -2,11 +2,13 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlbproject/tlb/l7/kubeobj"
@@ -22,18 +24,27 @@ type routeBuild struct {
 	ns    string
 	gen   int64
 	http2 bool
+	// proto is the protocol of the Service ports backendRefs name (UDP
+	// for a UDPRoute, else TCP).
+	proto corev1.Protocol
 	ups   []model.Upstream
 	upIdx map[string]bool
+	// webSocket are the upstreams whose Service port speaks WebSocket
+	// (appProtocol kubernetes.io/ws).
+	webSocket map[string]bool
 	// refReason/refMsg is the first unresolved reference (ResolvedRefs).
 	refReason gatewayv1.RouteConditionReason
 	refMsg    string
 	// unsupported is the first value the model cannot carry (Accepted
 	// False, UnsupportedValue).
 	unsupported string
+	// services are the Services its upstreams resolved to (the ancestors
+	// of BackendTLSPolicies are their routes' Gateways).
+	services []types.NamespacedName
 }
 
 func (b *builder) newRouteBuild(kind, ns string, gen int64, http2 bool) *routeBuild {
-	return &routeBuild{b: b, kind: kind, ns: ns, gen: gen, http2: http2, upIdx: map[string]bool{}}
+	return &routeBuild{b: b, kind: kind, ns: ns, gen: gen, http2: http2, proto: corev1.ProtocolTCP, upIdx: map[string]bool{}, webSocket: map[string]bool{}}
 }
 
 func (rb *routeBuild) badRef(reason gatewayv1.RouteConditionReason, msg string) {
@@ -99,21 +110,46 @@ func (rb *routeBuild) backend(f string, ref gatewayv1.BackendObjectReference) (s
 	}
 	var port *corev1.ServicePort
 	for i, p := range svc.Spec.Ports {
-		if p.Port == *ref.Port && (p.Protocol == "" || p.Protocol == corev1.ProtocolTCP) {
+		if p.Port == *ref.Port && (p.Protocol == rb.proto || (p.Protocol == "" && rb.proto == corev1.ProtocolTCP)) {
 			port = &svc.Spec.Ports[i]
 		}
 	}
 	if port == nil {
-		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no TCP port %d", f, ns, ref.Name, *ref.Port))
+		rb.badRef(gatewayv1.RouteReasonBackendNotFound, fmt.Sprintf("%s.port: Service %s/%s has no %s port %d", f, ns, ref.Name, rb.proto, *ref.Port))
 		return "", false
 	}
+	var upTLS *model.UpstreamTLS
+	if !slices.Contains(rb.services, nn(ns, svc.Name)) {
+		rb.services = append(rb.services, nn(ns, svc.Name))
+	}
+	if bt := rb.b.backendTLSFor(nn(ns, svc.Name), port.Name); bt != nil && rb.kind != kindTLSRoute {
+		if bt.tls == nil {
+			// Its policy has no usable CA: never plain text instead.
+			return "", false
+		}
+		upTLS = bt.tls
+	}
 	name := modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)))
+	if upTLS != nil {
+		name = modelName(ns, string(ref.Name), strconv.Itoa(int(port.Port)), "tls-"+tlsTag(upTLS))
+	}
 	if !rb.upIdx[name] {
 		rb.upIdx[name] = true
 		h2 := rb.http2 || (port.AppProtocol != nil && *port.AppProtocol == "kubernetes.io/h2c")
-		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, Endpoints: kubeobj.ReadyEndpoints(rb.b.slices[nn(ns, svc.Name)], port.Name)})
+		rb.ups = append(rb.ups, model.Upstream{Name: name, HTTP2: h2, TLS: upTLS, Endpoints: kubeobj.ReadyEndpointsOf(rb.b.slices[nn(ns, svc.Name)], port.Name, rb.proto)})
+		rb.webSocket[name] = port.AppProtocol != nil && *port.AppProtocol == appProtocolWebSocket
 	}
 	return name, true
+}
+
+// appProtocolWebSocket is the appProtocol of a Service port that speaks
+// WebSocket over plain HTTP/1.1 (Kubernetes' standard name).
+const appProtocolWebSocket = "kubernetes.io/ws"
+
+// upgradesToWebSocket reports whether a route to ts lets requests
+// upgrade to WebSocket: one of its backends speaks it.
+func (rb *routeBuild) upgradesToWebSocket(ts []model.WeightedTarget) bool {
+	return slices.ContainsFunc(ts, func(t model.WeightedTarget) bool { return rb.webSocket[t.Upstream] })
 }
 
 // targets resolves a rule's backendRefs. Weight 0 sends nothing; an

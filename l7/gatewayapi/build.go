@@ -26,12 +26,19 @@ type Inputs struct {
 	HTTPRoutes      []*gatewayv1.HTTPRoute
 	GRPCRoutes      []*gatewayv1.GRPCRoute
 	TLSRoutes       []*gatewayv1.TLSRoute
+	TCPRoutes       []*gatewayv1.TCPRoute
+	UDPRoutes       []*gatewayv1.UDPRoute
 	ReferenceGrants []*gatewayv1.ReferenceGrant
 	TrafficPolicies []*tlbv1alpha1.TrafficPolicy
-	Namespaces      []*corev1.Namespace
-	Services        []*corev1.Service
-	EndpointSlices  []*discoveryv1.EndpointSlice
-	Secrets         []*corev1.Secret
+	// BackendTLSPolicies make routes' upstreams speak TLS (backendtls.go).
+	BackendTLSPolicies []*gatewayv1.BackendTLSPolicy
+	Namespaces         []*corev1.Namespace
+	Services           []*corev1.Service
+	EndpointSlices     []*discoveryv1.EndpointSlice
+	Secrets            []*corev1.Secret
+	// ConfigMaps hold the CA certificates (key "ca.crt") of client
+	// certificate validation and of BackendTLSPolicies.
+	ConfigMaps []*corev1.ConfigMap
 	// Addresses is the VIP each Gateway got from the IPAM (read from its
 	// VIP Service's status); a Gateway without one is not Programmed.
 	Addresses map[types.NamespacedName][]netip.Addr
@@ -58,7 +65,12 @@ type Status struct {
 	HTTPRoutes      map[types.NamespacedName]gatewayv1.HTTPRouteStatus
 	GRPCRoutes      map[types.NamespacedName]gatewayv1.GRPCRouteStatus
 	TLSRoutes       map[types.NamespacedName]gatewayv1.TLSRouteStatus
+	TCPRoutes       map[types.NamespacedName]gatewayv1.TCPRouteStatus
+	UDPRoutes       map[types.NamespacedName]gatewayv1.UDPRouteStatus
 	TrafficPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
+	// BackendTLSPolicies are keyed like the others; every policy has
+	// an entry (its ancestors may be none).
+	BackendTLSPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
 }
 
 // Build translates in into the model and the status of every object of
@@ -68,10 +80,14 @@ func Build(in Inputs) Result {
 	b := newBuilder(in)
 	b.classes()
 	b.gateways()
+	b.backendTLSPolicies()
 	b.httpRoutes()
 	b.grpcRoutes()
 	b.tlsRoutes()
+	b.tcpRoutes()
+	b.udpRoutes()
 	b.policies()
+	b.backendTLSStatus()
 	b.finish()
 	return b.out
 }

@@ -29,6 +29,7 @@ type builder struct {
 	services   map[types.NamespacedName]*corev1.Service
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice
 	secrets    map[types.NamespacedName]*corev1.Secret
+	configMaps map[types.NamespacedName]*corev1.ConfigMap
 	namespaces map[string]*corev1.Namespace
 	grants     []*gatewayv1.ReferenceGrant
 
@@ -39,6 +40,13 @@ type builder struct {
 	// the ancestors of the policies that target it.
 	routeGateways map[routeKey][]types.NamespacedName
 	certNames     map[string]bool
+	// btls indexes the BackendTLSPolicies by target; btlsOrder holds
+	// every one, oldest first.
+	btls      map[backendTLSKey]*backendTLS
+	btlsOrder []*backendTLS
+	// serviceGateways are the Gateways of the routes forwarding to each
+	// Service.
+	serviceGateways map[types.NamespacedName][]types.NamespacedName
 }
 
 // routeKey names a route of one kind.
@@ -51,24 +59,30 @@ func newBuilder(in Inputs) *builder {
 	b := &builder{
 		in: in,
 		out: Result{Status: Status{
-			GatewayClasses:  map[string]gatewayv1.GatewayClassStatus{},
-			Gateways:        map[types.NamespacedName]gatewayv1.GatewayStatus{},
-			HTTPRoutes:      map[types.NamespacedName]gatewayv1.HTTPRouteStatus{},
-			GRPCRoutes:      map[types.NamespacedName]gatewayv1.GRPCRouteStatus{},
-			TLSRoutes:       map[types.NamespacedName]gatewayv1.TLSRouteStatus{},
-			TrafficPolicies: map[types.NamespacedName]gatewayv1.PolicyStatus{},
+			GatewayClasses:     map[string]gatewayv1.GatewayClassStatus{},
+			Gateways:           map[types.NamespacedName]gatewayv1.GatewayStatus{},
+			HTTPRoutes:         map[types.NamespacedName]gatewayv1.HTTPRouteStatus{},
+			GRPCRoutes:         map[types.NamespacedName]gatewayv1.GRPCRouteStatus{},
+			TLSRoutes:          map[types.NamespacedName]gatewayv1.TLSRouteStatus{},
+			TCPRoutes:          map[types.NamespacedName]gatewayv1.TCPRouteStatus{},
+			UDPRoutes:          map[types.NamespacedName]gatewayv1.UDPRouteStatus{},
+			TrafficPolicies:    map[types.NamespacedName]gatewayv1.PolicyStatus{},
+			BackendTLSPolicies: map[types.NamespacedName]gatewayv1.PolicyStatus{},
 		}},
-		classGroup:    map[string]string{},
-		classBad:      map[string]bool{},
-		gws:           map[types.NamespacedName]*gateway{},
-		services:      map[types.NamespacedName]*corev1.Service{},
-		slices:        map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
-		secrets:       map[types.NamespacedName]*corev1.Secret{},
-		namespaces:    map[string]*corev1.Namespace{},
-		grants:        in.ReferenceGrants,
-		routeServices: map[routeKey][]int{},
-		routeGateways: map[routeKey][]types.NamespacedName{},
-		certNames:     map[string]bool{},
+		classGroup:      map[string]string{},
+		classBad:        map[string]bool{},
+		gws:             map[types.NamespacedName]*gateway{},
+		services:        map[types.NamespacedName]*corev1.Service{},
+		slices:          map[types.NamespacedName][]*discoveryv1.EndpointSlice{},
+		secrets:         map[types.NamespacedName]*corev1.Secret{},
+		configMaps:      map[types.NamespacedName]*corev1.ConfigMap{},
+		namespaces:      map[string]*corev1.Namespace{},
+		grants:          in.ReferenceGrants,
+		routeServices:   map[routeKey][]int{},
+		routeGateways:   map[routeKey][]types.NamespacedName{},
+		certNames:       map[string]bool{},
+		btls:            map[backendTLSKey]*backendTLS{},
+		serviceGateways: map[types.NamespacedName][]types.NamespacedName{},
 	}
 	for _, s := range in.Services {
 		b.services[nn(s.Namespace, s.Name)] = s
@@ -81,6 +95,9 @@ func newBuilder(in Inputs) *builder {
 	}
 	for _, s := range in.Secrets {
 		b.secrets[nn(s.Namespace, s.Name)] = s
+	}
+	for _, c := range in.ConfigMaps {
+		b.configMaps[nn(c.Namespace, c.Name)] = c
 	}
 	for _, n := range in.Namespaces {
 		b.namespaces[n.Name] = n

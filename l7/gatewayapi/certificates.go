@@ -13,19 +13,27 @@ import (
 )
 
 // listenerCertificates resolves the certificateRefs of an HTTPS listener
-// into model certificates served for the listener's hostname (or, with
-// none, the names in the certificate, or every name when it has none). The first bad reference sets
+// into model certificates chosen by SNI. The first serves the listener's
+// hostname (or, with none, the names in the certificate, or every name
+// when it has none); each further one serves the names of its own that
+// the listener's hostname matches and no earlier one serves (with no
+// hostname: its names not yet served), so certificates for different
+// names share one listener. A further certificate left with no name of its
+// own (the same names with another key type) is checked, not served, and
+// the listener's Accepted message says so. The first bad reference sets
 // ResolvedRefs False; the listener is then not programmed.
 func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f string) {
 	gen, now := gw.Generation, b.in.Now
 	bad := func(reason gatewayv1.ListenerConditionReason, msg string) {
 		l.resolved = condition(gatewayv1.ListenerConditionResolvedRefs, false, reason, msg, gen, now)
-		l.certs = nil
+		l.certs, l.certSANs = nil, nil
 	}
 	if l.spec.TLS == nil || len(l.spec.TLS.CertificateRefs) == 0 {
 		bad(gatewayv1.ListenerReasonInvalidCertificateRef, f+".tls.certificateRefs: an HTTPS listener needs a certificate")
 		return
 	}
+	served := map[string]bool{} // server names given a certificate; "" the default chain
+	var unserved []string
 	for j, ref := range l.spec.TLS.CertificateRefs {
 		rf := fmt.Sprintf("%s.tls.certificateRefs[%d]", f, j)
 		if (ref.Group != nil && *ref.Group != "") || (ref.Kind != nil && *ref.Kind != kindSecret) {
@@ -46,46 +54,66 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": "+msg)
 			return
 		}
-		names, err := serverNames(l, c)
+		names, sans, err := serverNames(l, c, j == 0)
 		if err != nil {
 			bad(gatewayv1.ListenerReasonInvalidCertificateRef, rf+": "+err.Error())
 			return
 		}
-		if j > 0 {
-			// The spec (ListenerTLSConfig.CertificateRefs): more than one
-			// reference is implementation-specific. They are checked, not
-			// served; the listener says so rather than drop them silently.
-			l.accepted.Message = fmt.Sprintf("accepted; %s.tls.certificateRefs[1:] are not served: a listener serves its first certificate", f)
+		if names == nil && !served[""] {
+			served[""] = true // the default chain: every other name
+		} else if names = unclaimed(names, served); len(names) == 0 {
+			unserved = append(unserved, fmt.Sprintf("certificateRefs[%d]", j))
 			continue
 		}
-		// One certificate per server name: the model serves the first.
-		l.certs = []model.SNICertificate{{ServerNames: names, Certificate: name}}
-		if leaf, err := tlscert.Leaf(c.Chain); err == nil && len(leaf.DNSNames) > 0 {
-			l.certSANs = leaf.DNSNames
-		}
+		l.certSANs = append(l.certSANs, sans...)
+		l.certs = append(l.certs, model.SNICertificate{ServerNames: names, Certificate: name})
 		if !b.certNames[name] {
 			b.certNames[name] = true
 			b.out.Config.Certificates = append(b.out.Config.Certificates, c)
 		}
 	}
+	if served[""] {
+		l.certSANs = nil // a certificate naming no names serves every name
+	}
+	if len(unserved) > 0 {
+		// The spec (ListenerTLSConfig.CertificateRefs): more than one
+		// reference is implementation-specific. A certificate for names
+		// an earlier one serves is checked, not served; the listener
+		// says so rather than drop it silently.
+		l.accepted.Message = fmt.Sprintf("accepted; %s.tls.%s are not served: they name no server name an earlier certificate does not (one certificate per name, chosen by SNI)", f, strings.Join(unserved, ", "))
+	}
 }
 
-// serverNames are the SNI names a listener serves a certificate for: its
-// hostname, or the DNS names of the certificate. A listener without
-// hostname whose certificate names no DNS names serves it for every
-// server name: nil, the model's default chain.
-func serverNames(l *listener, c model.Certificate) ([]string, error) {
-	if h := l.hostname(); h != "" {
-		return []string{h}, nil
-	}
+// serverNames are the SNI names a listener serves certificate c for, and
+// c's DNS names (nil when it names none). The first certificate
+// (first) serves the listener's hostname; a further one the names of
+// its own the hostname matches. A listener without hostname serves each
+// certificate for its DNS names; one naming none is served for every
+// other server name: nil, the model's default chain (the first such).
+func serverNames(l *listener, c model.Certificate, first bool) (names, sans []string, err error) {
 	leaf, err := tlscert.Leaf(c.Chain)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(leaf.DNSNames) == 0 {
-		return nil, nil
+	for _, n := range leaf.DNSNames {
+		sans = append(sans, strings.ToLower(n))
 	}
-	return leaf.DNSNames, nil
+	h := l.hostname()
+	switch {
+	case h != "" && first:
+		return []string{h}, sans, nil
+	case h != "":
+		names = []string{}
+		for _, n := range sans {
+			if n == h || isWildcard(h) && !isWildcard(n) && wildcardMatches(h, n) {
+				names = append(names, n)
+			}
+		}
+		return names, sans, nil
+	case len(sans) == 0:
+		return nil, nil, nil
+	}
+	return slices.Clone(sans), sans, nil
 }
 
 // gatewayCertificates returns, from pool, the certificates g's listeners
@@ -156,17 +184,18 @@ func covers(sans []string, h string) bool {
 	return false
 }
 
-// serveNames adds names to the server names of an HTTPS listener without
-// hostname, which serves its certificate for the names the certificate
-// holds: a route's hostname outside them would otherwise have no TLS
+// serveNames adds names to the server names of the first certificate of
+// an HTTPS listener without hostname, which serves its certificates for
+// the names they hold (names one of them serves, or a default chain,
+// stay as they are): a route's hostname outside them would otherwise have no TLS
 // chain at all (nothing served while the route is Accepted). A listener
 // with a hostname serves it for every name that hostname matches.
 func (l *listener) serveNames(names []string) {
-	if len(names) == 0 || l.hostname() != "" || len(l.certs) != 1 || l.certs[0].ServerNames == nil {
+	if len(names) == 0 || l.hostname() != "" || len(l.certs) == 0 || l.certs[0].ServerNames == nil {
 		return
 	}
 	for _, n := range names {
-		if !slices.Contains(l.certs[0].ServerNames, n) {
+		if !slices.ContainsFunc(l.certs, func(c model.SNICertificate) bool { return c.ServerNames == nil || slices.Contains(c.ServerNames, n) }) {
 			l.certs[0].ServerNames = append(l.certs[0].ServerNames, n)
 		}
 	}

@@ -12,14 +12,19 @@ import (
 // conformance suite runs. Each extended feature is one the model carries
 // (query and method matches, response headers, redirects with each
 // status code, rewrites,
-// mirrors, timeouts, parentRef ports).
+// mirrors, timeouts, parentRef ports, named rules, h2c and WebSocket
+// backends, retries, CORS, listeners on any port, an address requested
+// without a value, listener isolation).
 func SupportedFeatures() []features.FeatureName {
 	fs := []features.FeatureName{
 		features.SupportGateway,
 		features.SupportHTTPRoute,
 		features.SupportReferenceGrant,
+		features.SupportGatewayInfrastructure,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
+		features.SupportTCPRoute,
+		features.SupportUDPRoute,
 		features.SupportHTTPRouteQueryParamMatching,
 		features.SupportHTTPRouteMethodMatching,
 		features.SupportHTTPRouteResponseHeaderModification,
@@ -37,6 +42,20 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRouteRequestTimeout,
 		features.SupportHTTPRouteBackendTimeout,
 		features.SupportHTTPRouteParentRefPort,
+		features.SupportHTTPRouteDestinationPortMatching,
+		features.SupportHTTPRouteNamedRouteRule,
+		features.SupportGRPCRouteNamedRouteRule,
+		features.SupportHTTPRouteBackendProtocolH2C,
+		features.SupportHTTPRouteBackendProtocolWebSocket,
+		features.SupportHTTPRouteRetry,
+		features.SupportHTTPRouteCORS,
+		features.SupportGatewayPort8080,
+		features.SupportGatewayAddressEmpty,
+		features.SupportGatewayHTTPListenerIsolation,
+		features.SupportGatewayFrontendClientCertificateValidation,
+		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
+		features.SupportBackendTLSPolicy,
+		features.SupportBackendTLSPolicySANValidation,
 	}
 	slices.Sort(fs)
 	return fs

@@ -195,8 +195,8 @@ func redirect(f string, r *gatewayv1.HTTPRequestRedirectFilter, rb *routeBuild) 
 }
 
 // corsFilter maps a CORS filter to the route's cross-origin policy. The
-// model allows "*" or exact origins: a wildcard inside an origin
-// ("https://*.example.com") is not supported.
+// model allows "*", exact origins and a wildcard in front of the host
+// ("https://*.example.com"); a wildcard elsewhere is refused.
 func corsFilter(f string, c *gatewayv1.HTTPCORSFilter, rb *routeBuild) *model.CORSPolicy {
 	if c == nil {
 		rb.unsupportedf("%s: missing", f)
@@ -207,8 +207,8 @@ func corsFilter(f string, c *gatewayv1.HTTPCORSFilter, rb *routeBuild) *model.CO
 		p.Credentials = *c.AllowCredentials
 	}
 	for i, o := range c.AllowOrigins {
-		if o != "*" && strings.Contains(string(o), "*") {
-			rb.unsupportedf("%s.allowOrigins[%d]: wildcard origins such as %q are not supported; list the origins or use \"*\"", f, i, o)
+		if o != "*" && strings.Contains(strings.Replace(string(o), "://*.", "://", 1), "*") {
+			rb.unsupportedf("%s.allowOrigins[%d]: a wildcard is supported as the whole origin (\"*\") or in front of the host (https://*.example.com), not in %q", f, i, o)
 		}
 		p.Origins = append(p.Origins, strings.ToLower(string(o)))
 	}

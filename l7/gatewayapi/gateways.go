@@ -53,6 +53,9 @@ func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
 		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters,
 			fmt.Sprintf("GatewayClass %q has invalid parameters", g.obj.Spec.GatewayClassName), gen, now)
 	}
+	if msg := invalidParameters(g.obj); msg != "" {
+		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters, msg, gen, now)
+	}
 	for i, a := range g.obj.Spec.Addresses {
 		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
 			return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonUnsupportedAddress,
@@ -147,6 +150,9 @@ func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
 		prog = condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "programmed", gen, now)
 	}
 	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}}
+	if c, ok := b.insecureFrontend(g); ok {
+		st.Conditions = append(st.Conditions, c)
+	}
 	ipType := gatewayv1.IPAddressType
 	for _, a := range g.addrs {
 		st.Addresses = append(st.Addresses, gatewayv1.GatewayStatusAddress{Type: &ipType, Value: a.String()})
@@ -186,7 +192,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 			n := l.modelListener(ai)
 			ml, ok := byName[n]
 			if !ok {
-				ml = &model.Listener{Name: n, VIP: a, Port: uint32(l.spec.Port), Protocol: l.protocol}
+				ml = &model.Listener{Name: n, VIP: a, Port: uint32(l.spec.Port), Protocol: l.protocol, ClientCertificate: l.clientCert}
 				byName[n] = ml
 			}
 			if sni[n] == nil {
@@ -207,12 +213,15 @@ func (g *gateway) model() (model.Gateway, bool) {
 				}
 			}
 			ml.Passthrough = append(ml.Passthrough, firstClaims(l.passthrough, sni[n])...)
+			if len(ml.Forward) == 0 {
+				ml.Forward = l.forward
+			}
 		}
 	}
 	for _, ml := range byName {
 		// A passthrough listener without routes has nothing to forward
 		// to; leaving it out keeps the model from rejecting the gateway.
-		if ml.Protocol == model.TLS && len(ml.Passthrough) == 0 {
+		if (ml.Protocol == model.TLS && len(ml.Passthrough) == 0) || ((ml.Protocol == model.TCP || ml.Protocol == model.UDP) && len(ml.Forward) == 0) {
 			continue
 		}
 		mg.Listeners = append(mg.Listeners, *ml)

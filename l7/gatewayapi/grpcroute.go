@@ -30,6 +30,7 @@ func (b *builder) grpcRoutes() {
 			continue
 		}
 		b.noteGateways(routeKey{kindGRPCRoute, nn(gr.Namespace, gr.Name)}, parents)
+		b.noteBackendTLS(rb.services, parents)
 		rb.accepted(parents)
 		res := rb.resolvedRefs()
 		st := gatewayv1.GRPCRouteStatus{}

@@ -27,6 +27,7 @@ func (b *builder) httpRoutes() {
 			continue
 		}
 		b.noteGateways(routeKey{kindHTTPRoute, nn(hr.Namespace, hr.Name)}, parents)
+		b.noteBackendTLS(rb.services, parents)
 		rb.accepted(parents)
 		res := rb.resolvedRefs()
 		st := gatewayv1.HTTPRouteStatus{}
@@ -68,6 +69,8 @@ func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []m
 			backend = 0 // disabled, or no tighter than the request timeout
 		}
 	}
+	retries := httpRetry(f, rule.Retry, rb)
+	sticky := sessionPersistence(f, rule.SessionPersistence, rb)
 	matches := rule.Matches
 	if len(matches) == 0 {
 		matches = []gatewayv1.HTTPRouteMatch{{}}
@@ -75,7 +78,8 @@ func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []m
 	var out []model.Route
 	for j, m := range matches {
 		mf := fmt.Sprintf("%s.matches[%d]", f, j)
-		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, FailedWeight: failed, Timeout: timeout, BackendTimeout: backend}
+		r := model.Route{Name: ruleRouteName(rule.Name, i, j, len(matches)), Targets: targets, FailedWeight: failed, Timeout: timeout, BackendTimeout: backend, Retries: retries, Sticky: sticky,
+			WebSocket: rb.upgradesToWebSocket(targets)}
 		httpMatch(mf, m, &r, rb)
 		filters.apply(&r)
 		if none && r.Redirect == nil {

@@ -20,11 +20,19 @@ type listener struct {
 	// accepted, resolved and conflicted are the listener's conditions.
 	accepted, resolved, conflicted metav1.Condition
 	certs                          []model.SNICertificate
-	// certSANs are the DNS names of the served certificate (HTTPS; nil
-	// when it names none).
-	certSANs    []string
+	// certSANs are the DNS names of the served certificates (HTTPS; nil
+	// when one of them names none: it serves every name).
+	certSANs []string
+	// clientCert is the client certificate validation of spec.tls.frontend
+	// (HTTPS); caPartial: some of its CA references could not be used,
+	// which ResolvedRefs says, and the listener is served with the others.
+	clientCert  *model.ClientCertificate
+	caPartial   bool
 	passthrough []model.SNITarget
-	attached    int32
+	// forward are the clusters of a TCP or UDP listener: its oldest
+	// route's.
+	forward  []model.WeightedCluster
+	attached int32
 }
 
 // Route kinds, in the group gateway.networking.k8s.io.
@@ -32,6 +40,8 @@ const (
 	kindHTTPRoute = "HTTPRoute"
 	kindGRPCRoute = "GRPCRoute"
 	kindTLSRoute  = "TLSRoute"
+	kindTCPRoute  = "TCPRoute"
+	kindUDPRoute  = "UDPRoute"
 	kindGateway   = "Gateway"
 	kindService   = "Service"
 	kindSecret    = "Secret"
@@ -61,20 +71,19 @@ func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
 			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: HTTPS listeners terminate TLS; use protocol TLS for Passthrough", gen, now)
 			return l // in a mode we do not serve, no route kind is supported
 		}
-		if field := frontendValidation(gw, spec.Port); field != "" {
-			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue,
-				field+": client certificate validation of Gateway listeners is not supported yet; the listener is not served rather than served without it", gen, now)
-			return l
-		}
 	case gatewayv1.TLSProtocolType:
 		l.protocol, supported = model.TLS, []string{kindTLSRoute}
 		if mode != gatewayv1.TLSModePassthrough {
 			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: TLS listeners support Passthrough only", gen, now)
 			return l // TLSRoute termination is not supported: no kind is
 		}
+	case gatewayv1.TCPProtocolType:
+		l.protocol, supported = model.TCP, []string{kindTCPRoute}
+	case gatewayv1.UDPProtocolType:
+		l.protocol, supported = model.UDP, []string{kindUDPRoute}
 	default:
 		l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedProtocol,
-			fmt.Sprintf("%s.protocol: %q is not supported; use HTTP, HTTPS or TLS", f, spec.Protocol), gen, now)
+			fmt.Sprintf("%s.protocol: %q is not supported; use HTTP, HTTPS, TLS, TCP or UDP", f, spec.Protocol), gen, now)
 		return l
 	}
 	l.kinds = routeKinds(spec.AllowedRoutes, supported, func(msg string) {
@@ -82,6 +91,7 @@ func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
 	})
 	if l.protocol == model.HTTPS && mode == gatewayv1.TLSModeTerminate {
 		b.listenerCertificates(gw, l, f)
+		b.listenerClientCertificate(gw, l)
 	}
 	return l
 }
@@ -149,7 +159,7 @@ func (l *listener) programmable() bool {
 	if !l.attachable() {
 		return false
 	}
-	return l.resolved.Status == metav1.ConditionTrue ||
+	return l.resolved.Status == metav1.ConditionTrue || l.caPartial ||
 		(l.resolved.Reason == string(gatewayv1.ListenerReasonInvalidRouteKinds) && len(l.kinds) > 0)
 }
 

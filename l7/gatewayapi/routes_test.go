@@ -76,8 +76,8 @@ func TestHTTPRouteParentConditions(t *testing.T) {
 			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterURLRewrite, URLRewrite: &gatewayv1.HTTPURLRewriteFilter{
 				Path: &gatewayv1.HTTPPathModifier{Type: gatewayv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/y")}}}}
 		}, accepted: "False/UnsupportedValue", resolved: "True/ResolvedRefs"},
-		"wildcard CORS origin": {route: func(r *gatewayv1.HTTPRoute) {
-			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://*.example.com"}}}}
+		"wildcard inside a CORS origin": {route: func(r *gatewayv1.HTTPRoute) {
+			r.Spec.Rules[0].Filters = []gatewayv1.HTTPRouteFilter{{Type: gatewayv1.HTTPRouteFilterCORS, CORS: &gatewayv1.HTTPCORSFilter{AllowOrigins: []gatewayv1.CORSOrigin{"https://app.*.example.com"}}}}
 		}, accepted: "False/UnsupportedValue", resolved: "True/ResolvedRefs"},
 		"gateway not accepted": {world: func(in *Inputs) { in.Classes[0].Spec.ParametersRef.Name = "missing" }, accepted: "False/NoMatchingParent", resolved: "True/ResolvedRefs"},
 	} {

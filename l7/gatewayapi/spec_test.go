@@ -344,7 +344,8 @@ func TestMissingVIPSaysWhy(t *testing.T) {
 
 // TestFurtherCertificatesReported: a listener's certificateRefs after the
 // first were checked and silently not served; its Accepted condition now
-// says they are not.
+// says which are not (one for the same names as an earlier one: the
+// model serves one certificate per server name).
 func TestFurtherCertificatesReported(t *testing.T) {
 	in := world(t)
 	in.Gateways[0].Spec.Listeners[1].TLS.CertificateRefs = append(in.Gateways[0].Spec.Listeners[1].TLS.CertificateRefs, secretRef("", "rsa"))
@@ -352,7 +353,7 @@ func TestFurtherCertificatesReported(t *testing.T) {
 	res := Build(in)
 	ls := res.Status.Gateways[gwKey].Listeners[1]
 	wantCond(t, ls.Conditions, "Accepted", true, string(gatewayv1.ListenerReasonAccepted))
-	if msg := cond(t, ls.Conditions, "Accepted").Message; msg != "accepted; spec.listeners[1].tls.certificateRefs[1:] are not served: a listener serves its first certificate" {
+	if msg := cond(t, ls.Conditions, "Accepted").Message; msg != "accepted; spec.listeners[1].tls.certificateRefs[1] are not served: they name no server name an earlier certificate does not (one certificate per name, chosen by SNI)" {
 		t.Errorf("Accepted message %q; want the certificates not served named", msg)
 	}
 	for _, c := range res.Config.Certificates {

@@ -62,7 +62,7 @@ func (b *builder) passthrough(tr *gatewayv1.TLSRoute, parents []parent, targets 
 			continue
 		}
 		for _, m := range p.matches {
-			if !m.l.programmable() {
+			if !m.l.programmable() || m.isolated {
 				continue
 			}
 			i, ok := svcOf[p.g.group]

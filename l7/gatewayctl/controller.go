@@ -98,7 +98,7 @@ func New(o Options) (*Controller, error) {
 		UpdateFunc: func(_, _ any) { c.queue.Add(syncKey) },
 		DeleteFunc: func(any) { c.queue.Add(syncKey) },
 	}
-	w, err := gatewaywatch.New(gatewaywatch.Options{Gateway: o.Gateway, Kube: o.Kube, Dynamic: o.Dynamic, Core: true, Handler: onAny})
+	w, err := gatewaywatch.New(gatewaywatch.Options{Gateway: o.Gateway, Kube: o.Kube, Dynamic: o.Dynamic, Core: true, CABundles: true, Handler: onAny})
 	if err != nil {
 		return nil, err
 	}

@@ -75,8 +75,9 @@ func TestPlanVIPs(t *testing.T) {
 		web.Spec.Type != corev1.ServiceTypeLoadBalancer || web.Spec.Selector != nil {
 		t.Errorf("a/web VIP Service = %+v", web)
 	}
-	if got := web.Spec.Ports; len(got) != 2 || got[0].Port != 80 || got[1].Port != 443 {
-		t.Errorf("a/web ports = %+v, want 80 and 443 once each, no UDP", got)
+	if got := web.Spec.Ports; len(got) != 3 || got[0].Port != 53 || got[0].Protocol != corev1.ProtocolUDP || got[0].Name != "udp-53" ||
+		got[1].Port != 80 || got[2].Port != 443 || got[2].Protocol != corev1.ProtocolTCP {
+		t.Errorf("a/web ports = %+v, want 53/UDP (its UDP listener), 80 and 443 once each", got)
 	}
 	if ref := metav1.GetControllerOf(web); ref == nil || ref.Kind != "Gateway" || ref.Name != "web" || ref.UID != "a-web" {
 		t.Errorf("a/web ownerRef = %+v", ref)
@@ -139,7 +140,7 @@ func TestDiffVIPs(t *testing.T) {
 		t.Fatalf("update = %v, want a/web-vip", d.update)
 	}
 	u := d.update[0]
-	if u.Annotations[api.AnnotationPool] != "public" || u.Annotations[api.AnnotationAssignedPool] != "public" || len(u.Spec.Ports) != 2 {
+	if u.Annotations[api.AnnotationPool] != "public" || u.Annotations[api.AnnotationAssignedPool] != "public" || len(u.Spec.Ports) != 3 {
 		t.Errorf("updated a/web-vip = %+v", u)
 	}
 }

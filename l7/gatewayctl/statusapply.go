@@ -90,6 +90,17 @@ func (c *Controller) statusWriteList(ctx context.Context, w statusWrites) []stat
 	for _, o := range w.tls {
 		add(kindTLSRoute, o, func() (metav1.Object, error) { return gw.TLSRoutes(o.Namespace).UpdateStatus(ctx, o, opts) })
 	}
+	for _, o := range w.tcp {
+		add(kindTCPRoute, o, func() (metav1.Object, error) { return gw.TCPRoutes(o.Namespace).UpdateStatus(ctx, o, opts) })
+	}
+	for _, o := range w.udp {
+		add(kindUDPRoute, o, func() (metav1.Object, error) { return gw.UDPRoutes(o.Namespace).UpdateStatus(ctx, o, opts) })
+	}
+	for _, o := range w.btls {
+		add(kindBackendTLSPolicy, o, func() (metav1.Object, error) {
+			return gw.BackendTLSPolicies(o.Namespace).UpdateStatus(ctx, o, opts)
+		})
+	}
 	for _, o := range w.policies {
 		add(kindTrafficPolicy, o, func() (metav1.Object, error) {
 			obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)

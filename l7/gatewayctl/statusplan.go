@@ -21,11 +21,14 @@ type statusWrites struct {
 	http     []*gatewayv1.HTTPRoute
 	grpc     []*gatewayv1.GRPCRoute
 	tls      []*gatewayv1.TLSRoute
+	tcp      []*gatewayv1.TCPRoute
+	udp      []*gatewayv1.UDPRoute
 	policies []*tlbv1alpha1.TrafficPolicy
+	btls     []*gatewayv1.BackendTLSPolicy
 }
 
 func (w statusWrites) empty() bool {
-	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.policies) == 0
+	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.tcp)+len(w.udp)+len(w.policies)+len(w.btls) == 0
 }
 
 // planStatus diffs the status Build computed with each cached object's.
@@ -99,6 +102,14 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.tls = append(w.tls, cp)
 		}
 	}
+	planL4Routes(in, want, pending, &w)
+	planPolicyStatus(in, want, pending, &w)
+	return w
+}
+
+// planPolicyStatus adds to w the TrafficPolicies and BackendTLSPolicies
+// whose status differs from want.
+func planPolicyStatus(in gatewayapi.Inputs, want gatewayapi.Status, pending func(kind string, o metav1.Object) bool, w *statusWrites) {
 	for _, tp := range in.TrafficPolicies {
 		if pending(kindTrafficPolicy, tp) {
 			continue
@@ -109,7 +120,16 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.policies = append(w.policies, cp)
 		}
 	}
-	return w
+	for _, bp := range in.BackendTLSPolicies {
+		if pending(kindBackendTLSPolicy, bp) {
+			continue
+		}
+		if st, changed := policyStatus(bp.Status, want.BackendTLSPolicies[nameOf(bp)]); changed {
+			cp := bp.DeepCopy()
+			cp.Status = st
+			w.btls = append(w.btls, cp)
+		}
+	}
 }
 
 // Kinds whose status the controller writes.
@@ -119,7 +139,11 @@ const (
 	kindHTTPRoute     = "HTTPRoute"
 	kindGRPCRoute     = "GRPCRoute"
 	kindTLSRoute      = "TLSRoute"
+	kindTCPRoute      = "TCPRoute"
+	kindUDPRoute      = "UDPRoute"
 	kindTrafficPolicy = "TrafficPolicy"
+	// kindBackendTLSPolicy is gateway.networking.k8s.io's.
+	kindBackendTLSPolicy = "BackendTLSPolicy"
 )
 
 func nameOf(o metav1.Object) types.NamespacedName {

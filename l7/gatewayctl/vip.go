@@ -1,6 +1,7 @@
 package gatewayctl
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -130,7 +131,9 @@ func requestedVIP(gw *gatewayv1.Gateway) (netip.Addr, error) {
 var managedAnnotations = []string{api.AnnotationEnvironment, api.AnnotationPool, api.AnnotationVIP, api.AnnotationGatewayGroup}
 
 // vipService is the desired VIP Service of gw: a LoadBalancer Service of
-// class tlb.io/l4 without a selector, one TCP port per listener port.
+// class tlb.io/l4 without a selector, one port per listener port and protocol (UDP for UDP
+// listeners, else TCP), labelled and annotated as its spec.infrastructure
+// asks (infrastructure.go).
 func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Service {
 	ann := map[string]string{api.AnnotationGatewayGroup: pl.group}
 	if pl.environment != "" {
@@ -144,22 +147,27 @@ func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Ser
 	}
 	var ports []corev1.ServicePort
 	for _, l := range gw.Spec.Listeners {
+		proto := corev1.ProtocolTCP
 		switch l.Protocol {
 		case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType, gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType:
+		case gatewayv1.UDPProtocolType:
+			proto = corev1.ProtocolUDP
 		default:
 			continue // Build reports the listener's protocol
 		}
 		port := l.Port
-		if slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port }) {
+		if slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port && p.Protocol == proto }) {
 			continue
 		}
-		ports = append(ports, corev1.ServicePort{Name: fmt.Sprintf("tcp-%d", port), Protocol: corev1.ProtocolTCP, Port: port})
+		ports = append(ports, corev1.ServicePort{Name: fmt.Sprintf("%s-%d", strings.ToLower(string(proto)), port), Protocol: proto, Port: port})
 	}
-	slices.SortFunc(ports, func(a, b corev1.ServicePort) int { return int(a.Port - b.Port) })
+	slices.SortFunc(ports, func(a, b corev1.ServicePort) int {
+		return cmp.Or(int(a.Port-b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
+	})
 	class := api.LoadBalancerClass
 	noNodePorts := false
 	isController := true
-	return &corev1.Service{
+	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   gw.Namespace,
 			Name:        VIPServiceName(gw.Name),
@@ -177,6 +185,8 @@ func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Ser
 			Ports:                         ports,
 		},
 	}
+	withInfrastructure(svc, gw)
+	return svc
 }
 
 var dns1035 = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)

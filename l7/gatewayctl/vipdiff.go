@@ -95,7 +95,7 @@ func compareNames(a, b types.NamespacedName) int {
 // as in want, or nil when they already are. Fields others own (the IPAM's
 // annotations and status, the API server's defaults) are kept.
 func updateVIP(cur, want *corev1.Service) *corev1.Service {
-	same := cur.Labels[api.LabelOwningGateway] == want.Labels[api.LabelOwningGateway] &&
+	same := cur.Labels[api.LabelOwningGateway] == want.Labels[api.LabelOwningGateway] && sameInfrastructure(cur, want) &&
 		cur.Spec.Type == want.Spec.Type &&
 		apiequality.Semantic.DeepEqual(cur.Spec.LoadBalancerClass, want.Spec.LoadBalancerClass) &&
 		apiequality.Semantic.DeepEqual(cur.OwnerReferences, want.OwnerReferences) &&
@@ -122,6 +122,7 @@ func updateVIP(cur, want *corev1.Service) *corev1.Service {
 			w.Annotations[k] = v
 		}
 	}
+	applyInfrastructure(w, cur, want)
 	w.OwnerReferences = want.OwnerReferences
 	w.Spec.Type = want.Spec.Type
 	w.Spec.LoadBalancerClass = want.Spec.LoadBalancerClass

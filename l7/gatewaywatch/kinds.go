@@ -51,7 +51,7 @@ func (w *Watch) watchCluster(o Options) {
 }
 
 // watchNamespace watches the namespaced kinds served in ns (every
-// namespace when ns is empty).
+// namespace when ns is empty), with o.CABundles its ConfigMaps.
 func (w *Watch) watchNamespace(o Options, ns string) {
 	f := gwinformers.NewSharedInformerFactoryWithOptions(o.Gateway, 0, gwinformers.WithNamespace(ns))
 	v1 := f.Gateway().V1()
@@ -69,11 +69,33 @@ func (w *Watch) watchNamespace(o Options, ns string) {
 		tr := v1.TLSRoutes()
 		w.watch(tr.Informer(), "TLSRoutes", func(in *gatewayapi.Inputs) error { return appendList(&in.TLSRoutes, tr.Lister().List) })
 	}
+	if o.Served.gateway("tcproutes") {
+		tr := v1.TCPRoutes()
+		w.watch(tr.Informer(), "TCPRoutes", func(in *gatewayapi.Inputs) error { return appendList(&in.TCPRoutes, tr.Lister().List) })
+	}
+	if o.Served.gateway("udproutes") {
+		ur := v1.UDPRoutes()
+		w.watch(ur.Informer(), "UDPRoutes", func(in *gatewayapi.Inputs) error { return appendList(&in.UDPRoutes, ur.Lister().List) })
+	}
 	if o.Served.gateway("referencegrants") {
 		rg := v1.ReferenceGrants()
 		w.watch(rg.Informer(), "ReferenceGrants", func(in *gatewayapi.Inputs) error { return appendList(&in.ReferenceGrants, rg.Lister().List) })
 	}
+	if o.Served.gateway("backendtlspolicies") {
+		bt := v1.BackendTLSPolicies()
+		w.watch(bt.Informer(), "BackendTLSPolicies", func(in *gatewayapi.Inputs) error {
+			return appendList(&in.BackendTLSPolicies, bt.Lister().List)
+		})
+	}
 	w.factories = append(w.factories, f)
+	if o.CABundles {
+		// The CA certificates (key ca.crt) of client certificate
+		// validation and of BackendTLSPolicies.
+		core := informers.NewSharedInformerFactoryWithOptions(o.Kube, 0, informers.WithNamespace(ns))
+		cms := core.Core().V1().ConfigMaps()
+		w.watch(cms.Informer(), "ConfigMaps", func(in *gatewayapi.Inputs) error { return appendList(&in.ConfigMaps, cms.Lister().List) })
+		w.factories = append(w.factories, core)
+	}
 	if o.Dynamic != nil && o.Served.tlb(tlbv1alpha1.ResourceTrafficPolicies) {
 		dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.Dynamic, 0, ns, nil)
 		inf := dyn.ForResource(TrafficPolicyResource)

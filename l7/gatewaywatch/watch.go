@@ -29,6 +29,11 @@ type Options struct {
 	// Core also watches Services, EndpointSlices and Secrets in every
 	// namespace (a caller that has its own leaves it off).
 	Core bool
+	// CABundles also watches the ConfigMaps of the namespaces: the CA
+	// bundles of client certificate validation and of
+	// BackendTLSPolicies (a caller that reads no Secrets, l7 serve
+	// --keyless, leaves it off: it may read neither).
+	CABundles bool
 	// Handler is told of every change of every object watched.
 	Handler cache.ResourceEventHandler
 }

@@ -200,7 +200,10 @@ func (s *Source) newGatewayAPIWatch(ctx context.Context, first bool) *gatewayAPI
 	}
 	w, err := gatewaywatch.New(gatewaywatch.Options{Gateway: ga.Client, Kube: s.client, Dynamic: ga.Dynamic,
 		Namespaces: s.opts.Namespaces, Served: gatewaywatch.Served{Gateway: gw, TLB: tlb},
-		Handler: sharedkube.QueueHandler(s.queue, s.log)})
+		// ConfigMaps (CA bundles) only where Secrets are read: RBAC
+		// grants both per served namespace (tlb-l7-secrets).
+		CABundles: s.opts.StandIn == nil,
+		Handler:   sharedkube.QueueHandler(s.queue, s.log)})
 	if err != nil {
 		s.log.Warn("Gateway API informers could not be watched; serving annotated Services only", "err", err)
 		return nil

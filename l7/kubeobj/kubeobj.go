@@ -19,10 +19,16 @@ import (
 	"github.com/tlbproject/tlb/l7/tlscert"
 )
 
-// ReadyEndpoints returns the ready addresses of the slices with the port
-// whose name is portName, sorted, each once, weight 1. A nil Ready
+// ReadyEndpoints returns the ready addresses of the slices with the TCP
+// port whose name is portName, sorted, each once, weight 1. A nil Ready
 // condition counts as ready, as the EndpointSlice API asks.
 func ReadyEndpoints(endpointSlices []*discoveryv1.EndpointSlice, portName string) []model.Endpoint {
+	return ReadyEndpointsOf(endpointSlices, portName, corev1.ProtocolTCP)
+}
+
+// ReadyEndpointsOf is ReadyEndpoints of the port of protocol proto (a
+// UDPRoute's backends are UDP ports).
+func ReadyEndpointsOf(endpointSlices []*discoveryv1.EndpointSlice, portName string, proto corev1.Protocol) []model.Endpoint {
 	seen := map[netip.AddrPort]bool{}
 	var out []model.Endpoint
 	for _, s := range endpointSlices {
@@ -31,7 +37,7 @@ func ReadyEndpoints(endpointSlices []*discoveryv1.EndpointSlice, portName string
 		}
 		var port int32
 		for _, p := range s.Ports {
-			if p.Port != nil && ptrOr(p.Name) == portName && (p.Protocol == nil || *p.Protocol == corev1.ProtocolTCP) {
+			if p.Port != nil && ptrOr(p.Name) == portName && protocolOr(p.Protocol) == proto {
 				port = *p.Port
 			}
 		}
@@ -57,6 +63,14 @@ func ReadyEndpoints(endpointSlices []*discoveryv1.EndpointSlice, portName string
 	}
 	slices.SortFunc(out, func(a, b model.Endpoint) int { return a.Addr.Compare(b.Addr) })
 	return out
+}
+
+// protocolOr is an EndpointSlice port's protocol, TCP when unset.
+func protocolOr(p *corev1.Protocol) corev1.Protocol {
+	if p == nil {
+		return corev1.ProtocolTCP
+	}
+	return *p
 }
 
 func ptrOr(s *string) string {

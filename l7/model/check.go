@@ -27,9 +27,9 @@ func checkService(s Service) []Problem {
 	checkDelegations(s.Delegations, bad)
 	checkRoutes(s.Routes, ups, bad)
 	checkJWT(s, bad)
-	checkCORS(s.CORS, "cors", bad)
+	checkCORS(s.CORS, "cors", s.GatewayAPI, bad)
 	for i, r := range s.Routes {
-		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), bad)
+		checkCORS(r.CORS, fmt.Sprintf("routes[%d].cors", i), s.GatewayAPI, bad)
 	}
 	checkRateLimits(s, bad, warn)
 	checkResponses(s, bad)
@@ -165,8 +165,8 @@ func checkRouteForwarding(r Route, f string, bad func(field, format string, a ..
 	if r.BackendTimeout < 0 || (r.BackendTimeout > 0 && r.Timeout > 0 && r.BackendTimeout > r.Timeout) {
 		bad(f+".backendTimeout", "want a positive duration no longer than the route's timeout %s, got %s", r.Timeout, r.BackendTimeout)
 	}
-	if r.Retries != nil && r.Retries.Attempts == 0 {
-		bad(f+".retries.attempts", "must be positive")
+	if r.Retries != nil {
+		checkRetries(*r.Retries, f+".retries", bad)
 	}
 	if r.Sticky != nil && checkHeaderName(r.Sticky.Cookie) != nil {
 		bad(f+".sticky.cookie", "not a valid cookie name %q", r.Sticky.Cookie)

@@ -47,7 +47,8 @@ func (r Route) clone() Route {
 	c := r
 	c.Headers, c.Queries = slices.Clone(r.Headers), slices.Clone(r.Queries)
 	c.Targets, c.Mirrors = slices.Clone(r.Targets), slices.Clone(r.Mirrors)
-	c.Rewrite, c.Retries, c.Sticky = clonePtr(r.Rewrite), clonePtr(r.Retries), clonePtr(r.Sticky)
+	c.Rewrite, c.Sticky = clonePtr(r.Rewrite), clonePtr(r.Sticky)
+	c.Retries = clonePtrFunc(r.Retries, func(v RetryPolicy) RetryPolicy { v.Codes = slices.Clone(v.Codes); return v })
 	c.Redirect = clonePtrFunc(r.Redirect, func(v Redirect) Redirect { v.Path = clonePtr(v.Path); return v })
 	c.URLRewrite = clonePtrFunc(r.URLRewrite, func(v URLRewrite) URLRewrite { v.Path = clonePtr(v.Path); return v })
 	c.Interceptors = cloneSliceFunc(r.Interceptors, func(in chain.Interceptor) chain.Interceptor {
@@ -82,7 +83,7 @@ func (u Upstream) clone() Upstream {
 		return h
 	})
 	u.TLS = clonePtrFunc(u.TLS, func(t UpstreamTLS) UpstreamTLS {
-		t.CA, t.SubjectAltNames = slices.Clone(t.CA), slices.Clone(t.SubjectAltNames)
+		t.CA, t.SubjectAltNames, t.URISubjectAltNames = slices.Clone(t.CA), slices.Clone(t.SubjectAltNames), slices.Clone(t.URISubjectAltNames)
 		return t
 	})
 	return u

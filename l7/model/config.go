@@ -84,6 +84,9 @@ type Listener struct {
 	TLS []SNICertificate
 	// Target is the cluster a TCP listener forwards to ("service/upstream").
 	Target string
+	// Forward are the weighted clusters of a TCP or UDP listener that
+	// forwards to several (Gateway API TCPRoute, UDPRoute; see forward.go).
+	Forward []WeightedCluster
 	// RedirectHTTPS makes an HTTP listener answer every request with a
 	// redirect to https:// on the same host (HTTP only; it serves no routes).
 	RedirectHTTPS bool
@@ -296,6 +299,13 @@ type RetryPolicy struct {
 	Attempts uint32
 	On       string // Envoy retry_on, e.g. "5xx,connect-failure"
 	PerTry   time.Duration
+	// Codes are the response status codes retried (Envoy's
+	// retriable_status_codes, read when On has retriable-status-codes,
+	// as the default On does).
+	Codes []uint32
+	// Backoff, when positive, is the least wait before a retry (Envoy's
+	// base interval; later retries back off exponentially from it).
+	Backoff time.Duration
 }
 
 // CookieSticky pins a client to an endpoint with a cookie.

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -11,6 +12,9 @@ import (
 // by Envoy's CORS filter, which also answers preflight requests itself.
 type CORSPolicy struct {
 	// Origins are allowed origins (scheme://host[:port]) or "*" for any.
+	// A host may start with "*.", which stands for one or more labels
+	// ("https://*.example.com" allows https://a.b.example.com, not
+	// https://example.com).
 	Origins []string
 	// Methods, Headers and ExposeHeaders fill the Access-Control-Allow-
 	// Methods, -Allow-Headers and -Expose-Headers headers.
@@ -34,8 +38,11 @@ func EffectiveCORS(s Service, r Route) *CORSPolicy {
 
 var methodRE = headerRE // an HTTP method is a token too; checked upper case below
 
-// checkCORS adds the field errors of a policy at field f.
-func checkCORS(c *CORSPolicy, f string, bad func(field, format string, a ...any)) {
+// checkCORS adds the field errors of a policy at field f. A Gateway API
+// policy may allow credentials with the origin "*": the spec asks for
+// the request's origin echoed then, as Envoy always answers, which
+// browsers accept.
+func checkCORS(c *CORSPolicy, f string, gatewayAPI bool, bad func(field, format string, a ...any)) {
 	if c == nil {
 		return
 	}
@@ -44,14 +51,15 @@ func checkCORS(c *CORSPolicy, f string, bad func(field, format string, a ...any)
 	}
 	for i, o := range c.Origins {
 		if o == "*" {
-			if c.Credentials {
+			if c.Credentials && !gatewayAPI {
 				bad(fmt.Sprintf("%s.allowOrigins[%d]", f, i), "\"*\" cannot be combined with allowCredentials (browsers refuse it); list the origins")
 			}
 			continue
 		}
-		u, err := url.Parse(o)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || o != strings.ToLower(o) {
-			bad(fmt.Sprintf("%s.allowOrigins[%d]", f, i), "%q is not a lower-case origin like https://app.example.com, or \"*\"", o)
+		plain := strings.Replace(o, "://*.", "://wildcard.", 1) // a wildcard only there
+		u, err := url.Parse(plain)
+		if err != nil || strings.Contains(plain, "*") || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil || o != strings.ToLower(o) {
+			bad(fmt.Sprintf("%s.allowOrigins[%d]", f, i), "%q is not a lower-case origin like https://app.example.com or https://*.example.com, or \"*\"", o)
 		}
 	}
 	for i, m := range c.Methods {
@@ -69,4 +77,15 @@ func checkCORS(c *CORSPolicy, f string, bad func(field, format string, a ...any)
 	if c.MaxAge < 0 || c.MaxAge%time.Second != 0 {
 		bad(f+".maxAge", "want a whole number of seconds, got %s", c.MaxAge)
 	}
+}
+
+// OriginRegex returns the RE2 pattern, matched against the whole Origin
+// header, of an origin of Origins that has a wildcard host ("*." in
+// front), and false for an exact origin or "*".
+func OriginRegex(o string) (string, bool) {
+	scheme, host, ok := strings.Cut(o, "://*.")
+	if !ok {
+		return "", false
+	}
+	return regexp.QuoteMeta(scheme+"://") + `[a-z0-9-]+(\.[a-z0-9-]+)*\.` + regexp.QuoteMeta(host), true
 }

@@ -48,7 +48,7 @@ func (r *Route) sameForwarding(o *Route) bool {
 	return r.Timeout == o.Timeout && r.IdleTimeout == o.IdleTimeout && r.BackendTimeout == o.BackendTimeout &&
 		r.FailedWeight == o.FailedWeight && r.FailedStatus == o.FailedStatus && r.WebSocket == o.WebSocket &&
 		sameSlice(r.Targets, o.Targets) && sameSlice(r.Mirrors, o.Mirrors) &&
-		samePtr(r.Rewrite, o.Rewrite) && samePtr(r.Retries, o.Retries) && samePtr(r.Sticky, o.Sticky) &&
+		samePtr(r.Rewrite, o.Rewrite) && samePtrFunc(r.Retries, o.Retries, (*RetryPolicy).equal) && samePtr(r.Sticky, o.Sticky) &&
 		samePtrFunc(r.Redirect, o.Redirect, (*Redirect).equal) &&
 		samePtrFunc(r.URLRewrite, o.URLRewrite, (*URLRewrite).equal) &&
 		samePtrFunc(r.Canary, o.Canary, (*Canary).equal)
@@ -134,7 +134,7 @@ func (h *HealthCheck) equal(o *HealthCheck) bool {
 }
 
 func (t *UpstreamTLS) equal(o *UpstreamTLS) bool {
-	return t.SNI == o.SNI && sameSlice(t.CA, o.CA) && sameSlice(t.SubjectAltNames, o.SubjectAltNames)
+	return t.SNI == o.SNI && sameSlice(t.CA, o.CA) && sameSlice(t.SubjectAltNames, o.SubjectAltNames) && sameSlice(t.URISubjectAltNames, o.URISubjectAltNames)
 }
 
 func (j *JWT) equal(o *JWT) bool {
@@ -189,4 +189,9 @@ func samePtrFunc[T any](a, b *T, eq func(*T, *T) bool) bool {
 
 func sameMap[K, V comparable](a, b map[K]V) bool {
 	return (a == nil) == (b == nil) && maps.Equal(a, b)
+}
+
+// equal compares two retry policies field by field.
+func (p *RetryPolicy) equal(o *RetryPolicy) bool {
+	return p.Attempts == o.Attempts && p.On == o.On && p.PerTry == o.PerTry && p.Backoff == o.Backoff && slices.Equal(p.Codes, o.Codes)
 }

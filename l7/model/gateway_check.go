@@ -71,15 +71,10 @@ func checkListenerProtocol(l Listener, f string, bad func(field, format string, 
 		if len(l.TLS) == 0 {
 			bad(f+".certificates", "an HTTPS listener needs at least one certificate")
 		}
-	case TCP:
-		if l.Target == "" {
-			bad(f+".target", "a TCP listener needs a target service/upstream")
-		}
-		if len(l.TLS) > 0 {
-			bad(f+".certificates", "TCP listeners pass TLS through; they carry no certificates")
-		}
+	case TCP, UDP:
+		checkForward(l, f, bad)
 	default:
-		bad(f+".protocol", "want HTTP, HTTPS, TCP or TLS, got %q", l.Protocol)
+		bad(f+".protocol", "want HTTP, HTTPS, TCP, UDP or TLS, got %q", l.Protocol)
 	}
 }
 
@@ -92,6 +87,9 @@ func checkListenerProtocolFields(l Listener, f string, bad func(field, format st
 	}
 	if l.Default && (l.RedirectHTTPS || (l.Protocol != HTTP && l.Protocol != HTTPS)) {
 		bad(f+".default", "only an HTTP or HTTPS listener that serves routes (no redirectHTTPS) can serve the services that name no listener")
+	}
+	if l.Protocol != TCP && l.Protocol != UDP && len(l.Forward) > 0 {
+		bad(f+".forward", "only TCP and UDP listeners forward to weighted clusters")
 	}
 	if l.Protocol != TLS && len(l.Passthrough) > 0 {
 		bad(f+".passthrough", "only TLS listeners pass connections through by server name")

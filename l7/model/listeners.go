@@ -28,6 +28,8 @@ type EnvoyListener struct {
 	TLS []SNICertificate
 	// Target is the cluster of a TCP listener.
 	Target string
+	// Forward are the weighted clusters of a TCP or UDP listener.
+	Forward []WeightedCluster
 	// Passthrough is a TLS listener's clusters by SNI name, sorted by
 	// first server name (the entry without names last).
 	Passthrough []SNITarget
@@ -91,6 +93,7 @@ func resolveGateways(in []Gateway, owned map[GatewayID]map[string]Certificate, c
 					ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin, Field: f + ".target", Msg: fmt.Sprintf("no upstream %q (service/upstream) in group %q", l.Target, g.Group), Rejected: true})
 				}
 			}
+			ps = append(ps, forwardClusters(g, l, f, clusters)...)
 			for j, p := range l.Passthrough {
 				for k, t := range p.Targets {
 					if grp, ok := clusters[t.Cluster]; !ok || grp != g.Group {
@@ -146,7 +149,7 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 			slices.SortFunc(tlsCerts, func(a, b SNICertificate) int { return cmp.Compare(firstName(a.ServerNames), firstName(b.ServerNames)) })
 			out = append(out, EnvoyListener{
 				Group: g.Group, Name: ListenerName(l.Protocol, l.VIP, l.Port), Protocol: l.Protocol,
-				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, RedirectHTTPS: l.RedirectHTTPS,
+				VIP: l.VIP, Port: l.Port, Ref: ref, TLS: tlsCerts, Target: l.Target, Forward: slices.Clone(l.Forward), RedirectHTTPS: l.RedirectHTTPS,
 				Passthrough: sortedPassthrough(l.Passthrough),
 				Tracing:     tracingOf(g), XFFTrustedHops: l.XFFTrustedHops,
 				TLSPolicy: l.TLSPolicy, ClientCertificate: l.ClientCertificate,
@@ -174,8 +177,8 @@ func attach(gws []Gateway, svcs []Service, problems *[]Problem) []EnvoyListener 
 			switch {
 			case el.Group != s.Group:
 				bad("listener %q is in group %q, the service in group %q", ref, el.Group, s.Group)
-			case el.Protocol == TCP:
-				bad("listener %q is TCP; it forwards to its target and serves no routes", ref)
+			case el.Protocol == TCP || el.Protocol == UDP:
+				bad("listener %q is %s; it forwards to its target and serves no routes", ref, el.Protocol)
 			case el.Protocol == TLS:
 				bad("listener %q is TLS; it forwards by server name and serves no routes", ref)
 			case el.RedirectHTTPS:

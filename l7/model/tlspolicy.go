@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -82,6 +83,10 @@ type ClientCertificate struct {
 	// when false a client may present none, but one it presents must
 	// verify.
 	Required bool
+	// AcceptUntrusted lets a client whose certificate does not verify in
+	// too (the Gateway API's AllowInsecureFallback: the backend decides);
+	// only with Required false.
+	AcceptUntrusted bool
 	// ForwardDetails sets x-forwarded-client-cert upstream to the verified
 	// certificate's details; otherwise the header is removed.
 	ForwardDetails bool
@@ -95,14 +100,19 @@ type UpstreamTLS struct {
 	// CA is a PEM bundle of the trusted CA certificates (public data).
 	CA []byte
 	// SubjectAltNames are DNS names one of which the endpoint's
-	// certificate must carry; empty means SNI.
+	// certificate must carry (or one of URISubjectAltNames); both empty
+	// means SNI.
 	SubjectAltNames []string
+	// URISubjectAltNames are URI subject alternative names (SPIFFE IDs,
+	// as a BackendTLSPolicy may name them), checked like SubjectAltNames.
+	URISubjectAltNames []string
 }
 
-// VerifiedNames returns the names an upstream's certificate is checked
-// against: SubjectAltNames, or the SNI.
+// VerifiedNames returns the DNS names an upstream's certificate is checked
+// against: SubjectAltNames, or the SNI when no name of either kind is
+// given.
 func (u *UpstreamTLS) VerifiedNames() []string {
-	if len(u.SubjectAltNames) > 0 {
+	if len(u.SubjectAltNames) > 0 || len(u.URISubjectAltNames) > 0 {
 		return u.SubjectAltNames
 	}
 	return []string{u.SNI}
@@ -154,6 +164,9 @@ func checkListenerTLS(l Listener, f string, bad func(field, format string, a ...
 	if c := l.ClientCertificate; c != nil {
 		if err := CheckCABundle(c.CA); err != nil {
 			bad(f+".clientCertificate.ca", "%v", err)
+		}
+		if c.AcceptUntrusted && c.Required {
+			bad(f+".clientCertificate.acceptUntrusted", "a required certificate must verify")
 		}
 	}
 }
@@ -217,6 +230,11 @@ func checkUpstreamTLS(u *UpstreamTLS, f string, bad func(field, format string, a
 	for j, n := range u.SubjectAltNames {
 		if err := checkServerName(n); err != nil {
 			bad(fmt.Sprintf("%s.subjectAltNames[%d]", f, j), "%v", err)
+		}
+	}
+	for j, n := range u.URISubjectAltNames {
+		if p, err := url.Parse(n); err != nil || p.Scheme == "" {
+			bad(fmt.Sprintf("%s.uriSubjectAltNames[%d]", f, j), "%q is not an absolute URI", n)
 		}
 	}
 }

@@ -390,6 +390,7 @@ func (c *Cache) listener(el model.EnvoyListener, faces []*serviceFace, svcs func
 	} else {
 		el.TLS = slices.Clone(el.TLS)
 		el.Passthrough = clonePassthrough(el.Passthrough)
+		el.Forward = slices.Clone(el.Forward)
 		el.TLSPolicy, el.ClientCertificate = cloneListenerTLS(el.TLSPolicy, el.ClientCertificate)
 		e.el, e.l = el, gatewayListener(el, f, jwt)
 	}

@@ -54,6 +54,9 @@ func corsPerRoute(s model.Service, r model.Route) *anypb.Any {
 	}
 	for _, o := range c.Origins {
 		m := &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_Exact{Exact: o}}
+		if re, ok := model.OriginRegex(o); ok {
+			m = &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: re}}}
+		}
 		if o == "*" {
 			m = &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_SafeRegex{SafeRegex: &matcher.RegexMatcher{Regex: ".*"}}}
 		}

@@ -54,6 +54,10 @@ type httpFilters struct {
 	// xffTrustedHops: not a filter; the connection manager's
 	// xff_num_trusted_hops (model.Listener.XFFTrustedHops).
 	xffTrustedHops uint32
+	// redirectPort: not a filter; the listener's port where its
+	// redirects to another host must keep it (see redirectport.go), 0
+	// elsewhere.
+	redirectPort uint32
 }
 
 // filtersOf returns the filters the routes of svcs need.

@@ -187,10 +187,14 @@ var redirectCodes = map[int]route.RedirectAction_RedirectResponseCode{
 
 // redirectAction is a route's redirect: scheme, host, port and path
 // (whole, or the matched prefix replaced), with the status asked (302 by
-// default).
-func redirectAction(r model.Route) *route.RedirectAction {
+// default). listenerPort is the port a redirect to another host keeps
+// (0: none to keep; see listenerRedirectPort).
+func redirectAction(r model.Route, listenerPort uint32) *route.RedirectAction {
 	rd := r.Redirect
 	a := &route.RedirectAction{HostRedirect: rd.Hostname, PortRedirect: rd.Port, ResponseCode: redirectCodes[rd.StatusCode]}
+	if keepsListenerPort(rd) {
+		a.PortRedirect = listenerPort
+	}
 	if rd.Scheme != "" {
 		a.SchemeRewriteSpecifier = &route.RedirectAction_SchemeRedirect{SchemeRedirect: rd.Scheme}
 	}
@@ -209,13 +213,13 @@ func redirectAction(r model.Route) *route.RedirectAction {
 }
 
 // gatewayAPIAction replaces a built route's forwarding action with a
-// redirect, or with a 500 when every target weighs 0. The response
+// redirect (listenerPort: see redirectAction), or with a 500 when every target weighs 0. The response
 // settings applied after it (maintenance, a direct response, the HTTPS
 // redirect) still take precedence.
-func gatewayAPIAction(rt *route.Route, r model.Route) {
+func gatewayAPIAction(rt *route.Route, r model.Route, listenerPort uint32) {
 	switch {
 	case r.Redirect != nil:
-		rt.Action = &route.Route_Redirect{Redirect: redirectAction(r)}
+		rt.Action = &route.Route_Redirect{Redirect: redirectAction(r, listenerPort)}
 	case noLiveTarget(r):
 		rt.Action = &route.Route_DirectResponse{DirectResponse: &route.DirectResponseAction{Status: 500}}
 	}

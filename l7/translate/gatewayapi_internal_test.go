@@ -22,7 +22,7 @@ func TestRedirectActionStatusCodes(t *testing.T) {
 			want = http.StatusFound
 		}
 		name := strings.ToUpper(strings.ReplaceAll(http.StatusText(want), " ", "_"))
-		got := redirectAction(model.Route{Redirect: &model.Redirect{StatusCode: code}}).GetResponseCode()
+		got := redirectAction(model.Route{Redirect: &model.Redirect{StatusCode: code}}, 0).GetResponseCode()
 		if got.String() != name {
 			t.Errorf("redirect %d: response code %v, want %s", code, got, name)
 		}

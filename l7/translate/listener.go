@@ -11,7 +11,6 @@ import (
 	router "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	tlsinspector "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/listener/tls_inspector/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
 
@@ -62,6 +61,7 @@ func listenerFiltersOf(el model.EnvoyListener, svcs []model.Service) (httpFilter
 	f := filtersOf(svcs)
 	f.globalRL = globalRateLimitDomain(el, svcs)
 	f.proto = el.Protocol
+	f.redirectPort = listenerRedirectPort(el, svcs)
 	f.tracing = tracingOf(el)
 	f.xffTrustedHops = el.XFFTrustedHops
 	if !f.jwt {
@@ -102,14 +102,13 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 			})
 		}
 	case model.TCP:
-		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{{
-			Name: wellknown.TCPProxy,
-			ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(&tcpproxy.TcpProxy{
-				StatPrefix:       statPrefix(el.Name),
-				ClusterSpecifier: &tcpproxy.TcpProxy_Cluster{Cluster: el.Target},
-				IdleTimeout:      dur(tcpIdleTimeout),
-			})},
-		}}}}
+		ts := el.Forward
+		if el.Target != "" {
+			ts = []model.WeightedCluster{{Cluster: el.Target, Weight: 1}}
+		}
+		l.FilterChains = []*listener.FilterChain{{Filters: []*listener.Filter{tcpProxy(statPrefix(el.Name), ts)}}}
+	case model.UDP:
+		udpListener(l, el)
 	case model.TLS:
 		l.ListenerFilters = []*listener.ListenerFilter{{
 			Name:       wellknown.TlsInspector,

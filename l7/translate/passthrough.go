@@ -2,8 +2,6 @@ package translate
 
 import (
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
-	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
-	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
 
 	"github.com/tlbproject/tlb/l7/model"
 )
@@ -23,24 +21,10 @@ func passthroughChains(el model.EnvoyListener) []*listener.FilterChain {
 			name = p.ServerNames[0]
 			match = &listener.FilterChainMatch{ServerNames: p.ServerNames}
 		}
-		tp := &tcpproxy.TcpProxy{StatPrefix: statPrefix(el.Name), IdleTimeout: dur(tcpIdleTimeout)}
-		live := liveClusters(p.Targets)
-		if len(live) == 1 {
-			tp.ClusterSpecifier = &tcpproxy.TcpProxy_Cluster{Cluster: live[0].Cluster}
-		} else {
-			wc := &tcpproxy.TcpProxy_WeightedCluster{}
-			for _, t := range live {
-				wc.Clusters = append(wc.Clusters, &tcpproxy.TcpProxy_WeightedCluster_ClusterWeight{Name: t.Cluster, Weight: t.Weight})
-			}
-			tp.ClusterSpecifier = &tcpproxy.TcpProxy_WeightedClusters{WeightedClusters: wc}
-		}
 		out = append(out, &listener.FilterChain{
 			Name:             name,
 			FilterChainMatch: match,
-			Filters: []*listener.Filter{{
-				Name:       wellknown.TCPProxy,
-				ConfigType: &listener.Filter_TypedConfig{TypedConfig: mustAny(tp)},
-			}},
+			Filters:          []*listener.Filter{tcpProxy(statPrefix(el.Name), p.Targets)},
 		})
 	}
 	return out

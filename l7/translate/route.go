@@ -42,6 +42,7 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 		f := filtersOf(svcs)
 		f.globalRL = globalRateLimitDomain(el, svcs)
 		f.proto = el.Protocol
+		f.redirectPort = listenerRedirectPort(el, svcs)
 		out = append(out, hideServerHeader(assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
 			return routeOf(s, i, f)
 		}))))
@@ -251,6 +252,11 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		if r.Retries.PerTry > 0 {
 			rp.PerTryTimeout = dur(r.Retries.PerTry)
 		}
+		rp.RetriableStatusCodes = r.Retries.Codes
+		if r.Retries.Backoff > 0 {
+			// Envoy's cap is ten times the base unless set.
+			rp.RetryBackOff = &route.RetryPolicy_RetryBackOff{BaseInterval: dur(r.Retries.Backoff)}
+		}
 		a.RetryPolicy = rp
 	}
 	if r.BackendTimeout > 0 {
@@ -281,7 +287,7 @@ func routeOf(s model.Service, i int, f httpFilters) *route.Route {
 		Action:               &route.Route_Route{Route: a},
 		TypedPerFilterConfig: f.perRoute(s, r),
 	}
-	gatewayAPIAction(rt, r)
+	gatewayAPIAction(rt, r, f.redirectPort)
 	return applyResponses(rt, s, r, f)
 }
 

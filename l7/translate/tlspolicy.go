@@ -43,16 +43,19 @@ func downstreamTLSParams(p *model.TLSPolicy) *tls.TlsParameters {
 }
 
 // applyClientCertificate makes a listener's TLS context verify client
-// certificates against the CA bundle (inline: it is public), and require
-// one when asked. Nil leaves ctx as it is: no certificate is requested.
+// certificates against the CA bundle (inline: it is public), require one
+// when asked, and let one that does not verify in when AcceptUntrusted.
+// Nil leaves ctx as it is: no certificate is requested.
 func applyClientCertificate(ctx *tls.DownstreamTlsContext, c *model.ClientCertificate) {
 	if c == nil {
 		return
 	}
 	ctx.RequireClientCertificate = wrapBool(c.Required)
-	ctx.CommonTlsContext.ValidationContextType = &tls.CommonTlsContext_ValidationContext{
-		ValidationContext: &tls.CertificateValidationContext{TrustedCa: inlineBytes(c.CA)},
+	v := &tls.CertificateValidationContext{TrustedCa: inlineBytes(c.CA)}
+	if c.AcceptUntrusted {
+		v.TrustChainVerification = tls.CertificateValidationContext_ACCEPT_UNTRUSTED
 	}
+	ctx.CommonTlsContext.ValidationContextType = &tls.CommonTlsContext_ValidationContext{ValidationContext: v}
 }
 
 // forwardClientCert sets x-forwarded-client-cert on the connection
@@ -77,7 +80,7 @@ func forwardClientCert(f *listener.Filter, c *model.ClientCertificate) *listener
 
 // upstreamTLS is the transport socket of a cluster whose upstream asks for
 // TLS: SNI, the CA bundle inline, the certificate's DNS SAN checked
-// against the verified names, and ALPN offering only the protocol the
+// against the verified names (or a URI SAN against the URI names), and ALPN offering only the protocol the
 // cluster speaks (h2 for HTTP/2 upstreams, http/1.1 otherwise), so a
 // server that negotiates ALPN agrees with the codec Envoy uses. Nil
 // without TLS.
@@ -94,6 +97,12 @@ func upstreamTLS(u model.Upstream) *core.TransportSocket {
 	for _, n := range t.VerifiedNames() {
 		sans = append(sans, &tls.SubjectAltNameMatcher{
 			SanType: tls.SubjectAltNameMatcher_DNS,
+			Matcher: &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_Exact{Exact: n}},
+		})
+	}
+	for _, n := range t.URISubjectAltNames {
+		sans = append(sans, &tls.SubjectAltNameMatcher{
+			SanType: tls.SubjectAltNameMatcher_URI,
 			Matcher: &matcher.StringMatcher{MatchPattern: &matcher.StringMatcher_Exact{Exact: n}},
 		})
 	}

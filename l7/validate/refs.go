@@ -9,6 +9,7 @@ import (
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
+	udpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/udp/udp_proxy/v3"
 	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
@@ -42,6 +43,11 @@ func targets(res proto.Message) []target {
 			if c := x.GetCluster(); c != "" {
 				add(resource.ClusterType, c)
 			}
+			for _, w := range x.GetWeightedClusters().GetClusters() {
+				add(resource.ClusterType, w.GetName())
+			}
+		case *udpproxy.Route:
+			add(resource.ClusterType, x.GetCluster())
 		case *tls.SdsSecretConfig:
 			add(resource.SecretType, x.GetName())
 		case *route.RouteAction:

@@ -42,6 +42,10 @@ type Options struct {
 	AnnounceMode string
 	// DrainPeriod is the wait after withdrawing on shutdown.
 	DrainPeriod time.Duration
+	// KeepRoutesOnShutdown leaves the routes announced on shutdown, and
+	// skips the drain: with BGP graceful restart the routers keep them
+	// until this director is back (bgp.Config.GracefulRestart).
+	KeepRoutesOnShutdown bool
 	// RetryInterval is the wait before retrying a failed step;
 	// DefaultRetryInterval when zero.
 	RetryInterval time.Duration
@@ -262,8 +266,15 @@ func (a *Agent) reportVIPs(hs []health.VIPHealth) {
 	a.l7Down = l7Down
 }
 
-// shutdown: not ready, withdraw everything, then drain with IPVS in place.
+// shutdown: not ready, withdraw everything, then drain with IPVS in place;
+// with KeepRoutesOnShutdown only not ready (a graceful restart).
 func (a *Agent) shutdown() error {
+	if a.opts.KeepRoutesOnShutdown {
+		a.opts.Ready.SetReady(false, "shutting down for a graceful restart: routes kept at the routers")
+		a.ready.Set(0)
+		a.opts.Log.Info("routes kept for a graceful restart; IPVS in place, no drain")
+		return nil
+	}
 	a.opts.Ready.SetReady(false, "shutting down: routes withdrawn, draining")
 	a.ready.Set(0)
 	var err error

@@ -196,6 +196,31 @@ func TestShutdownWithdrawsThenDrainsWithIPVSInPlace(t *testing.T) {
 	}
 }
 
+// TestShutdownKeepsRoutesForGracefulRestart: with graceful restart the
+// director neither withdraws nor drains, so the routers keep its routes.
+func TestShutdownKeepsRoutesForGracefulRestart(t *testing.T) {
+	r := start(t, health.AnnounceSubnets, twoVIPs(), map[string]health.State{rs1: health.Up},
+		func(o *Options) { o.KeepRoutesOnShutdown = true })
+	r.ann.next(t)
+	r.cancel()
+	if err := <-r.done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
+	select {
+	case c := <-r.ann.calls:
+		t.Errorf("announcer called on a graceful shutdown: %+v, want nothing", c)
+	default:
+	}
+	select {
+	case d := <-r.clock.asked:
+		t.Errorf("drain timer %v asked on a graceful shutdown, want none", d)
+	default:
+	}
+	if ready, _ := r.ready.get(); ready {
+		t.Error("still ready after shutdown")
+	}
+}
+
 func TestConfigUpdateChangesTheAnnouncedSet(t *testing.T) {
 	r := start(t, health.AnnounceSubnets, twoVIPs(), map[string]health.State{rs1: health.Up, rs2: health.Up})
 	r.ann.next(t)

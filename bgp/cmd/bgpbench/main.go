@@ -3,8 +3,10 @@
 //
 // It builds a two-namespace lab (never touching the root namespace),
 // re-runs itself inside the directors' namespace, peers one Speaker with
-// BIRD and times N announce/withdraw cycles, polling birdc. It ends with
-// BENCH lines. Needs root, bird and birdc.
+// BIRD and times N announce/withdraw cycles, polling birdc; then it times
+// a cut link until the route leaves BIRD, with BFD and with the hold time
+// alone (linkloss.go). It ends with BENCH lines. Needs root, bird, birdc
+// and nft.
 package main
 
 import (
@@ -24,15 +26,16 @@ import (
 
 func main() {
 	n := flag.Int("n", 30, "announce/withdraw cycles")
+	cuts := flag.Int("cuts", 5, "link cuts timed with BFD")
 	verbose := flag.Bool("v", false, "log the speaker")
 	flag.Parse()
-	if err := run(*n, *verbose); err != nil {
+	if err := run(*n, *cuts, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "bgpbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, verbose bool) error {
+func run(n, cuts int, verbose bool) error {
 	lab := birdlab.FromEnv()
 	if lab == nil {
 		l, err := birdlab.Setup(context.Background(), fmt.Sprintf("tlbbench%d", os.Getpid()), 1)
@@ -49,7 +52,19 @@ func run(n int, verbose bool) error {
 		}
 		return nil
 	}
-	return bench(lab, n, verbose)
+	if err := bench(lab, n, verbose); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "bgpbench-linkloss")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	out := io.Discard
+	if verbose {
+		out = os.Stderr
+	}
+	return linkLoss(context.Background(), lab, dir, cuts, slog.New(slog.NewTextHandler(out, nil)))
 }
 
 func bench(lab *birdlab.Lab, n int, verbose bool) error {

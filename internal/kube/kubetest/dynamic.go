@@ -12,7 +12,7 @@ import (
 	"github.com/tlbproject/tlb/api/v1alpha1"
 )
 
-// Dynamic returns a fake dynamic client serving VIPPools and L4Clusters
+// Dynamic returns a fake dynamic client serving VIPPools, L4Clusters and BGPPeers
 // and holding objs, each a v1alpha1.VIPPool or v1alpha1.L4Cluster (value
 // or pointer).
 func Dynamic(t testing.TB, objs ...any) *dynamicfake.FakeDynamicClient {
@@ -26,11 +26,12 @@ func Dynamic(t testing.TB, objs ...any) *dynamicfake.FakeDynamicClient {
 		us = append(us, u)
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{v1alpha1.VIPPoolResource: "VIPPoolList", v1alpha1.L4ClusterResource: "L4ClusterList"},
+		map[schema.GroupVersionResource]string{v1alpha1.VIPPoolResource: "VIPPoolList", v1alpha1.L4ClusterResource: "L4ClusterList",
+			v1alpha1.BGPPeerResource: "BGPPeerList"},
 		us...)
 }
 
-// Unstructured converts a v1alpha1.VIPPool or v1alpha1.L4Cluster (value
+// Unstructured converts a v1alpha1.VIPPool, L4Cluster or BGPPeer (value
 // or pointer) to the unstructured form a dynamic client holds, with its
 // apiVersion and kind set.
 func Unstructured(obj any) (*unstructured.Unstructured, error) {
@@ -44,8 +45,12 @@ func Unstructured(obj any) (*unstructured.Unstructured, error) {
 		obj, kind = &o, "L4Cluster"
 	case *v1alpha1.L4Cluster:
 		kind = "L4Cluster"
+	case v1alpha1.BGPPeer:
+		obj, kind = &o, "BGPPeer"
+	case *v1alpha1.BGPPeer:
+		kind = "BGPPeer"
 	default:
-		return nil, fmt.Errorf("kubetest: %T is not a VIPPool or an L4Cluster", obj)
+		return nil, fmt.Errorf("kubetest: %T is not a VIPPool, an L4Cluster or a BGPPeer", obj)
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {

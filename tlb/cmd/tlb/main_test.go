@@ -37,6 +37,8 @@ func TestDispatch(t *testing.T) {
 		"drain without a node":       {args: []string{"drain"}, wantCode: 2, wantErr: "name one gateway node"},
 		"undrain two nodes":          {args: []string{"undrain", "gw-1", "--timeout", "5s", "gw-2"}, wantCode: 2, wantErr: "name one gateway node"},
 		"drain flag after the node":  {args: []string{"drain", "gw-1", "--kubeconfig", "/nonexistent"}, wantCode: 1, wantErr: "/nonexistent"},
+		"run bad node labels":        {args: []string{"run", "--config", badBGP, "--node-labels", "rack=a,=b"}, wantCode: 2, wantErr: "--node-labels:"},
+		"run node labels and name":   {args: []string{"run", "--config", badBGP, "--node-labels", "rack=a", "--node-name", "n1"}, wantCode: 2, wantErr: "exclude each other"},
 		"run zero drain timeout":     {args: []string{"run", "--config", badBGP, "--gateway-drain-timeout", "0s"}, wantCode: 2, wantErr: "--gateway-drain-timeout: 0s is not positive"},
 		"kubernetes with services in the file": {args: []string{"run", "--config", badBGP, "--kubeconfig", "/nonexistent", "--l4-cluster", "c"},
 			wantCode: 1, wantErr: "services: not allowed when services come from the Kubernetes API server"},

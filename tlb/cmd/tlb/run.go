@@ -39,6 +39,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
 	routerID := fs.String("router-id", "", "BGP router ID (IPv4) overriding bgp.routerID, so one file serves a DaemonSet: pass the node's IP")
 	drainTimeout := fs.Duration("gateway-drain-timeout", agent.DefaultDrainTimeout, "the longest a gateway drained by its Node annotation tlb.io/drain keeps its established flows before its real server is removed anyway (it goes as soon as it has no active connection)")
+	nodeName := fs.String("node-name", "", "with Kubernetes: this director's Node (the DaemonSet passes spec.nodeName); its labels choose the BGP peers (nodeSelectors of bgp.peers and of BGPPeers), which also come from the BGPPeers, and the VIPPools' spec.bgp set the communities, local preference and aggregation")
+	nodeLabels := fs.String("node-labels", "", "without Kubernetes: this node's labels, key=value,key=value, which choose the BGP peers (bgp.peers[].nodeSelectors)")
 	metricsHost := fs.String("metrics-host", "", "serve metrics, health and status on this IP (with director.metricsAddress's port) instead of the file's host; the DaemonSet passes the node's IP (status.hostIP)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -56,6 +58,15 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 		_, _ = fmt.Fprintf(stderr, "tlb run: --metrics-host: %v\n", err)
 		return 2
 	}
+	labels, err := parseNodeLabels(*nodeLabels)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "tlb run: --node-labels: %v\n", err)
+		return 2
+	}
+	if *nodeName != "" && *nodeLabels != "" {
+		_, _ = fmt.Fprintln(stderr, "tlb run: --node-labels and --node-name exclude each other: with --node-name the labels come from the Node")
+		return 2
+	}
 	if *drainTimeout <= 0 {
 		_, _ = fmt.Fprintf(stderr, "tlb run: --gateway-drain-timeout: %v is not positive\n", *drainTimeout)
 		return 2
@@ -67,7 +78,8 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	log := common.Logger(stderr)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, *path, *once, hostFlags{routerID: *routerID, metricsHost: *metricsHost, drainTimeout: *drainTimeout}, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
+	if err := run(ctx, *path, *once, hostFlags{routerID: *routerID, metricsHost: *metricsHost, drainTimeout: *drainTimeout,
+		nodeName: *nodeName, nodeLabels: labels}, procsys.ProcSys{Root: *sysctlDir}, kf, log); err != nil {
 		log.Error("tlb run failed", "err", err)
 		return 1
 	}
@@ -81,6 +93,10 @@ type hostFlags struct {
 	metricsHost string // replaces the host of director.metricsAddress
 	// drainTimeout bounds a gateway drain (Node annotation tlb.io/drain).
 	drainTimeout time.Duration
+	// nodeName is the director's Node in Kubernetes; nodeLabels its
+	// labels without Kubernetes. Either chooses the BGP peers.
+	nodeName   string
+	nodeLabels map[string]string
 }
 
 // run wires the config, the kernel handle, the director, metrics and the
@@ -100,14 +116,9 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 	if err != nil {
 		return fmt.Errorf("%s: director.metricsAddress: %w", path, err)
 	}
-	var source desiredSource
-	if kf.Enabled() {
-		if once {
-			return fmt.Errorf("--once reads services from the file; it does not combine with Kubernetes")
-		}
-		if source, err = newKubeSource(kf, log); err != nil {
-			return err
-		}
+	source, bw, err := sources(kf, hf, cfg, once, log)
+	if err != nil {
+		return err
 	}
 	if err := director.CheckKernel(sysctls); err != nil {
 		return err
@@ -165,7 +176,33 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 		return err
 	}
 
-	return serve(ctx, path, cfg, source, srv, programmer(reconcile), drain, rejected, log)
+	return serve(ctx, path, cfg, source, srv, programmer(reconcile), drain, bw, rejected, log)
+}
+
+// sources builds, with Kubernetes, the director's model source and, with
+// --node-name and a bgp section, its BGP policy source; without, the node
+// labels of --node-labels. A nil source means services come from the file.
+func sources(kf kubeFlags, hf hostFlags, cfg *config.Config, once bool, log *slog.Logger) (desiredSource, bgpWiring, error) {
+	bw := bgpWiring{nodeLabels: hf.nodeLabels}
+	if !kf.Enabled() {
+		if hf.nodeName != "" {
+			return nil, bw, fmt.Errorf("--node-name needs Kubernetes (--kubeconfig or --in-cluster); without it pass --node-labels")
+		}
+		return nil, bw, nil
+	}
+	if once {
+		return nil, bw, fmt.Errorf("--once reads services from the file; it does not combine with Kubernetes")
+	}
+	source, err := newKubeSource(kf, log)
+	if err != nil {
+		return nil, bw, err
+	}
+	if hf.nodeName != "" && cfg.BGP != nil {
+		if bw.policy, err = newBGPPolicySource(kf, hf.nodeName, log); err != nil {
+			return nil, bw, err
+		}
+	}
+	return source, bw, nil
 }
 
 // programmer adapts the reconcile function to agent.Programmer.

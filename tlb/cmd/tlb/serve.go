@@ -26,7 +26,7 @@ import (
 // restarting director never reconciles against an empty model, and while
 // the API server is unreachable nothing changes.
 func serve(ctx context.Context, path string, cfg *config.Config, source desiredSource, srv *obs.Server, prog agent.Programmer,
-	drain drainWiring, rejected prometheus.Counter, log *slog.Logger) error {
+	drain drainWiring, bw bgpWiring, rejected prometheus.Counter, log *slog.Logger) error {
 	opts := agent.Options{Programmer: prog, Ready: srv, DrainPeriod: cfg.Director.DrainPeriod,
 		Clock: health.SystemClock{}, Log: log, Registerer: srv.Registry,
 		Connections: drain.counter, DrainTimeout: drain.timeout}
@@ -40,13 +40,16 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 		mux.Handle("/vip/", checks.gtm)
 		opts.Health, opts.Backends, opts.GTM, opts.AnnounceMode = checks.realServers, checks.backends, checks.gtm, cfg.Health.Announce
 	}
+	var speaker *bgp.Speaker
 	if cfg.BGP != nil {
-		sp, stop, err := startSpeaker(ctx, *cfg.BGP, srv, log)
+		sp, stop, err := startSpeaker(ctx, *cfg.BGP, bw.nodeLabels, srv, log)
 		if err != nil {
 			return err
 		}
 		defer stop()
 		opts.Announcer = sp
+		opts.KeepRoutesOnShutdown = cfg.BGP.GracefulRestart
+		speaker = sp
 	}
 	a, err := agent.New(opts)
 	if err != nil {
@@ -61,6 +64,9 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 
 	runCtx, stopAll := context.WithCancel(ctx)
 	defer stopAll()
+	if speaker != nil && bw.policy != nil {
+		go runBGPPolicy(runCtx, bw.policy, speaker, *cfg.BGP, log)
+	}
 	u := updates{ch: make(chan model.Desired), errs: make(chan error, 1), stopAll: stopAll, log: log}
 	initial := cfg.Desired
 	if source != nil {
@@ -139,12 +145,16 @@ func (h *healthChecks) run(ctx context.Context, initial model.Desired) {
 	go h.backends.Run(ctx)
 }
 
-// startSpeaker starts the BGP speaker; stop, after the drain, closes the
-// sessions (a Cease) and stops GoBGP.
-func startSpeaker(ctx context.Context, cfg bgp.Config, srv *obs.Server, log *slog.Logger) (*bgp.Speaker, func(), error) {
+// startSpeaker starts the BGP speaker, its peers chosen by nodeLabels;
+// stop, after the drain, closes the sessions (a Cease) and stops GoBGP,
+// or with graceful restart leaves them to close with the process.
+func startSpeaker(ctx context.Context, cfg bgp.Config, nodeLabels map[string]string, srv *obs.Server, log *slog.Logger) (*bgp.Speaker, func(), error) {
 	sp, err := bgp.NewSpeaker(cfg, log, srv.Registry)
 	if err != nil {
 		return nil, nil, fmt.Errorf("create bgp speaker: %w", err)
+	}
+	if err := sp.SetNodeLabels(ctx, nodeLabels); err != nil {
+		return nil, nil, err
 	}
 	if err := sp.Start(ctx); err != nil {
 		return nil, nil, err

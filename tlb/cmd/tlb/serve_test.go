@@ -115,7 +115,7 @@ health: {kind: http, port: %d, interval: 50ms, timeout: 50ms, rise: 1, fall: 2}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, path, cfg, nil, srv, prog, drainWiring{}, prometheus.NewCounter(prometheus.CounterOpts{Name: "x"}), log)
+		done <- serve(ctx, path, cfg, nil, srv, prog, drainWiring{}, bgpWiring{}, prometheus.NewCounter(prometheus.CounterOpts{Name: "x"}), log)
 	}()
 	base := fmt.Sprintf("http://127.0.0.1:%d", mport)
 

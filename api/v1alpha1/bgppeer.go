@@ -1,0 +1,46 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// BGPPeer is a cluster-scoped BGP neighbour of the directors (usually a
+// top-of-rack router). Its node selectors choose the nodes whose
+// director peers with it, so one director DaemonSet serves every rack.
+type BGPPeer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec BGPPeerSpec `json:"spec"`
+}
+
+// BGPPeerSpec is one neighbour; its fields are those of a peer in the
+// director's file (bgp.peers), which holds the settings it does not
+// (local AS, router ID, MD5 passwords).
+type BGPPeerSpec struct {
+	// Address is the neighbour's IPv4 address.
+	Address string `json:"address"`
+	// ASN is the neighbour's autonomous system number.
+	ASN int64 `json:"asn"`
+	// Port is the neighbour's BGP port; 179 when unset.
+	Port int32 `json:"port,omitempty"`
+	// HoldTimeSeconds is the hold time, at least 3; 3 when unset.
+	HoldTimeSeconds int32 `json:"holdTimeSeconds,omitempty"`
+	// KeepaliveSeconds is the keepalive interval, below the hold time;
+	// 1 when unset.
+	KeepaliveSeconds int32 `json:"keepaliveSeconds,omitempty"`
+	// EBGPMultihopTTL, when set, allows an eBGP neighbour that many hops away.
+	EBGPMultihopTTL int32 `json:"ebgpMultihopTTL,omitempty"`
+	// L4Cluster, when set, limits the peer to the directors of that
+	// L4Cluster; every director's otherwise.
+	L4Cluster string `json:"l4Cluster,omitempty"`
+	// NodeSelectors choose the nodes whose director peers with this
+	// neighbour: a node matching any of them does. None means every node.
+	NodeSelectors []metav1.LabelSelector `json:"nodeSelectors,omitempty"`
+}
+
+// BGPPeerList is a list of BGPPeers.
+type BGPPeerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	Items []BGPPeer `json:"items"`
+}
