@@ -17,6 +17,9 @@ type fakeKernel struct {
 	clamp   ClampState
 	writes  int
 	failOn  string // a write kind that fails: "addr", "sysctl", ...
+	// routeMTU is the default-route link's MTU (0: no default route).
+	routeMTU int
+	fou      map[uint16]string
 }
 
 type fakeLink struct {
@@ -112,6 +115,32 @@ func (k *fakeKernel) Set(key, value string) error {
 		return err
 	}
 	k.sysctls[key] = value
+	return nil
+}
+
+func (k *fakeKernel) RouteMTU() (int, error) {
+	if k.routeMTU == 0 {
+		return 0, errors.New("no IPv4 default route")
+	}
+	return k.routeMTU, nil
+}
+
+func (k *fakeKernel) FOUReceivers() (map[uint16]string, error) {
+	out := map[uint16]string{}
+	for p, kind := range k.fou {
+		out[p] = kind
+	}
+	return out, nil
+}
+
+func (k *fakeKernel) AddGUEReceiver(port uint16) error {
+	if err := k.write("fou"); err != nil {
+		return err
+	}
+	if k.fou == nil {
+		k.fou = map[uint16]string{}
+	}
+	k.fou[port] = "gue"
 	return nil
 }
 

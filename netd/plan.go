@@ -18,6 +18,9 @@ type Actual struct {
 	// have yet (the tunnel's, before it exists) is absent.
 	Sysctls map[string]string
 	Clamp   ClampState
+	// FOU are the node's FOU receivers (port to "gue" or "direct"), read
+	// only when the desired state has a GUE port.
+	FOU map[uint16]string
 }
 
 // Plan is the explicit difference between desired and actual state. Only
@@ -29,6 +32,8 @@ type Plan struct {
 	Sysctls []model.Sysctl
 	// BringUp sets the tunnel up.
 	BringUp bool
+	// AddGUE, when not 0, is the UDP port of a GUE receiver to add.
+	AddGUE uint16
 	// ClampRebuild rebuilds netd's nftables table from scratch: the clamp
 	// is not intact, its MSS changed or the port map changed.
 	ClampRebuild bool
@@ -53,7 +58,7 @@ func (p Plan) Empty() bool { return p.Writes() == 0 }
 // atomic batch; a set update is one batch).
 func (p Plan) Writes() int {
 	n := len(p.Sysctls) + len(p.AddVIPs) + len(p.DelVIPs)
-	for _, b := range []bool{p.CreateTunnel, p.BringUp, p.ClampRebuild, !p.ClampRebuild && len(p.ClampAdd)+len(p.ClampDel) > 0} {
+	for _, b := range []bool{p.CreateTunnel, p.BringUp, p.AddGUE != 0, p.ClampRebuild, !p.ClampRebuild && len(p.ClampAdd)+len(p.ClampDel) > 0} {
 		if b {
 			n++
 		}
@@ -72,6 +77,9 @@ func (p Plan) String() string {
 	}
 	if p.BringUp {
 		parts = append(parts, "bring tunnel up")
+	}
+	if p.AddGUE != 0 {
+		parts = append(parts, fmt.Sprintf("add gue receiver on udp port %d", p.AddGUE))
 	}
 	if p.ClampRebuild {
 		parts = append(parts, "rebuild mss clamp and port map")
@@ -106,6 +114,14 @@ func Diff(desired model.Gateway, actual Actual) (Plan, error) {
 	}
 	p.CreateTunnel = !actual.Tunnel.Exists
 	p.BringUp = !actual.Tunnel.Up
+	if port := desired.GUEPort; port != 0 {
+		switch kind, ok := actual.FOU[port]; {
+		case !ok:
+			p.AddGUE = port
+		case kind != "gue":
+			return Plan{}, fmt.Errorf("udp port %d has a FOU receiver of type %s, not gue: refusing to use or change it", port, kind)
+		}
+	}
 
 	for _, s := range desired.Sysctls() {
 		if cur, ok := actual.Sysctls[s.Key]; !ok || strings.TrimSpace(cur) != s.Value {

@@ -38,6 +38,16 @@ type TunnelLinks interface {
 	ReplaceAddr(name string, a TunnelAddr) error
 	// DelAddr removes an address from the link.
 	DelAddr(name string, a TunnelAddr) error
+	// RouteMTU returns the MTU of the link of the node's IPv4 default
+	// route (the smallest, with several; without one, of the links with a
+	// global IPv4 address): the path MTU an MSS is derived from when none
+	// is configured.
+	RouteMTU() (int, error)
+	// FOUReceivers lists the node's IPv4 FOU receivers: UDP port to
+	// encapsulation ("gue" or "direct").
+	FOUReceivers() (map[uint16]string, error)
+	// AddGUEReceiver adds an IPv4 GUE receiver on the UDP port.
+	AddGUEReceiver(port uint16) error
 }
 
 // Sysctls reads and writes kernel parameters by their /proc/sys path.
@@ -53,7 +63,8 @@ type ClampState struct {
 	// builds: its set of VIPs, its chain and one rule for MSS, and (only
 	// when there are mappings) a nat chain with one rule per mapping.
 	Intact bool
-	// MSS is the MSS the rule sets (valid when Intact).
+	// MSS is the MSS the rule sets, 0 when the chain holds no rule (the
+	// clamp is off) (valid when Intact).
 	MSS uint16
 	// VIPs are the elements of the set (valid when Intact).
 	VIPs []netip.Addr
@@ -68,8 +79,9 @@ type ClampState struct {
 type MSSClamp interface {
 	// State reads the table back from the kernel.
 	State() (ClampState, error)
-	// Rebuild replaces netd's table atomically with one clamping to mss for
-	// the given VIPs and redirecting the given ports.
+	// Rebuild replaces netd's table atomically with one clamping to mss
+	// (0: an empty clamp chain) for the given VIPs and redirecting the
+	// given ports.
 	Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) error
 	// UpdateVIPs adds and removes VIPs in the clamp's set in one batch.
 	UpdateVIPs(add, del []netip.Addr) error

@@ -33,6 +33,10 @@ type Result struct {
 // Reconcile brings the kernel to desired. On error the kernel may be
 // partly changed; the next Reconcile continues from what it finds.
 func (g *Gateway) Reconcile(desired model.Gateway) (Result, error) {
+	desired, err := g.resolve(desired)
+	if err != nil {
+		return Result{}, err
+	}
 	actual, err := g.Observe(desired)
 	if err != nil {
 		return Result{}, err
@@ -50,6 +54,19 @@ func (g *Gateway) Reconcile(desired model.Gateway) (Result, error) {
 	g.log.Debug("applying gateway plan", "tunnel", desired.Tunnel, "plan", plan.String())
 	n, err := g.Apply(desired, plan)
 	return Result{Plan: plan, Writes: n}, err
+}
+
+// resolve sets desired's MSS by its policy, reading the default-route
+// link's MTU when the policy needs it.
+func (g *Gateway) resolve(desired model.Gateway) (model.Gateway, error) {
+	mtu := 0
+	if desired.NeedsLinkMTU() {
+		var err error
+		if mtu, err = g.links.RouteMTU(); err != nil {
+			return model.Gateway{}, fmt.Errorf("read the path MTU to derive the MSS from (set netd.mtu to give it): %w", err)
+		}
+	}
+	return desired.Resolve(mtu), nil
 }
 
 // Observe lists the actual state relevant to desired.
@@ -78,11 +95,17 @@ func (g *Gateway) Observe(desired model.Gateway) (Actual, error) {
 	if a.Clamp, err = g.clamp.State(); err != nil {
 		return Actual{}, fmt.Errorf("read mss clamp: %w", err)
 	}
+	if desired.GUEPort != 0 {
+		if a.FOU, err = g.links.FOUReceivers(); err != nil {
+			return Actual{}, fmt.Errorf("list FOU receivers: %w", err)
+		}
+	}
 	return a, nil
 }
 
 // Apply makes the plan's changes in an order that never leaves a VIP bound
-// without the settings DSR needs: tunnel, sysctls, up, clamp, addresses.
+// without the settings DSR needs: tunnel, sysctls, up, GUE receiver,
+// clamp, addresses.
 // It returns the number of writes made before any error.
 func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 	n := 0
@@ -102,6 +125,12 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 	if p.BringUp {
 		if err := g.links.SetUp(name); err != nil {
 			return n, fmt.Errorf("bring tunnel %s up: %w", name, err)
+		}
+		n++
+	}
+	if p.AddGUE != 0 {
+		if err := g.links.AddGUEReceiver(p.AddGUE); err != nil {
+			return n, fmt.Errorf("add gue receiver on udp port %d: %w", p.AddGUE, err)
 		}
 		n++
 	}

@@ -75,6 +75,10 @@ func (l *VIPPoolList) DeepCopyObject() runtime.Object {
 func (c *L4Cluster) DeepCopyInto(out *L4Cluster) {
 	*out = *c
 	c.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if c.Spec.Encapsulation != nil {
+		e := *c.Spec.Encapsulation
+		out.Spec.Encapsulation = &e
+	}
 	out.Status.Conditions = slices.Clone(c.Status.Conditions)
 }
 

@@ -33,12 +33,17 @@ func TestDeepCopyIsDeep(t *testing.T) {
 		t.Fatal("list DeepCopyObject shares item memory")
 	}
 	c := &L4Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Annotations: map[string]string{"k": "v"}},
+		Spec:   L4ClusterSpec{Encapsulation: &Encapsulation{Type: EncapsulationGUE, Port: 6080}},
 		Status: L4ClusterStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Reason: ReasonAllocating}}}}
 	cc := c.DeepCopy()
 	cc.Annotations["k"] = "w"
 	cc.Status.Conditions[0].Reason = ReasonInvalid
+	cc.Spec.Encapsulation.Port = 1
 	if c.Annotations["k"] != "v" || c.Status.Conditions[0].Reason != ReasonAllocating {
 		t.Fatal("L4Cluster DeepCopy shares annotations")
+	}
+	if c.Spec.Encapsulation.Port != 6080 {
+		t.Fatal("L4Cluster DeepCopy shares spec.encapsulation")
 	}
 }
 

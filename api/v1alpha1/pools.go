@@ -79,6 +79,28 @@ type L4ClusterSpec struct {
 	// Capacity is the most VIPs the cluster takes; the schema defaults it to
 	// 1000.
 	Capacity int32 `json:"capacity,omitempty"`
+	// Encapsulation is how the cluster's directors tunnel packets to the
+	// gateways; absent means IPIP.
+	Encapsulation *Encapsulation `json:"encapsulation,omitempty"`
+}
+
+// Encapsulation types of an L4 cluster.
+const (
+	// EncapsulationIPIP is IPv4-in-IPv4, the default.
+	EncapsulationIPIP = "ipip"
+	// EncapsulationGUE is Generic UDP Encapsulation: the outer UDP source
+	// port carries each flow's hash, so NICs and routers spread flows.
+	// The gateways' netd must receive GUE on Port (netd.gue.port).
+	EncapsulationGUE = "gue"
+)
+
+// Encapsulation is an L4 cluster's tunnel to its gateways.
+type Encapsulation struct {
+	// Type is "ipip" or "gue".
+	Type string `json:"type"`
+	// Port is the UDP port the gateways receive GUE on: required for
+	// gue, absent for ipip.
+	Port int32 `json:"port,omitempty"`
 }
 
 // L4ClusterStatus counts the VIPs of the cluster and says whether VIPs

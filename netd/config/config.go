@@ -24,11 +24,12 @@ import (
 // file does not say: loopback only.
 const DefaultMetricsAddress = "127.0.0.1:9101"
 
-// MinMSS and MaxMSS bound the configurable MSS: 536 is the IPv4 minimum
-// every host must accept; 1460 is a 1500 MTU without any tunnel overhead.
+// MinMSS and MaxMSS bound a fixed MSS: 536 is the IPv4 minimum every host
+// must accept; 65495 is the largest IPv4 packet less the IPv4 and TCP
+// headers (jumbo frames need more than 1460).
 const (
-	MinMSS = 536
-	MaxMSS = 1460
+	MinMSS = model.MinMSS
+	MaxMSS = MaxMTU - 40
 )
 
 // MaxFileSize caps the configuration file: a larger one is refused before
@@ -68,8 +69,15 @@ type Settings struct {
 	MetricsAddress string `json:"metricsAddress,omitempty"`
 	// Tunnel is the IPIP interface name (default tunl0).
 	Tunnel string `json:"tunnel,omitempty"`
-	// MSS is the largest MSS advertised for connections from the VIPs.
-	MSS *int `json:"mss,omitempty"`
+	// MSS is the largest MSS advertised for connections from the VIPs: a
+	// number, auto (derived from the path MTU and the encapsulation, the
+	// default) or off.
+	MSS *MSSValue `json:"mss,omitempty"`
+	// MTU is the path MTU auto derives the MSS from; absent, the MTU of
+	// the link of the node's IPv4 default route.
+	MTU *int `json:"mtu,omitempty"`
+	// GUE, when set, makes the node receive GUE on a UDP port.
+	GUE *GUESettings `json:"gue,omitempty"`
 	// ListenerPorts is the node's L7 listener port map, used when VIPs
 	// come from the Kubernetes API server: for the VIP of every Service
 	// that opts into L7, a TCP port of the Service named here is
@@ -150,12 +158,9 @@ func (f File) Validate() (Config, error) {
 		return Config{}, fmt.Errorf("netd.tunnel: %w", err)
 	}
 
-	mss := model.DefaultMSS
-	if f.Netd.MSS != nil {
-		mss = *f.Netd.MSS
-		if mss < MinMSS || mss > MaxMSS {
-			return Config{}, fmt.Errorf("netd.mss: %d is outside %d..%d", mss, MinMSS, MaxMSS)
-		}
+	mss, policy, guePort, err := datapath(f.Netd)
+	if err != nil {
+		return Config{}, err
 	}
 
 	vips := make([]netip.Addr, 0, len(f.VIPs))
@@ -178,7 +183,8 @@ func (f File) Validate() (Config, error) {
 	if cfg.ListenerPorts, err = validateListenerPorts(f.Netd.ListenerPorts); err != nil {
 		return Config{}, err
 	}
-	cfg.Gateway = model.NewGateway(tunnel, vips, uint16(mss)).WithPorts(ports)
+	cfg.Gateway = model.NewGateway(tunnel, vips, mss).WithPorts(ports)
+	cfg.Gateway.MSSPolicy, cfg.Gateway.GUEPort = policy, guePort
 	return cfg, nil
 }
 

@@ -34,13 +34,13 @@ vips: [203.0.113.11, 203.0.113.10]
 		"defaults": {
 			in: "vips: [198.51.100.1]\n",
 			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{
-				Tunnel: "tunl0", MSS: 1440, VIPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")},
+				Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}, VIPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")},
 			}},
 		},
 		"empty file": {in: "  \n", wantErr: "the file is empty"},
 		"explicit no vips": {
 			in:   "vips: []\n",
-			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSS: 1440, VIPs: []netip.Addr{}}},
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}, VIPs: []netip.Addr{}}},
 		},
 		"unknown top-level field": {in: "vip: [203.0.113.10]\n", wantErr: `unknown field "vip"`},
 		"unknown netd field":      {in: "netd:\n  msss: 1400\n", wantErr: `unknown field "msss"`},
@@ -49,14 +49,25 @@ vips: [203.0.113.11, 203.0.113.10]
 		"loopback vip":            {in: "vips: [127.0.0.1]\n", wantErr: "vips[0]"},
 		"duplicate vip":           {in: "vips: [203.0.113.10, 203.0.113.10]\n", wantErr: "vips[1]: 203.0.113.10 repeats vips[0]"},
 		"mss too small":           {in: "netd:\n  mss: 100\n", wantErr: "netd.mss"},
-		"mss too large":           {in: "netd:\n  mss: 1461\n", wantErr: "netd.mss"},
-		"mss zero":                {in: "netd:\n  mss: 0\n", wantErr: "netd.mss"},
-		"tunnel too long":         {in: "netd:\n  tunnel: tunnel-012345\n", wantErr: "netd.tunnel"},
-		"tunnel with slash":       {in: "netd:\n  tunnel: a/b\n", wantErr: "netd.tunnel"},
-		"tunnel dotdot":           {in: "netd:\n  tunnel: ..\n", wantErr: "netd.tunnel"},
-		"metrics not host:port":   {in: "netd:\n  metricsAddress: localhost\n", wantErr: "netd.metricsAddress"},
-		"metrics host not ip":     {in: "netd:\n  metricsAddress: example.com:1\n", wantErr: "netd.metricsAddress"},
-		"vips wrong type":         {in: "vips: 203.0.113.10\n", wantErr: "parse"},
+		"mss too large":           {in: "netd:\n  mss: 65496\n", wantErr: "netd.mss: 65496 is outside 536..65495"},
+		"mss jumbo":               {in: "netd:\n  mss: 8940\nvips: []\n", want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSS: 8940, VIPs: []netip.Addr{}}}},
+		"mss off": {in: "netd:\n  mss: \"off\"\nvips: []\n",
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSOff}, VIPs: []netip.Addr{}}}},
+		"mss auto with mtu and gue": {in: "netd:\n  mss: auto\n  mtu: 9000\n  gue: {port: 6080}\nvips: []\n",
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU, MTU: 9000}, GUEPort: 6080, VIPs: []netip.Addr{}}}},
+		"mss unknown word":      {in: "netd:\n  mss: max\n", wantErr: `netd.mss: "max" is neither a number nor auto or off`},
+		"mss wrong type":        {in: "netd:\n  mss: [1]\n", wantErr: "netd.mss"},
+		"mtu too small":         {in: "netd:\n  mtu: 500\n", wantErr: "netd.mtu: 500 is outside 576..65535"},
+		"mtu with fixed mss":    {in: "netd:\n  mss: 1400\n  mtu: 9000\n", wantErr: "netd.mtu: only used with netd.mss: auto"},
+		"gue port zero":         {in: "netd:\n  gue: {port: 0}\n", wantErr: "netd.gue.port: 0 is outside 1..65535"},
+		"gue unknown field":     {in: "netd:\n  gue: {port: 6080, csum: true}\n", wantErr: `unknown field "csum"`},
+		"mss zero":              {in: "netd:\n  mss: 0\n", wantErr: "netd.mss"},
+		"tunnel too long":       {in: "netd:\n  tunnel: tunnel-012345\n", wantErr: "netd.tunnel"},
+		"tunnel with slash":     {in: "netd:\n  tunnel: a/b\n", wantErr: "netd.tunnel"},
+		"tunnel dotdot":         {in: "netd:\n  tunnel: ..\n", wantErr: "netd.tunnel"},
+		"metrics not host:port": {in: "netd:\n  metricsAddress: localhost\n", wantErr: "netd.metricsAddress"},
+		"metrics host not ip":   {in: "netd:\n  metricsAddress: example.com:1\n", wantErr: "netd.metricsAddress"},
+		"vips wrong type":       {in: "vips: 203.0.113.10\n", wantErr: "parse"},
 		"ports": {
 			in: `
 vips: [203.0.113.10, 203.0.113.11]
@@ -65,7 +76,7 @@ ports:
 - {vip: 203.0.113.10, protocol: tcp, port: 80, targetPort: 8080}
 `,
 			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{
-				Tunnel: "tunl0", MSS: 1440,
+				Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU},
 				VIPs: []netip.Addr{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11")},
 				Ports: []model.PortMap{
 					{VIP: netip.MustParseAddr("203.0.113.10"), Protocol: "tcp", Port: 80, TargetPort: 8080},
@@ -91,7 +102,7 @@ ports:
 		"port negative":      {in: portsFile("{vip: 203.0.113.10, port: -1, targetPort: 8081}"), wantErr: "ports[1].port"},
 		"listener ports": {
 			in: "netd:\n  listenerPorts: [{port: 443, targetPort: 10443}, {port: 80, targetPort: 10080}]\n",
-			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSS: 1440},
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}},
 				ListenerPorts: map[uint16]uint16{80: 10080, 443: 10443}},
 		},
 		"listener port zero": {in: "netd:\n  listenerPorts: [{port: 0, targetPort: 10443}]\n",
@@ -171,8 +182,11 @@ func FuzzParse(f *testing.F) {
 		if g.Tunnel == "" || len(g.AddrLabel()) > 15 || strings.ContainsAny(g.Tunnel, "/\x00") {
 			t.Fatalf("accepted bad tunnel %q", g.Tunnel)
 		}
-		if g.MSS < MinMSS || g.MSS > MaxMSS {
-			t.Fatalf("accepted MSS %d", g.MSS)
+		if g.MSSPolicy.Mode == model.MSSFixed && g.MSS < MinMSS || g.MSS > MaxMSS || g.MSSPolicy.Mode != model.MSSFixed && g.MSS != 0 {
+			t.Fatalf("accepted MSS %d (%+v)", g.MSS, g.MSSPolicy)
+		}
+		if m := g.MSSPolicy.MTU; m != 0 && (m < MinMTU || m > MaxMTU || g.MSSPolicy.Mode != model.MSSFromMTU) {
+			t.Fatalf("accepted MTU %d (%+v)", m, g.MSSPolicy)
 		}
 		for i, v := range g.VIPs {
 			if !v.Is4() || (i > 0 && g.VIPs[i-1].Compare(v) >= 0) {
@@ -198,7 +212,8 @@ func TestDeployedFileParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Gateway.VIPs) != 0 || len(cfg.Gateway.Ports) != 0 || len(cfg.ListenerPorts) != 0 || cfg.Gateway.MSS == 0 {
+	if len(cfg.Gateway.VIPs) != 0 || len(cfg.Gateway.Ports) != 0 || len(cfg.ListenerPorts) != 0 ||
+		cfg.Gateway.MSSPolicy.Mode != model.MSSFromMTU || cfg.Gateway.GUEPort != 0 {
 		t.Errorf("deploy/netd/netd.yaml: %+v", cfg)
 	}
 }

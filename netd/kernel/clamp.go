@@ -158,13 +158,16 @@ func readClampSet(conn *nftables.Conn, t *nftables.Table) (set *nftables.Set, ok
 	return sets[0], true, nil
 }
 
-// readClampRule returns the MSS the clamp chain's rule sets; ok is false
-// unless the chain holds that one rule, tagged, of the shape clampExprs
-// builds.
+// readClampRule returns the MSS the clamp chain's rule sets, 0 when the
+// chain is empty (the clamp is off); ok is false unless the chain holds
+// no rule or that one rule, tagged, of the shape clampExprs builds.
 func readClampRule(conn *nftables.Conn, t *nftables.Table, ch *nftables.Chain, set *nftables.Set) (mss uint16, ok bool, err error) {
 	rules, err := conn.GetRules(t, ch)
 	if err != nil {
 		return 0, false, fmt.Errorf("list rules of chain %s %s: %w", ClampTable, clampChain, err)
+	}
+	if len(rules) == 0 {
+		return 0, true, nil // the clamp is off
 	}
 	if len(rules) != 1 {
 		return 0, false, nil
@@ -203,7 +206,8 @@ func chainIntact(ch *nftables.Chain) bool {
 
 // Rebuild replaces netd's table in one atomic batch: the old table (if
 // any) is deleted and the new one created in the same transaction, so no
-// SYN-ACK ever sees a half-built table. The port map's nat chain is
+// SYN-ACK ever sees a half-built table. mss 0 leaves the clamp chain
+// empty (the clamp is off; the set stays, so VIP changes are the same). The port map's nat chain is
 // created only when there are ports. Connections already redirected keep
 // their translation (it lives in conntrack, not in the table).
 func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) error {
@@ -230,7 +234,9 @@ func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) er
 		Name: clampChain, Table: t, Type: nftables.ChainTypeFilter,
 		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityMangle, Policy: &accept,
 	})
-	conn.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: clampExprs(set, mss), UserData: tag(mss)})
+	if mss != 0 {
+		conn.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: clampExprs(set, mss), UserData: tag(mss)})
+	}
 	if len(ports) > 0 {
 		addPortChain(conn, t, ports)
 	}

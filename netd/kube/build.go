@@ -18,8 +18,13 @@ import (
 type Local struct {
 	// Tunnel is the IPIP interface the VIPs are bound on (model.DefaultTunnel).
 	Tunnel string
-	// MSS is the largest MSS advertised from the VIPs (model.DefaultMSS).
+	// MSS is the largest MSS advertised from the VIPs (model.DefaultMSS)
+	// when MSSPolicy is fixed.
 	MSS uint16
+	// MSSPolicy says how the MSS is chosen (netd.mss, netd.mtu).
+	MSSPolicy model.MSSPolicy
+	// GUEPort is the node's GUE receiver port (netd.gue.port), 0 for none.
+	GUEPort uint16
 	// ListenerPorts maps an external TCP port to the unprivileged port the
 	// local L7 gateway listens on (443 -> 10443; see docs/netd.md). It is
 	// applied to the VIPs of Services that opt into L7 (tlb.io/l7: "true")
@@ -45,7 +50,7 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 		return model.Gateway{}, []error{fmt.Errorf("%w: Node %q is not in the cache", sharedkube.ErrNotBuilt, nodeName)}
 	}
 	if !sharedkube.IsGateway(node) {
-		return model.NewGateway(local.Tunnel, []netip.Addr{}, local.MSS).WithPorts([]model.PortMap{}), nil
+		return local.gateway(model.NewGateway(local.Tunnel, []netip.Addr{}, local.MSS).WithPorts([]model.PortMap{})), nil
 	}
 	group := sharedkube.GatewayGroup(node.Labels)
 	served := map[string]bool{}
@@ -75,7 +80,13 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 			}
 		}
 	}
-	return model.NewGateway(local.Tunnel, vips, local.MSS).WithPorts(ports), errs
+	return local.gateway(model.NewGateway(local.Tunnel, vips, local.MSS).WithPorts(ports)), errs
+}
+
+// gateway adds the node's MSS policy and GUE receiver to g.
+func (l Local) gateway(g model.Gateway) model.Gateway {
+	g.MSSPolicy, g.GUEPort = l.MSSPolicy, l.GUEPort
+	return g
 }
 
 // portMaps returns the port mappings of one VIP of svc: none unless svc

@@ -121,7 +121,9 @@ func TestBuildGateway(t *testing.T) {
 			if tc.node != nil {
 				nodeName = tc.node.Name
 			}
-			g, errs := BuildGateway(tc.node, services, pools, clusters, nodeName, Local{Tunnel: "tunl0", MSS: 1400, ListenerPorts: listeners})
+			local := Local{Tunnel: "tunl0", MSS: 1400, ListenerPorts: listeners,
+				MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU, MTU: 9000}, GUEPort: 6080}
+			g, errs := BuildGateway(tc.node, services, pools, clusters, nodeName, local)
 			if sharedkube.Blocking(errs) != tc.none {
 				t.Fatalf("Blocking = %v, want %v (%v)", !tc.none, tc.none, errs)
 			}
@@ -131,6 +133,9 @@ func TestBuildGateway(t *testing.T) {
 			}
 			if g.Tunnel != "tunl0" || g.MSS != 1400 || !slices.Equal(g.VIPs, tc.want) {
 				t.Errorf("gateway = %+v, want tunl0, MSS 1400, VIPs %v", g, tc.want)
+			}
+			if g.MSSPolicy != local.MSSPolicy || g.GUEPort != 6080 {
+				t.Errorf("gateway = %+v, want the node's MSS policy and GUE port", g)
 			}
 			if !slices.Equal(g.Ports, tc.ports) || g.Ports == nil {
 				t.Errorf("ports = %v, want %v (never nil, as in the file mode)", g.Ports, tc.ports)

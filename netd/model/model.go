@@ -1,7 +1,9 @@
 // Package model holds the desired state of a TLB gateway node as plain data:
-// the IPIP tunnel interface, the VIPs it serves, the TCP MSS it
-// advertises for them and the port map from external VIP ports to local
-// listener ports. It does no I/O and must not touch the kernel.
+// the IPIP tunnel interface (and the GUE receiver feeding it), the VIPs it
+// serves, the TCP MSS it advertises for them (fixed, derived from the path
+// MTU and the encapsulation, or off) and the port map from external VIP
+// ports to local listener ports. It does no I/O and must not touch the
+// kernel.
 package model
 
 import (
@@ -33,8 +35,16 @@ type Gateway struct {
 	Tunnel string
 	// VIPs are the IPv4 addresses this gateway serves, sorted and unique.
 	VIPs []netip.Addr
-	// MSS is the largest TCP MSS the gateway advertises from its VIPs.
+	// MSS is the largest TCP MSS the gateway advertises from its VIPs; 0
+	// writes no clamp. With MSSPolicy MSSFromMTU or MSSOff it is set by
+	// Resolve before planning.
 	MSS uint16
+	// MSSPolicy says how MSS is chosen (the zero value: as given).
+	MSSPolicy MSSPolicy
+	// GUEPort, when not 0, is the UDP port of the node's GUE receiver
+	// (FOU): the directors of a GUE L4 cluster send to it, and it hands
+	// the inner IPIP packet to the tunnel.
+	GUEPort uint16
 	// Ports redirect external VIP ports to local listener ports, sorted
 	// (see WithPorts). Every mapping's VIP is one of VIPs.
 	Ports []PortMap

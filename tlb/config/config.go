@@ -65,6 +65,9 @@ type Director struct {
 	// ResyncInterval is how often the whole state is re-applied, which
 	// also repairs drift.
 	ResyncInterval time.Duration
+	// Encap is the tunnel to every real server of every service
+	// (director.encapsulation; the zero value is IPIP).
+	Encap model.Encap
 }
 
 // Load reads and parses the file at path. A file over MaxFileSize is
@@ -133,6 +136,12 @@ func parse(name string, data []byte, withServices bool) (*Config, error) {
 	}
 	cfg := &Config{Director: directorSettings(doc.Director, bad)}
 	cfg.Desired.VIPRanges = cfg.Director.VIPRanges
+	if doc.Director != nil && doc.Director.Encapsulation != nil {
+		if !withServices {
+			bad("director.encapsulation", "not allowed when services come from the Kubernetes API server: set spec.encapsulation of the L4Cluster")
+		}
+		cfg.Director.Encap = encapsulation(*doc.Director.Encapsulation, bad)
+	}
 	if !withServices && len(cfg.Director.VIPRanges) > 0 {
 		bad("director.vipRanges", "not allowed when services come from the Kubernetes API server: the VIP ranges are the VIPPools of the director's L4 cluster")
 	}
@@ -141,6 +150,7 @@ func parse(name string, data []byte, withServices bool) (*Config, error) {
 	for i, s := range *doc.Services {
 		path := fmt.Sprintf("services[%d]", i)
 		svc := service(path, s, bad)
+		svc.Encap = cfg.Director.Encap
 		cfg.Desired.Services = append(cfg.Desired.Services, svc)
 		if l := l7Service(path, s, svc, present(doc.Health), bad); l != nil {
 			cfg.Desired.L7 = append(cfg.Desired.L7, *l)
@@ -224,6 +234,25 @@ func directorSettings(d *directorDoc, bad func(field, format string, args ...any
 	return out
 }
 
+// encapsulation reads director.encapsulation; a bad value is reported
+// naming its field and read as IPIP.
+func encapsulation(d encapDoc, bad func(field, format string, args ...any)) model.Encap {
+	if d.Port < 0 || d.Port > 65535 {
+		bad("director.encapsulation.port", "%d is not 1..65535", d.Port)
+		return model.Encap{}
+	}
+	e := model.Encap{Type: model.EncapType(d.Type), Port: uint16(d.Port)}
+	if d.Type == "" {
+		bad("director.encapsulation.type", "required: ipip or gue")
+		return model.Encap{}
+	}
+	if field, reason := e.Check(); field != "" {
+		bad("director.encapsulation."+field, "%s", reason)
+		return model.Encap{}
+	}
+	return e.Normal()
+}
+
 func service(path string, s serviceDoc, bad func(field, format string, args ...any)) model.Service {
 	out := model.Service{Protocol: model.Protocol(s.Protocol), Scheduler: model.Scheduler(s.Scheduler)}
 	if s.VIP == "" {
@@ -269,7 +298,7 @@ func service(path string, s serviceDoc, bad func(field, format string, args ...a
 // that names the field and the problem.
 func cleanYAMLError(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "error converting YAML to JSON: ", "Go struct field fileDoc.", "Go struct field serviceDoc.", "Go struct field directorDoc.", "Go struct field realServerDoc.", "Go struct field l7ProbeDoc."} {
+	for _, p := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "error converting YAML to JSON: ", "Go struct field fileDoc.", "Go struct field serviceDoc.", "Go struct field directorDoc.", "Go struct field encapDoc.", "Go struct field realServerDoc.", "Go struct field l7ProbeDoc."} {
 		msg = strings.ReplaceAll(msg, p, "")
 	}
 	return msg

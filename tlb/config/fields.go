@@ -14,7 +14,8 @@ import (
 // packages, which check their own fields.
 var (
 	topFields        = []string{"director", "services", "bgp", "health"}
-	directorFields   = []string{"metricsAddress", "runtimeDir", "vipRanges", "resyncInterval", "drainPeriod"}
+	directorFields   = []string{"metricsAddress", "runtimeDir", "vipRanges", "resyncInterval", "drainPeriod", "encapsulation"}
+	encapFields      = []string{"type", "port"}
 	serviceFields    = []string{"vip", "port", "protocol", "scheduler", "flags", "realServers", "l7Backends", "l7Probe"}
 	realServerFields = []string{"address", "weight"}
 	l7ProbeFields    = []string{"path", "status"}
@@ -54,6 +55,9 @@ func unknownFields(data []byte) []string {
 	}
 	check("", top, topFields)
 	check("director", top["director"], directorFields)
+	if d, ok := top["director"].(map[string]any); ok {
+		check("director.encapsulation", d["encapsulation"], encapFields)
+	}
 	svcs, _ := top["services"].([]any)
 	for i, s := range svcs {
 		p := fmt.Sprintf("services[%d]", i)

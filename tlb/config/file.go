@@ -42,6 +42,15 @@ type directorDoc struct {
 	VIPRanges      []string `json:"vipRanges,omitempty"`
 	ResyncInterval *string  `json:"resyncInterval,omitempty"`
 	DrainPeriod    *string  `json:"drainPeriod,omitempty"`
+	// Encapsulation is the L4 cluster's tunnel to its gateways.
+	Encapsulation *encapDoc `json:"encapsulation,omitempty"`
+}
+
+// encapDoc is director.encapsulation: {type: ipip} (the default) or
+// {type: gue, port: 6080}.
+type encapDoc struct {
+	Type string `json:"type"`
+	Port int    `json:"port,omitempty"`
 }
 
 type serviceDoc struct {

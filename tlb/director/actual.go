@@ -10,7 +10,7 @@ import (
 
 // listActual reads the kernel's IPVS services with one GetServices and,
 // for each service the director cares about (wanted or owned), one
-// GetDestinations. Other services are counted as foreign and their real
+// list of its real servers with their tunnels. Other services are counted as foreign and their real
 // servers are not listed.
 func listActual(h IPVS, wanted map[model.Key]model.Service, owned func(model.Key) bool) (actualState, error) {
 	svcs, err := h.GetServices()
@@ -25,11 +25,11 @@ func listActual(h IPVS, wanted map[model.Key]model.Service, owned func(model.Key
 			continue
 		}
 		a := actualService{Key: k, Scheduler: s.SchedName, Flags: s.Flags &^ svcFlagHashed}
-		dests, err := h.GetDestinations(s)
+		dests, err := listDestinations(h, s)
 		if err != nil {
 			return actualState{}, fmt.Errorf("list real servers of IPVS service %s: %w", k, err)
 		}
-		a.Dests = toActualDests(dests)
+		a.Dests = dests
 		st.Services[k] = a
 		st.Listed++
 	}

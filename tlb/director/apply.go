@@ -60,14 +60,14 @@ func applyDestinations(h IPVS, dp DestinationPlan, log *slog.Logger) error {
 		log.Debug("deleted real server", "vip", k.String(), "realServer", a.Addr().String())
 	}
 	for _, rs := range dp.Update {
-		if err := h.UpdateDestination(svc, kernelDestination(rs, k.Port)); err != nil {
-			return fmt.Errorf("update real server %s of IPVS service %s: %w", rs.Addr, k, err)
+		if err := updateDestination(h, svc, k, rs, dp.Encap); err != nil {
+			return err
 		}
 		log.Debug("updated real server", "vip", k.String(), "realServer", rs.Addr.String(), "weight", rs.Weight)
 	}
 	for _, rs := range dp.Add {
-		if err := h.NewDestination(svc, kernelDestination(rs, k.Port)); err != nil {
-			return fmt.Errorf("add real server %s to IPVS service %s: %w", rs.Addr, k, err)
+		if err := newDestination(h, svc, k, rs, dp.Encap); err != nil {
+			return err
 		}
 		log.Debug("added real server", "vip", k.String(), "realServer", rs.Addr.String(), "weight", rs.Weight)
 	}
@@ -108,8 +108,8 @@ func createService(h IPVS, s model.Service) error {
 	}
 	svc := keyService(k)
 	for _, rs := range addOrder(s.RealServers) {
-		if err := h.NewDestination(svc, kernelDestination(rs, k.Port)); err != nil {
-			return fmt.Errorf("add real server %s to IPVS service %s: %w", rs.Addr, k, err)
+		if err := newDestination(h, svc, k, rs, s.Encap); err != nil {
+			return err
 		}
 	}
 	if staged {

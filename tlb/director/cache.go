@@ -200,12 +200,12 @@ func byKey(desired model.Desired) map[model.Key]model.Service {
 // the same kernel state.
 func sameService(a, b model.Service) bool {
 	return a.Key() == b.Key() && a.Scheduler == b.Scheduler && model.FlagBits(a.Flags) == model.FlagBits(b.Flags) &&
-		slices.Equal(a.RealServers, b.RealServers)
+		a.Encap.Normal() == b.Encap.Normal() && slices.Equal(a.RealServers, b.RealServers)
 }
 
 // sameInput reports whether two services as given are identical, field by
 // field (nil flags, the scheduler's defaults, differ from empty flags).
 func sameInput(a, b model.Service) bool {
-	return a.VIP == b.VIP && a.Protocol == b.Protocol && a.Port == b.Port && a.Scheduler == b.Scheduler &&
+	return a.VIP == b.VIP && a.Protocol == b.Protocol && a.Port == b.Port && a.Scheduler == b.Scheduler && a.Encap == b.Encap &&
 		(a.Flags == nil) == (b.Flags == nil) && slices.Equal(a.Flags, b.Flags) && slices.Equal(a.RealServers, b.RealServers)
 }

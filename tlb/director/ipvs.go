@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/moby/ipvs"
+	"github.com/tlbproject/tlb/tlb/model"
 )
 
 // IPVS is the part of the kernel's IPVS netlink interface the director
@@ -77,6 +78,19 @@ func (m *meteredIPVS) UpdateDestination(s *ipvs.Service, d *ipvs.Destination) er
 
 func (m *meteredIPVS) DelDestination(s *ipvs.Service, d *ipvs.Destination) error {
 	return m.write(func() error { return m.IPVS.DelDestination(s, d) })
+}
+
+func (m *meteredIPVS) NewTunnelDestination(s *ipvs.Service, d *ipvs.Destination, e model.Encap) error {
+	return m.write(func() error { return tunnelsOf(m.IPVS).NewTunnelDestination(s, d, e) })
+}
+
+func (m *meteredIPVS) UpdateTunnelDestination(s *ipvs.Service, d *ipvs.Destination, e model.Encap) error {
+	return m.write(func() error { return tunnelsOf(m.IPVS).UpdateTunnelDestination(s, d, e) })
+}
+
+func (m *meteredIPVS) GetTunnelDestinations(s *ipvs.Service) (out []TunnelDestination, err error) {
+	err = m.timed(func() error { out, err = tunnelsOf(m.IPVS).GetTunnelDestinations(s); return err })
+	return out, err
 }
 
 // meteredSysctls adds up the time spent reading and writing sysctls.

@@ -38,16 +38,22 @@ type actualDest struct {
 	Addr   netip.AddrPort
 	Weight int
 	Fwd    uint32
+	// Encap is the real server's tunnel (normalised: IPIP is the zero
+	// value).
+	Encap model.Encap
 }
 
 // DestinationPlan is the change to one existing service's real servers.
 type DestinationPlan struct {
 	Service model.Key
+	// Encap is the service's tunnel: updated and added real servers get
+	// it.
+	Encap model.Encap
 	// Delete lists real servers to delete, in order: first those not
 	// wanted, then those out of canonical position.
 	Delete []netip.AddrPort
-	// Update lists real servers whose weight or forwarding changes in
-	// place (their list position is right).
+	// Update lists real servers whose weight, forwarding or tunnel
+	// changes in place (their list position is right).
 	Update []model.RealServer
 	// Add lists real servers to add, in this order (each goes to the
 	// head of the kernel's list).
@@ -76,10 +82,12 @@ func addOrder(wanted []model.RealServer) []model.RealServer {
 }
 
 // planDestinations plans the change from the actual kernel list to wanted
-// (in canonical order) for a service on port. When ordered is false only
-// the set and weights matter.
-func planDestinations(key model.Key, actual []actualDest, wanted []model.RealServer, ordered bool) DestinationPlan {
-	p := DestinationPlan{Service: key}
+// (in canonical order) for a service on port whose real servers are
+// reached through encap. When ordered is false only the set, weights and
+// tunnels matter.
+func planDestinations(key model.Key, actual []actualDest, wanted []model.RealServer, ordered bool, encap model.Encap) DestinationPlan {
+	encap = encap.Normal()
+	p := DestinationPlan{Service: key, Encap: encap}
 	want := make(map[netip.AddrPort]model.RealServer, len(wanted))
 	for _, rs := range wanted {
 		want[netip.AddrPortFrom(rs.Addr, key.Port)] = rs
@@ -96,7 +104,7 @@ func planDestinations(key model.Key, actual []actualDest, wanted []model.RealSer
 
 	changed := func(d actualDest) bool {
 		rs := want[d.Addr]
-		return d.Weight != rs.Weight || d.Fwd != tunnelFwd
+		return d.Weight != rs.Weight || d.Fwd != tunnelFwd || d.Encap != encap
 	}
 
 	if !ordered {
@@ -149,7 +157,7 @@ func afterPlan(before []actualDest, dp *DestinationPlan) []actualDest {
 	}
 	out := make([]actualDest, 0, len(before)+len(dp.Add))
 	for i := len(dp.Add) - 1; i >= 0; i-- {
-		out = append(out, toDest(dp.Add[i], dp.Service.Port))
+		out = append(out, toDest(dp.Add[i], dp.Service.Port, dp.Encap))
 	}
 	for _, d := range before {
 		if !slices.Contains(dp.Delete, d.Addr) {
@@ -159,7 +167,7 @@ func afterPlan(before []actualDest, dp *DestinationPlan) []actualDest {
 	for _, rs := range dp.Update {
 		addr := netip.AddrPortFrom(rs.Addr, dp.Service.Port)
 		if i := slices.IndexFunc(out, func(d actualDest) bool { return d.Addr == addr }); i >= 0 {
-			out[i] = toDest(rs, dp.Service.Port)
+			out[i] = toDest(rs, dp.Service.Port, dp.Encap)
 		}
 	}
 	return out
@@ -170,12 +178,13 @@ func afterPlan(before []actualDest, dp *DestinationPlan) []actualDest {
 func createdList(want model.Service) []actualDest {
 	out := make([]actualDest, 0, len(want.RealServers))
 	for _, rs := range want.RealServers {
-		out = append(out, toDest(rs, want.Port))
+		out = append(out, toDest(rs, want.Port, want.Encap))
 	}
 	return out
 }
 
-// toDest is real server rs of a service on port as the kernel lists it.
-func toDest(rs model.RealServer, port uint16) actualDest {
-	return actualDest{Addr: netip.AddrPortFrom(rs.Addr, port), Weight: rs.Weight, Fwd: tunnelFwd}
+// toDest is real server rs of a service on port, reached through encap,
+// as the kernel lists it.
+func toDest(rs model.RealServer, port uint16, encap model.Encap) actualDest {
+	return actualDest{Addr: netip.AddrPortFrom(rs.Addr, port), Weight: rs.Weight, Fwd: tunnelFwd, Encap: encap.Normal()}
 }

@@ -131,7 +131,7 @@ func TestPlanDestinations(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			p := planDestinations(key, tc.actual, tc.wanted, !tc.unordered)
+			p := planDestinations(key, tc.actual, tc.wanted, !tc.unordered, model.Encap{})
 			if got := addrPorts(p.Delete); !slices.Equal(got, orEmpty(tc.wantDelete)) {
 				t.Errorf("Delete = %v; want %v", got, tc.wantDelete)
 			}

@@ -143,7 +143,7 @@ func (p *Plan) planExisting(s model.Service, a actualService) {
 	if svcChanged {
 		p.UpdateServices = append(p.UpdateServices, s)
 	}
-	dp := planDestinations(s.Key(), a.Dests, s.RealServers, orderMatters(s.Scheduler))
+	dp := planDestinations(s.Key(), a.Dests, s.RealServers, orderMatters(s.Scheduler), s.Encap)
 	p.KeptRealServers += dp.Kept
 	if !dp.Empty() {
 		p.Destinations = append(p.Destinations, dp)

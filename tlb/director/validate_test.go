@@ -69,6 +69,7 @@ func TestSameInputCoversEveryField(t *testing.T) {
 		"Scheduler":   func(s *model.Service) { s.Scheduler = model.SourceHashing },
 		"Flags":       func(s *model.Service) { s.Flags = nil },
 		"RealServers": func(s *model.Service) { s.RealServers[0].Weight = 2 },
+		"Encap":       func(s *model.Service) { s.Encap = model.GUE(6080) },
 	}
 	// A field added to model.Service must be compared too (and may need
 	// programming): this fails until it is listed here.

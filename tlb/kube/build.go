@@ -55,6 +55,10 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 	if idx < 0 {
 		return model.Desired{}, []error{fmt.Errorf("%w: L4Cluster %q does not exist", sharedkube.ErrNotBuilt, clusterName)}
 	}
+	encap, err := ClusterEncap(clusters[idx])
+	if err != nil {
+		return model.Desired{}, []error{fmt.Errorf("%w: %w", sharedkube.ErrNotBuilt, err)}
+	}
 	mine := map[string]bool{clusterName: true}
 	ranges, errs := sharedkube.PoolPrefixes(pools, mine)
 	realServers, rsErrs := gatewayRealServers(nodes, sharedkube.GatewayGroup(clusters[idx].Labels))
@@ -87,6 +91,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 				}
 				owner[s.Key()] = name
 				s.RealServers = slices.Clone(realServers)
+				s.Encap = encap
 				d.Services = append(d.Services, s)
 				served = true
 			}
@@ -103,6 +108,31 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 		return model.Desired{}, append(errs, fmt.Errorf("%w: the model built for L4 cluster %q is invalid: %w", sharedkube.ErrNotBuilt, clusterName, err))
 	}
 	return d, errs
+}
+
+// ClusterEncap reads the L4Cluster's spec.encapsulation (absent: IPIP).
+// A bad value (the API server's schema refuses it; an older schema may
+// not) is an *ObjectError naming the cluster and the field: the model is
+// then not built and the directors keep the last good state.
+func ClusterEncap(c v1alpha1.L4Cluster) (model.Encap, error) {
+	e := c.Spec.Encapsulation
+	if e == nil {
+		return model.Encap{}, nil
+	}
+	bad := func(field, reason string) error {
+		return &sharedkube.ObjectError{Kind: "L4Cluster", Name: c.Name, Field: "spec.encapsulation." + field, Reason: reason}
+	}
+	if e.Port < 0 || e.Port > 65535 {
+		return model.Encap{}, bad("port", fmt.Sprintf("%d is not 1..65535", e.Port))
+	}
+	out := model.Encap{Type: model.EncapType(e.Type), Port: uint16(e.Port)}
+	if e.Type == "" {
+		return model.Encap{}, bad("type", "required: ipip or gue")
+	}
+	if field, reason := out.Check(); field != "" {
+		return model.Encap{}, bad(field, reason)
+	}
+	return out.Normal(), nil
 }
 
 // virtualService maps one Service port on one VIP to an IPVS service.

@@ -79,7 +79,8 @@ func (k Key) Compare(o Key) int {
 }
 
 // Service is one IPVS virtual service. Forwarding to its real servers is
-// always IPIP tunnelling (direct server return through gateway nodes).
+// always tunnelling (direct server return through gateway nodes): IPIP,
+// or GUE when Encap says so.
 type Service struct {
 	VIP       netip.Addr
 	Protocol  Protocol
@@ -89,6 +90,9 @@ type Service struct {
 	// (mh-fallback and mh-port for mh), an empty slice means none.
 	Flags       []Flag
 	RealServers []RealServer
+	// Encap is the tunnel to every real server: the L4 cluster's
+	// setting (the zero value is IPIP).
+	Encap Encap
 }
 
 // Key returns the service's identity.
@@ -135,6 +139,7 @@ func (s Service) WithDefaults() Service {
 		out.Flags = slices.Clone(out.Flags)
 	}
 	out.RealServers = slices.Clone(s.RealServers)
+	out.Encap = s.Encap.Normal()
 	return out
 }
 

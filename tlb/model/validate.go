@@ -117,6 +117,9 @@ func (d Desired) Validate() error {
 				seen[s.Key()] = i
 			}
 		}
+		if field, reason := s.Encap.Check(); field != "" {
+			bad("encapsulation."+field, "%s", reason)
+		}
 		validateRealServers(s, bad)
 	}
 	validateL7(d, func(i int, name, field, format string, args ...any) {

@@ -65,6 +65,7 @@ func startKube(ctx context.Context, k kubeFlags, file config.Config, log *slog.L
 	}
 	local := kube.DefaultLocal()
 	local.Tunnel, local.MSS, local.ListenerPorts = file.Gateway.Tunnel, file.Gateway.MSS, file.ListenerPorts
+	local.MSSPolicy, local.GUEPort = file.Gateway.MSSPolicy, file.Gateway.GUEPort
 	src, err := kube.NewSource(c.Kube, c.Dynamic, k.nodeName, local, log.With("source", "kubernetes"))
 	if err != nil {
 		return nil, err

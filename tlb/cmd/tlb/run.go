@@ -123,9 +123,9 @@ func run(ctx context.Context, path string, once bool, hf hostFlags, sysctls proc
 	if err := director.CheckKernel(sysctls); err != nil {
 		return err
 	}
-	handle, err := ipvs.New("")
+	handle, err := director.OpenKernel("")
 	if err != nil {
-		return fmt.Errorf("open IPVS netlink socket: %w", err)
+		return fmt.Errorf("open IPVS netlink sockets: %w", err)
 	}
 	defer handle.Close()
 
