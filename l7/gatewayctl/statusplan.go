@@ -72,37 +72,16 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 			w.gateways = append(w.gateways, cp)
 		}
 	}
-	for _, r := range in.HTTPRoutes {
-		if pending(kindHTTPRoute, r) {
-			continue
-		}
-		if st, changed := routeStatus(r.Status.RouteStatus, want.HTTPRoutes[nameOf(r)].RouteStatus); changed {
-			cp := r.DeepCopy()
-			cp.Status.RouteStatus = st
-			w.http = append(w.http, cp)
-		}
-	}
-	for _, r := range in.GRPCRoutes {
-		if pending(kindGRPCRoute, r) {
-			continue
-		}
-		if st, changed := routeStatus(r.Status.RouteStatus, want.GRPCRoutes[nameOf(r)].RouteStatus); changed {
-			cp := r.DeepCopy()
-			cp.Status.RouteStatus = st
-			w.grpc = append(w.grpc, cp)
-		}
-	}
-	for _, r := range in.TLSRoutes {
-		if pending(kindTLSRoute, r) {
-			continue
-		}
-		if st, changed := routeStatus(r.Status.RouteStatus, want.TLSRoutes[nameOf(r)].RouteStatus); changed {
-			cp := r.DeepCopy()
-			cp.Status.RouteStatus = st
-			w.tls = append(w.tls, cp)
-		}
-	}
-	planL4Routes(in, want, pending, &w)
+	w.http = planRoutes(kindHTTPRoute, in.HTTPRoutes, pending, func(n types.NamespacedName) gatewayv1.RouteStatus { return want.HTTPRoutes[n].RouteStatus },
+		func(r *gatewayv1.HTTPRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus }, (*gatewayv1.HTTPRoute).DeepCopy)
+	w.grpc = planRoutes(kindGRPCRoute, in.GRPCRoutes, pending, func(n types.NamespacedName) gatewayv1.RouteStatus { return want.GRPCRoutes[n].RouteStatus },
+		func(r *gatewayv1.GRPCRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus }, (*gatewayv1.GRPCRoute).DeepCopy)
+	w.tls = planRoutes(kindTLSRoute, in.TLSRoutes, pending, func(n types.NamespacedName) gatewayv1.RouteStatus { return want.TLSRoutes[n].RouteStatus },
+		func(r *gatewayv1.TLSRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus }, (*gatewayv1.TLSRoute).DeepCopy)
+	w.tcp = planRoutes(kindTCPRoute, in.TCPRoutes, pending, func(n types.NamespacedName) gatewayv1.RouteStatus { return want.TCPRoutes[n].RouteStatus },
+		func(r *gatewayv1.TCPRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus }, (*gatewayv1.TCPRoute).DeepCopy)
+	w.udp = planRoutes(kindUDPRoute, in.UDPRoutes, pending, func(n types.NamespacedName) gatewayv1.RouteStatus { return want.UDPRoutes[n].RouteStatus },
+		func(r *gatewayv1.UDPRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus }, (*gatewayv1.UDPRoute).DeepCopy)
 	planPolicyStatus(in, want, pending, &w)
 	return w
 }
@@ -130,6 +109,26 @@ func planPolicyStatus(in gatewayapi.Inputs, want gatewayapi.Status, pending func
 			w.btls = append(w.btls, cp)
 		}
 	}
+}
+
+// planRoutes returns a copy, with the status Build computed (want, by
+// name), of each route of one kind whose status differs from it; status
+// points into a route's RouteStatus. Routes pending says are in flight
+// are left for a later sync.
+func planRoutes[R metav1.Object](kind string, rs []R, pending func(string, metav1.Object) bool,
+	want func(types.NamespacedName) gatewayv1.RouteStatus, status func(R) *gatewayv1.RouteStatus, deepCopy func(R) R) []R {
+	var out []R
+	for _, r := range rs {
+		if pending(kind, r) {
+			continue
+		}
+		if st, changed := routeStatus(*status(r), want(nameOf(r))); changed {
+			cp := deepCopy(r)
+			*status(cp) = st
+			out = append(out, cp)
+		}
+	}
+	return out
 }
 
 // Kinds whose status the controller writes.
