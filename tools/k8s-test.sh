@@ -33,4 +33,4 @@ export TLB_KUSTOMIZE="$bindir/kustomize"
 # rogue-client suites (which also run the real Envoy: tools/deps.sh).
 pkgs=(./integration/k8s/... ./integration/k8sagents/... ./integration/k8sl7/... ./integration/k8sgateway/... ./integration/rogue/...)
 go vet -tags k8s "${pkgs[@]}"
-exec go test -tags k8s -count=1 -p 1 -timeout 25m "$@" "${pkgs[@]}"
+go test -tags k8s -count=1 -p 1 -timeout 25m "$@" "${pkgs[@]}"
