@@ -18,7 +18,7 @@ import (
 type Local struct {
 	// Tunnel is the IPIP interface the VIPs are bound on (model.DefaultTunnel).
 	Tunnel string
-	// MSS is the largest MSS advertised from the VIPs (model.DefaultMSS)
+	// MSS is the largest MSS advertised from the VIPs
 	// when MSSPolicy is fixed.
 	MSS uint16
 	// MSSPolicy says how the MSS is chosen (netd.mss, netd.mtu).
@@ -33,8 +33,12 @@ type Local struct {
 	ListenerPorts map[uint16]uint16
 }
 
-// DefaultLocal is the tunnel and MSS netd uses when none are configured.
-func DefaultLocal() Local { return Local{Tunnel: model.DefaultTunnel, MSS: model.DefaultMSS} }
+// DefaultLocal is the tunnel and MSS policy netd uses when none are
+// configured, the same as the file mode's: the clamp derived from the
+// path MTU (netd.mss: auto).
+func DefaultLocal() Local {
+	return Local{Tunnel: model.DefaultTunnel, MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}}
+}
 
 // BuildGateway builds the model of the gateway node nodeName from cached
 // API objects; node is that Node, nil when the cache does not hold it.

@@ -145,7 +145,7 @@ func TestBuildGateway(t *testing.T) {
 }
 
 func TestDefaultLocal(t *testing.T) {
-	if l := DefaultLocal(); l.Tunnel != model.DefaultTunnel || l.MSS != model.DefaultMSS {
+	if l := DefaultLocal(); l.Tunnel != model.DefaultTunnel || l.MSS != 0 || l.MSSPolicy != (model.MSSPolicy{Mode: model.MSSFromMTU}) {
 		t.Errorf("DefaultLocal() = %+v", l)
 	}
 }
