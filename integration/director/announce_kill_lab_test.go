@@ -118,22 +118,10 @@ func TestAnnounceOnReadyThenSurviveKill(t *testing.T) {
 	// 2. 100 long-lived streams, then director1 dies silently.
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	ss, wg, err := d.openStreams(sctx, streams, 200*time.Millisecond)
-	if err != nil {
-		d.diagnose(t)
-		t.Fatal(err)
-	}
-	waitUntil(t, 60*time.Second, "every stream exchanged data", func() bool { return allProgressedSince(ss, time.Time{}) })
-	per := []int{d.ipvsConns(0, "ESTABLISHED"), d.ipvsConns(1, "ESTABLISHED")}
-	t.Logf("streams per director before the kill (IPVS ESTABLISHED entries): %v", per)
-	if per[0] == 0 || per[1] == 0 {
-		t.Fatalf("ECMP did not spread %d streams over both directors: %v", streams, per)
-	}
+	ss, wg := d.openSpreadStreams(sctx, t, streams, "kill")
 	// As if powered off: drop everything in and out of director1 (so BIRD
 	// gets no FIN and must use its hold timer), then SIGKILL tlb.
-	d.directors[0].Run(t, "nft", "add table inet dead; "+
-		"add chain inet dead drop_input { type filter hook input priority -300; policy drop; }; "+
-		"add chain inet dead drop_output { type filter hook output priority -300; policy drop; }")
+	d.dropAllTraffic(t, 0, "dead")
 	killAt := time.Now()
 	if err := d.tlb[0].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

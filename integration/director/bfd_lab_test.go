@@ -28,20 +28,8 @@ func TestBFDLinkCutKeepsStreams(t *testing.T) {
 
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
-	ss, wg, err := d.openStreams(sctx, streams, 200*time.Millisecond)
-	if err != nil {
-		d.diagnose(t)
-		t.Fatal(err)
-	}
-	waitUntil(t, 60*time.Second, "every stream exchanged data", func() bool { return allProgressedSince(ss, time.Time{}) })
-	per := []int{d.ipvsConns(0, "ESTABLISHED"), d.ipvsConns(1, "ESTABLISHED")}
-	t.Logf("streams per director before the cut (IPVS ESTABLISHED entries): %v", per)
-	if per[0] == 0 || per[1] == 0 {
-		t.Fatalf("ECMP did not spread %d streams over both directors: %v", streams, per)
-	}
-	d.directors[0].Run(t, "nft", "add table inet cut; "+
-		"add chain inet cut drop_input { type filter hook input priority -300; policy drop; }; "+
-		"add chain inet cut drop_output { type filter hook output priority -300; policy drop; }")
+	ss, wg := d.openSpreadStreams(sctx, t, streams, "cut")
+	d.dropAllTraffic(t, 0, "cut")
 	cutAt := time.Now()
 	_, gone, err := d.bird.WaitRoutes(ctx, vipSubnet, 30*time.Second, hasNextHops(d.directorAddr[1]))
 	if err != nil {

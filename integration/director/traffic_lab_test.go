@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/moby/ipvs"
@@ -251,4 +252,33 @@ func (d *dc) newFlows(n int) ([]int64, error) {
 		out[i] = a.Load() - before[i]
 	}
 	return out, nil
+}
+
+// openSpreadStreams opens n streams (see openStreams), waits until each
+// exchanged data and fails the test unless ECMP spread them over both
+// directors; event names what the test does to them next, for the log.
+func (d *dc) openSpreadStreams(ctx context.Context, t *testing.T, n int, event string) ([]*stream, *sync.WaitGroup) {
+	t.Helper()
+	ss, wg, err := d.openStreams(ctx, n, 200*time.Millisecond)
+	if err != nil {
+		d.diagnose(t)
+		t.Fatal(err)
+	}
+	waitUntil(t, 60*time.Second, "every stream exchanged data", func() bool { return allProgressedSince(ss, time.Time{}) })
+	per := []int{d.ipvsConns(0, "ESTABLISHED"), d.ipvsConns(1, "ESTABLISHED")}
+	t.Logf("streams per director before the %s (IPVS ESTABLISHED entries): %v", event, per)
+	if per[0] == 0 || per[1] == 0 {
+		t.Fatalf("ECMP did not spread %d streams over both directors: %v", n, per)
+	}
+	return ss, wg
+}
+
+// dropAllTraffic makes director i's node drop every packet in and out (an
+// nftables table of that name), as if its link were cut or it lost power:
+// its peers get no FIN and no BFD packet.
+func (d *dc) dropAllTraffic(t *testing.T, i int, table string) {
+	t.Helper()
+	d.directors[i].Run(t, "nft", "add table inet "+table+"; "+
+		"add chain inet "+table+" drop_input { type filter hook input priority -300; policy drop; }; "+
+		"add chain inet "+table+" drop_output { type filter hook output priority -300; policy drop; }")
 }
