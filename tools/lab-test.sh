@@ -81,7 +81,17 @@ CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration
 go build -modfile=tools/go.mod -o "$bin/kustomize" sigs.k8s.io/kustomize/kustomize/v5
 
 go build -o "$bin/labrun" ./integration/cmd/labrun
-echo "lab-test: built the tests, binaries and images in $SECONDS s; booting the VM" >&2
+echo "lab-test: built the tests, binaries and images in $SECONDS s" >&2
+# On a machine shared by several checkouts, TLB_LAB_LOCK names a lock file
+# that serialises the VM runs (each VM takes LAB_MEM of memory); building
+# above needs no lock. The wait is printed so that timings can discount it.
+if [ -n "${TLB_LAB_LOCK:-}" ]; then
+  exec 9>"$TLB_LAB_LOCK"
+  waited=$SECONDS
+  flock 9
+  echo "lab-test: waited $((SECONDS - waited)) s for $TLB_LAB_LOCK" >&2
+fi
+echo "lab-test: booting the VM" >&2
 artifacts="${LAB_ARTIFACTS:-$root/.cache/lab/artifacts}"
 mkdir -p "$artifacts"
 "$bin/labrun" -artifacts "$artifacts" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
