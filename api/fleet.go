@@ -17,3 +17,10 @@ const (
 	// none of this Gateway's.
 	FleetDedicated = "dedicated"
 )
+
+// AnnotationFleetGroup on a Gateway's VIP Service is, written by the
+// Gateway controller while the Gateway asks for FleetDedicated, the
+// gateway group of its fleet: the --group of the l7 serve and Envoys the
+// operator runs for it. Absent: the Gateway is served by
+// AnnotationGatewayGroup's shared fleet.
+const AnnotationFleetGroup = "tlb.io/fleet-group"
