@@ -3,8 +3,10 @@
 package k8sgateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -72,8 +74,13 @@ func TestDedicatedFleet(t *testing.T) {
 	sharedVIP, ownVIP := gatewayAddress(t, c, ns, "shared"), gatewayAddress(t, c, ns, "own")
 	waitFleetGroup(t, c, ns, "own", ownGroup)
 
-	shared := startFleet(t, group, "127.77.1.1", ns)
-	own := startFleet(t, ownGroup, "127.77.1.2", ns)
+	// One gateway node (host address 127.77.1.1) runs both fleets, the
+	// dedicated one with the node ports docs/gateway-api.md gives it.
+	shared := startFleet(t, group, ns, 9902, 9480)
+	own := startFleet(t, ownGroup, ns, 9912, 9490)
+	if code, body := get(t, "http://"+fleetNode+":9912/ready"); code != http.StatusOK {
+		t.Fatalf("the dedicated fleet's stats listener %s:9912/ready: %d %s", fleetNode, code, body)
+	}
 
 	// Each Gateway on its own fleet only.
 	waitServed(t, own, ownVIP, "own")
@@ -157,10 +164,17 @@ func waitFleetGroup(t *testing.T, c testClients, ns, name, want string) {
 	})
 }
 
+// fleetNode stands for the gateway node's address ($(HOST_IP)) both
+// fleets of the test run on.
+const fleetNode = "127.77.1.1"
+
 // startFleet runs l7 serve of group (reading the API server, namespace
 // ns) and its Envoy, as deploy/envoy/gateway.yaml does for that group,
-// with stats and obs listeners on hostIP.
-func startFleet(t *testing.T, group, hostIP, ns string) *envoyproc.Gateway {
+// with Envoy's stats listener on fleetNode:statsPort and l7's obs
+// listener on fleetNode:metricsPort: the shipped manifest with the
+// group's --group and, for a second fleet on the node, the ports
+// docs/gateway-api.md ("A fleet of its own") says to change.
+func startFleet(t *testing.T, group, ns string, statsPort, metricsPort int) *envoyproc.Gateway {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "fleet")
 	if err != nil {
@@ -171,8 +185,37 @@ func startFleet(t *testing.T, group, hostIP, ns string) *envoyproc.Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return envoyproc.StartT(t, envoyproc.Options{Group: group, Dir: dir + "/gw", HostIP: hostIP, Manifest: manifest,
-		Serve: []string{"--config=" + t.TempDir(), "--kubeconfig=" + server.Kubeconfig, "--namespaces=" + ns, "--debounce=50ms"}})
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stats = "--stats-address=$(HOST_IP):9902"
+	if !bytes.Contains(b, []byte(stats)) {
+		t.Fatalf("deploy/envoy/gateway.yaml has no %s", stats)
+	}
+	b = bytes.ReplaceAll(b, []byte(stats), fmt.Appendf(nil, "--stats-address=$(HOST_IP):%d", statsPort))
+	if err := os.WriteFile(manifest, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return envoyproc.StartT(t, envoyproc.Options{Group: group, Dir: dir + "/gw", HostIP: fleetNode, Manifest: manifest,
+		Serve: []string{"--config=" + t.TempDir(), "--kubeconfig=" + server.Kubeconfig, "--namespaces=" + ns, "--debounce=50ms",
+			// After envoyproc's own --metrics-addr: the last one counts.
+			fmt.Sprintf("--metrics-addr=%s:%d", fleetNode, metricsPort)}})
+}
+
+// get GETs url and returns the status and body.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url) //nolint:noctx // a test's one request to a local listener
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
 
 // waitServed waits until g answers name.example.com on vip with the
