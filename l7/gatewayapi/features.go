@@ -14,7 +14,8 @@ import (
 // status code, rewrites,
 // mirrors, timeouts, parentRef ports, named rules, h2c and WebSocket
 // backends, retries, CORS, listeners on any port, an address requested
-// without a value, listener isolation).
+// without a value, listener isolation, TLS listeners that terminate,
+// alone or beside passthrough ones on one port).
 func SupportedFeatures() []features.FeatureName {
 	fs := []features.FeatureName{
 		features.SupportGateway,
@@ -23,6 +24,8 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportGatewayInfrastructure,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
+		features.SupportTLSRouteModeTerminate,
+		features.SupportTLSRouteModeMixed,
 		features.SupportTCPRoute,
 		features.SupportUDPRoute,
 		features.SupportHTTPRouteQueryParamMatching,
