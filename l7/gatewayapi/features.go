@@ -10,7 +10,8 @@ import (
 // SupportedFeatures returns the Gateway API features TLB claims, sorted
 // by name: what GatewayClass status.supportedFeatures lists and what the
 // conformance suite runs. Each extended feature is one the model carries
-// (query and method matches, response headers, redirects with each
+// (query and method matches, response headers, header edits per
+// backend, redirects with each
 // status code, rewrites,
 // mirrors, timeouts, parentRef ports, named rules, h2c and WebSocket
 // backends, retries, CORS, listeners on any port, an address requested
@@ -31,6 +32,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRouteQueryParamMatching,
 		features.SupportHTTPRouteMethodMatching,
 		features.SupportHTTPRouteResponseHeaderModification,
+		features.SupportHTTPRouteBackendRequestHeaderModification,
 		features.SupportHTTPRoutePathRedirect,
 		features.SupportHTTPRouteHostRewrite,
 		features.SupportHTTPRoutePathRewrite,
