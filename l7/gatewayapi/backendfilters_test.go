@@ -53,3 +53,22 @@ func TestBackendRefHeaderFilters(t *testing.T) {
 		t.Fatalf("URLRewrite on a backend: Accepted %s/%s %q; want False/UnsupportedValue naming the field", c.Status, c.Reason, c.Message)
 	}
 }
+
+// A GRPCRoute backendRef's header filters are its target's edits too.
+func TestGRPCBackendRefHeaderFilters(t *testing.T) {
+	in := world(t)
+	in.GRPCRoutes = append(in.GRPCRoutes, &gatewayv1.GRPCRoute{ObjectMeta: meta("app", "g"), Spec: gatewayv1.GRPCRouteSpec{
+		CommonRouteSpec: gatewayv1.CommonRouteSpec{ParentRefs: []gatewayv1.ParentReference{parentRef("infra", "gw", "http")}},
+		Rules: []gatewayv1.GRPCRouteRule{{BackendRefs: []gatewayv1.GRPCBackendRef{{
+			BackendRef: backendRef("", "web", 8080, nil),
+			Filters: []gatewayv1.GRPCRouteFilter{{Type: gatewayv1.GRPCRouteFilterResponseHeaderModifier,
+				ResponseHeaderModifier: &gatewayv1.HTTPHeaderFilter{Add: []gatewayv1.HTTPHeader{{Name: "X-Backend", Value: "web"}}}}},
+		}}}},
+	}})
+	res := Build(in)
+	wantCond(t, res.Status.GRPCRoutes[nn("app", "g")].Parents[0].Conditions, "Accepted", true, "Accepted")
+	ts := res.Config.Services[0].Routes[0].Targets
+	if len(ts) != 1 || ts[0].Headers == nil || ts[0].Headers.Response.Add["x-backend"] != "web" {
+		t.Fatalf("targets %s; want web with its response edit", jsonOf(ts))
+	}
+}
