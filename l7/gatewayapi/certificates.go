@@ -143,11 +143,11 @@ func gatewayCertificates(g model.Gateway, pool []model.Certificate) []model.Cert
 
 // uncovered returns the hosts of hosts, the hostnames a route serves on
 // l, that l's certificate does not cover: a client checks the certificate
-// against the name it asked for. nil (any name), a listener other than
-// HTTPS, or a certificate naming no DNS names (served for every name):
-// none.
+// against the name it asked for. nil (any name), a listener that does not
+// terminate TLS (HTTPS, or TLS of mode Terminate), or a certificate
+// naming no DNS names (served for every name): none.
 func (l *listener) uncovered(hosts []string) []string {
-	if l.protocol != model.HTTPS || l.certSANs == nil {
+	if (l.protocol != model.HTTPS && !l.terminate) || l.certSANs == nil {
 		return nil
 	}
 	var out []string

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -93,5 +94,11 @@ func TestTLSTerminateCertificatePerName(t *testing.T) {
 	}
 	if ps := model.Resolve(res.Config, model.Options{}).Problems; len(ps) > 0 {
 		t.Fatalf("problems: %s", jsonOf(ps))
+	}
+	// other.test is served with the first certificate, which does not
+	// name it: the route says so, as for an HTTPS listener.
+	c := cond(t, res.Status.TLSRoutes[nn("app", "t")].Parents[0].Conditions, "Accepted")
+	if c.Status != "True" || !strings.Contains(c.Message, "other.test (listener tls)") || strings.Contains(c.Message, "a.example.com") {
+		t.Fatalf("Accepted %s %q; want True naming other.test as outside the certificate", c.Status, c.Message)
 	}
 }
