@@ -198,7 +198,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 			if sni[n] == nil {
 				sni[n] = map[string]bool{}
 			}
-			for _, c := range l.certs {
+			for _, c := range l.httpsCerts() {
 				if len(c.ServerNames) == 0 {
 					// The default chain (every other name): the first
 					// listener on the port to want it keeps it.
