@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"fmt"
 	"net/netip"
+	"time"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -77,6 +78,9 @@ func Build(g Gateway) (*bootstrapv3.Bootstrap, error) {
 		Node: &core.Node{Cluster: g.Group, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
 			xds.MetaKind:   structpb.NewStringValue("gateway"),
 			xds.MetaSchema: structpb.NewStringValue(g.Generation),
+			// What l7 upgrades are checked against (xds.MetaBootstrap):
+			// a newer l7 keeps serving this Envoy while it is equal.
+			xds.MetaBootstrap: structpb.NewStringValue(xds.BootstrapGeneration()),
 		}}},
 		Admin: &bootstrapv3.Admin{Address: pipe(g.AdminSocket, 0o600)},
 		DynamicResources: &bootstrapv3.Bootstrap_DynamicResources{
@@ -85,7 +89,7 @@ func Build(g Gateway) (*bootstrapv3.Bootstrap, error) {
 				TransportApiVersion:       core.ApiVersion_V3,
 				SetNodeOnFirstMessageOnly: true,
 				GrpcServices: []*core.GrpcService{{TargetSpecifier: &core.GrpcService_EnvoyGrpc_{
-					EnvoyGrpc: &core.GrpcService_EnvoyGrpc{ClusterName: XDSCluster}}}},
+					EnvoyGrpc: &core.GrpcService_EnvoyGrpc{ClusterName: XDSCluster, RetryPolicy: adsRetry()}}}},
 			},
 			CdsConfig: ads(),
 			LdsConfig: ads(),
@@ -97,6 +101,21 @@ func Build(g Gateway) (*bootstrapv3.Bootstrap, error) {
 		OverloadManager: overloadManager(g.MaxHeapBytes, g.MaxConnections),
 		LayeredRuntime:  translate.RegexRuntime(),
 	}, nil
+}
+
+// ADS reconnect backoff: while l7 is away (its pod is being replaced by
+// an upgrade) Envoy keeps every resource it has and retries the stream
+// from ADSRetryBase up to ADSRetryMax apart, so it is served again within
+// ADSRetryMax of the new l7 listening. Envoy's default (500 ms to 30 s)
+// would leave a gateway on its old config for up to 30 s after that.
+const (
+	ADSRetryBase = 250 * time.Millisecond
+	ADSRetryMax  = 2 * time.Second
+)
+
+func adsRetry() *core.RetryPolicy {
+	return &core.RetryPolicy{RetryBackOff: &core.BackoffStrategy{
+		BaseInterval: durationpb.New(ADSRetryBase), MaxInterval: durationpb.New(ADSRetryMax)}}
 }
 
 func ads() *core.ConfigSource {

@@ -72,8 +72,15 @@ func TestBootstrapReachesOnlyThePod(t *testing.T) {
 		}
 	}
 	md := b.GetNode().GetMetadata().GetFields()
-	if b.GetNode().GetCluster() != "edge" || md[xds.MetaSchema].GetStringValue() != xds.Generation() || md[xds.MetaKind].GetStringValue() != "gateway" {
+	if b.GetNode().GetCluster() != "edge" || md[xds.MetaSchema].GetStringValue() != xds.Generation() || md[xds.MetaKind].GetStringValue() != "gateway" ||
+		md[xds.MetaBootstrap].GetStringValue() != xds.BootstrapGeneration() {
 		t.Errorf("node: %v", b.GetNode())
+	}
+	// l7 may be away for seconds while its pod is replaced: Envoy retries
+	// the stream often enough to be served again within ADSRetryMax.
+	back := ads[0].GetEnvoyGrpc().GetRetryPolicy().GetRetryBackOff()
+	if back.GetBaseInterval().AsDuration() != bootstrap.ADSRetryBase || back.GetMaxInterval().AsDuration() != bootstrap.ADSRetryMax {
+		t.Errorf("ADS retry backoff %v; want %s to %s", back, bootstrap.ADSRetryBase, bootstrap.ADSRetryMax)
 	}
 	ls := b.GetStaticResources().GetListeners()
 	if len(ls) != 1 || ls[0].GetAddress().GetSocketAddress().GetAddress() != "192.0.2.7" || ls[0].GetAddress().GetSocketAddress().GetPortValue() != 9902 {

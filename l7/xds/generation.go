@@ -39,3 +39,16 @@ func buildVersion() string {
 	}
 	return "dev"
 }
+
+// BootstrapGeneration is the generation of what this build's resources
+// expect from a gateway's bootstrap: "tlb.bootstrap." and a hash of
+// translate.WriteBootstrapContract. Unlike Generation it does not change
+// with the build's version or with translator changes that the bootstrap
+// does not see, so a gateway whose bootstrap an older l7 wrote (node
+// metadata "tlb.bootstrap") is served by a newer one as long as this is
+// equal: an l7 upgrade does not need Envoy to restart.
+func BootstrapGeneration() string {
+	h := sha256.New()
+	translate.WriteBootstrapContract(h)
+	return "tlb.bootstrap." + hex.EncodeToString(h.Sum(nil))[:12]
+}

@@ -24,8 +24,15 @@ import (
 const (
 	// MetaKind is "gateway" (Envoy, the default) or "grpc" (proxyless).
 	MetaKind = "tlb.kind"
-	// MetaSchema must equal the server's Generation.
+	// MetaSchema must equal the server's Generation, unless the node
+	// declares MetaBootstrap.
 	MetaSchema = "tlb.schema"
+	// MetaBootstrap is the BootstrapGeneration of the l7 that wrote a
+	// gateway's bootstrap. A gateway that declares it is admitted when it
+	// equals the server's, whatever its MetaSchema: its bootstrap fits
+	// this server's resources, and the one stream replaces every resource
+	// the gateway holds with this server's.
+	MetaBootstrap = "tlb.bootstrap"
 )
 
 // Key returns the snapshot key of a kind of client in a group.
@@ -66,6 +73,8 @@ type Server struct {
 	now        func() time.Time
 	opts       Options
 	generation string
+	// bootstrapGeneration is BootstrapGeneration(), computed once.
+	bootstrapGeneration string
 
 	mu       sync.Mutex                   // serialises Apply
 	versions map[string]map[string]string // key -> type URL -> version
@@ -91,9 +100,9 @@ func New(ctx context.Context, log *slog.Logger, reg prometheus.Registerer, now f
 		metrics:    newMetrics(reg),
 		now:        now,
 		opts:       opts,
-		generation: Generation(),
-		versions:   map[string]map[string]string{},
-		served:     map[string]*snapshot{},
+		generation: Generation(), bootstrapGeneration: BootstrapGeneration(),
+		versions: map[string]map[string]string{},
+		served:   map[string]*snapshot{},
 	}
 	s.cache = newKindCaches(cacheLogger{log})
 	s.streams = newStreamLog(s)

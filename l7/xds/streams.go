@@ -55,11 +55,8 @@ func newStreamLog(s *Server) *streamLog {
 // arrives before the first Apply is admitted and waits: its client keeps
 // what it has until there is something complete to send.
 func (c *streamLog) admit(id int64, n *core.Node) error {
-	schema := n.GetMetadata().GetFields()[MetaSchema].GetStringValue()
-	if schema != c.s.generation {
-		c.s.metrics.refused.WithLabelValues("schema").Inc()
-		c.s.log.Warn("refused xDS stream from another generation", "node", n.GetId(), "schema", schema, "want", c.s.generation)
-		return status.Errorf(codes.FailedPrecondition, "node %q declares schema %q; this control plane serves %q only", n.GetId(), schema, c.s.generation)
+	if err := c.admitSchema(n); err != nil {
+		return err
 	}
 	if n.GetCluster() != c.s.opts.Group {
 		c.s.metrics.refused.WithLabelValues("group").Inc()
@@ -79,6 +76,32 @@ func (c *streamLog) admit(id int64, n *core.Node) error {
 		c.s.metrics.refused.WithLabelValues("identity").Inc()
 		c.s.log.Warn("refused xDS stream: the client's identity does not grant what its node asks for", "node", n.GetId(), "kind", kind, "group", n.GetCluster(), "peer", who.Name)
 		return status.Errorf(codes.PermissionDenied, "node %q: the client certificate does not grant %s of group %q", n.GetId(), kind, n.GetCluster())
+	}
+	return nil
+}
+
+// admitSchema refuses a node whose bootstrap does not fit this server's
+// resources: a gateway that declares MetaBootstrap must declare the
+// server's BootstrapGeneration (its bootstrap may come from an older l7:
+// l7 upgrades do not restart Envoy); any other client must declare the
+// server's Generation in MetaSchema.
+func (c *streamLog) admitSchema(n *core.Node) error {
+	fields := n.GetMetadata().GetFields()
+	schema := fields[MetaSchema].GetStringValue()
+	if boot, ok := fields[MetaBootstrap]; ok && kindOf(n) == translate.Gateway {
+		if boot.GetStringValue() == c.s.bootstrapGeneration {
+			return nil
+		}
+		c.s.metrics.refused.WithLabelValues("schema").Inc()
+		c.s.log.Warn("refused xDS stream: its bootstrap was written for other resources", "node", n.GetId(),
+			"bootstrap", boot.GetStringValue(), "want", c.s.bootstrapGeneration, "schema", schema)
+		return status.Errorf(codes.FailedPrecondition, "node %q declares bootstrap %q; this control plane serves gateways of bootstrap %q only: restart the gateway with a bootstrap of this release",
+			n.GetId(), boot.GetStringValue(), c.s.bootstrapGeneration)
+	}
+	if schema != c.s.generation {
+		c.s.metrics.refused.WithLabelValues("schema").Inc()
+		c.s.log.Warn("refused xDS stream from another generation", "node", n.GetId(), "schema", schema, "want", c.s.generation)
+		return status.Errorf(codes.FailedPrecondition, "node %q declares schema %q; this control plane serves %q only", n.GetId(), schema, c.s.generation)
 	}
 	return nil
 }
