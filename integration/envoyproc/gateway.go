@@ -70,6 +70,8 @@ type Gateway struct {
 	Metrics string
 	logs    []*os.File
 	exited  map[*exec.Cmd]chan error
+	// serve is l7 serve's command line, for ReplaceL7.
+	serve []string
 }
 
 // Start writes the bootstrap and starts l7 serve, then Envoy. It does not
@@ -140,6 +142,7 @@ func Start(o Options) (*Gateway, error) {
 	if o.Authz {
 		serve = append(serve, "--authz-listen=unix://"+g.AuthzSocket)
 	}
+	g.serve = serve
 	if g.L7Cmd, err = g.start("l7", serve, false); err != nil {
 		g.Stop()
 		return nil, err

@@ -34,7 +34,7 @@ func TestManifestSpec(t *testing.T) {
 	if s.Envoy[0] != "/usr/local/bin/envoy" {
 		t.Errorf("envoy container command starts with %q, want Envoy itself", s.Envoy[0])
 	}
-	if s.PreStop[0] != "/tlb-bin/l7" || s.PreStop[1] != "drain" {
+	if s.PreStop[0] != "/run/tlb/l7" || s.PreStop[1] != "drain" {
 		t.Errorf("preStop = %q, want l7 drain", s.PreStop)
 	}
 	if s.UID != 101 || s.GID != 101 {

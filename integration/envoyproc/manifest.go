@@ -26,29 +26,40 @@ type Spec struct {
 	EnvoyCaps []string
 }
 
-// ReadSpec reads the gateway DaemonSet at path (deploy/envoy/gateway.yaml).
+// ReadSpec reads the gateway DaemonSets at path (deploy/envoy/gateway.yaml:
+// l7's, then Envoy's).
 func ReadSpec(path string) (Spec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return Spec{}, err
 	}
-	var ds appsv1.DaemonSet
-	if err := yaml.UnmarshalStrict(b, &ds); err != nil {
-		return Spec{}, fmt.Errorf("envoyproc: %s: %w", path, err)
-	}
-	pod := ds.Spec.Template.Spec
-	find := func(cs []corev1.Container, name string) (corev1.Container, error) {
-		i := slices.IndexFunc(cs, func(c corev1.Container) bool { return c.Name == name })
-		if i < 0 {
-			return corev1.Container{}, fmt.Errorf("envoyproc: %s has no container %q", path, name)
+	// Two DaemonSets: l7's (with the init container bootstrap) and
+	// Envoy's (container envoy).
+	var pods []corev1.PodSpec
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var ds appsv1.DaemonSet
+		if err := yaml.UnmarshalStrict([]byte(doc), &ds); err != nil {
+			return Spec{}, fmt.Errorf("envoyproc: %s: %w", path, err)
 		}
-		return cs[i], nil
+		pods = append(pods, ds.Spec.Template.Spec)
 	}
-	boot, err := find(pod.InitContainers, "bootstrap")
+	find := func(init bool, name string) (corev1.Container, *corev1.PodSpec, error) {
+		for i := range pods {
+			cs := pods[i].Containers
+			if init {
+				cs = pods[i].InitContainers
+			}
+			if j := slices.IndexFunc(cs, func(c corev1.Container) bool { return c.Name == name }); j >= 0 {
+				return cs[j], &pods[i], nil
+			}
+		}
+		return corev1.Container{}, nil, fmt.Errorf("envoyproc: %s has no container %q", path, name)
+	}
+	boot, _, err := find(true, "bootstrap")
 	if err != nil {
 		return Spec{}, err
 	}
-	envoy, err := find(pod.Containers, "envoy")
+	envoy, pod, err := find(false, "envoy")
 	if err != nil {
 		return Spec{}, err
 	}
@@ -82,10 +93,15 @@ func (r rewriter) args(in []string) []string {
 	for i, a := range in {
 		a = strings.ReplaceAll(a, "$(HOST_IP)", r.hostIP)
 		a = strings.ReplaceAll(a, "$(NODE_NAME)", r.node)
-		a = strings.ReplaceAll(a, "/run/tlb/", r.dir+"/run/")
-		a = strings.ReplaceAll(a, "/etc/envoy/", r.dir+"/etc/")
 		switch a {
-		case "/usr/local/bin/l7", "/tlb-bin/l7":
+		case "/run/tlb/l7": // what the l7 pod installs for Envoy's preStop
+			a = "/usr/local/bin/l7"
+		case "/etc/envoy/bootstrap.yaml": // a file mount of what l7 bootstrap writes
+			a = "/run/tlb/bootstrap.yaml"
+		}
+		a = strings.ReplaceAll(a, "/run/tlb/", r.dir+"/run/")
+		switch a {
+		case "/usr/local/bin/l7":
 			a = r.l7
 		case "/usr/local/bin/envoy":
 			a = r.envoy

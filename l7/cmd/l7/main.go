@@ -11,6 +11,7 @@
 //	l7 envoy [--admin unix:///run/tlb/envoy-admin.sock] [--l4-wait 10s] [--quiet 3s] [--drain-deadline 60s] -- envoy -c bootstrap.yaml
 //	l7 drain [--admin unix:///run/tlb/envoy-admin.sock] [--l4-wait 10s] [--quiet 3s] [--drain-deadline 60s]
 //	l7 install DIR
+//	l7 rundir --owner UID:GID DIR
 //	l7 version      (the schema generation; --version: the build)
 //
 // "l7 envoy" runs Envoy as a child and, on SIGTERM, drains it through the
@@ -18,6 +19,8 @@
 // systemd starts it); "l7 drain" drains once and returns (the gateway
 // pod's preStop hook). "l7 install DIR" copies this executable to
 // DIR/l7 (the image has no cp), so the Envoy container can run it.
+// "l7 rundir" gives the node directory the gateway's l7 and Envoy pods
+// share to their user.
 //
 // It only wires flags, listeners and signals; the logic lives in the l7
 // packages.
@@ -57,6 +60,8 @@ func main() {
 		err = runDrain(os.Args[2:])
 	case "install":
 		err = runInstall(os.Args[2:])
+	case "rundir":
+		err = runRunDir(os.Args[2:])
 	case "bootstrap":
 		err = runBootstrap(os.Args[2:])
 	case "gateway-controller":
@@ -75,7 +80,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: l7 serve --group G --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 bootstrap --group G --out FILE [flags] | l7 envoy [flags] -- envoy ARGS | l7 drain [flags] | l7 install DIR | l7 gateway-controller [flags] | l7 version")
+	fmt.Fprintln(os.Stderr, "usage: l7 serve --group G --config DIR [flags] | l7 render --config DIR --group G [flags] | l7 bootstrap --group G --out FILE [flags] | l7 envoy [flags] -- envoy ARGS | l7 drain [flags] | l7 install DIR | l7 rundir --owner UID:GID DIR | l7 gateway-controller [flags] | l7 version")
 	os.Exit(2)
 }
 
