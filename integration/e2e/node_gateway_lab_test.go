@@ -48,11 +48,11 @@ const (
 func checkGatewayPod(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node, roots *x509.CertPool, applied time.Time) {
 	t.Helper()
 	gw := d.gateways[0]
-	waitFor(t, 10*time.Minute, "the gateway pod runs on "+gw.Name+" and is Ready through its probes (l7 /readyz, Envoy /ready)", func() bool {
-		failedPods(t, kc, "app.kubernetes.io/name=tlb-gateway")
-		return readyPods(kc, "app.kubernetes.io/name=tlb-gateway", gw.Name) == 1
+	waitFor(t, 10*time.Minute, "the l7 and gateway pods run on "+gw.Name+" and are Ready through their probes (l7 /readyz, Envoy /ready)", func() bool {
+		failedPods(t, kc, "app.kubernetes.io/name in (tlb-l7,tlb-gateway)")
+		return readyPods(kc, "app.kubernetes.io/name=tlb-l7", gw.Name) == 1 && readyPods(kc, "app.kubernetes.io/name=tlb-gateway", gw.Name) == 1
 	})
-	t.Logf("FIGURE gateway_pod_ready: the gateway pod (l7 + Envoy) Ready %s after deploy/ was applied", since(applied))
+	t.Logf("FIGURE gateway_pod_ready: the l7 and gateway (Envoy) pods Ready %s after deploy/ was applied", since(applied))
 	pid := envoyProcess(t, kc, node)
 	checkEnvoyPrivileges(t, pid)
 	waitFor(t, 2*time.Minute, "Envoy listens on "+gatewayVIP+":443 and :80", func() bool {
@@ -96,8 +96,8 @@ func checkGatewayPod(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode
 	if out != 0 {
 		t.Errorf("IPVS counters of %s: InPkts %d OutPkts %d; want no replies through the director (DSR)", secure, in, out)
 	}
-	if r := restarts(kc, "app.kubernetes.io/name=tlb-gateway"); r != 0 {
-		t.Errorf("the gateway pod restarted %d times", r)
+	if r := restarts(kc, "app.kubernetes.io/name in (tlb-l7,tlb-gateway)"); r != 0 {
+		t.Errorf("the l7 and gateway pods restarted %d times", r)
 	}
 }
 

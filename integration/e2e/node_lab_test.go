@@ -49,7 +49,9 @@ const (
 // gateway pod's Envoy, from the Envoy image, runs as user 101 with only
 // CAP_NET_BIND_SERVICE (its file capability), listens on the lab
 // gateway's VIP:443 and :80, and a client's HTTPS request to that VIP,
-// through the director, is answered by a backend through it.
+// through the director, is answered by a backend through it. Then the l7
+// DaemonSet is upgraded to another image under that traffic: no request
+// fails and the Envoy container keeps its process (upgradeL7).
 func TestDeployOnRealNodes(t *testing.T) {
 	begin := time.Now()
 	vmMemory(t, "VM memory before the nodes start")
@@ -318,11 +320,13 @@ func TestDeployOnRealNodes(t *testing.T) {
 		}
 	}
 	checkGatewayPod(t, kc, d, nodes[1], roots, applied)
-	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam", "app.kubernetes.io/name=tlb-gateway-controller", "app.kubernetes.io/name=tlb-gateway"} {
+	for _, sel := range []string{"app.kubernetes.io/name=tlb-director", "app.kubernetes.io/name=tlb-netd", "app.kubernetes.io/name=tlb-ipam", "app.kubernetes.io/name=tlb-gateway-controller", "app.kubernetes.io/name=tlb-l7", "app.kubernetes.io/name=tlb-gateway"} {
 		if r := restarts(kc, sel); r != 0 {
 			t.Errorf("pods %s restarted %d times", sel, r)
 		}
 	}
+	// An l7 upgrade under traffic: Envoy keeps its process, no request fails.
+	upgradeL7(t, kc, d, nodes[1], roots)
 
 	netdWithoutSysctlDir(t, kc, d, nodes[1], check)
 	t.Logf("FIGURE apply_retries: %d requests sent again because the API server said retry", retries)

@@ -9,11 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	osexec "os/exec"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tlbproject/tlb/l7/bootstrap"
 )
@@ -146,4 +151,48 @@ func shortDir(t *testing.T) string {
 func run(name string, args ...string) (string, error) {
 	out, err := osexec.Command(name, args...).CombinedOutput()
 	return string(out), err
+}
+
+// TestEnvoyPodNamesNothingOfARelease: the Envoy DaemonSet of
+// deploy/envoy/gateway.yaml names only the Envoy image and no generated
+// ConfigMap or Secret, so nothing a TLB release changes (the tlb image's
+// tag or digest, the DSL ConfigMap's hash) changes its pod template: an
+// upgrade rolls the l7 pods and leaves Envoy's running (docs/upgrading.md).
+func TestEnvoyPodNamesNothingOfARelease(t *testing.T) {
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "envoy", "gateway.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		var ds appsv1.DaemonSet
+		if err := yaml.UnmarshalStrict([]byte(doc), &ds); err != nil {
+			t.Fatal(err)
+		}
+		pod := ds.Spec.Template.Spec
+		if !slices.ContainsFunc(pod.Containers, func(c corev1.Container) bool { return c.Name == "envoy" }) {
+			continue
+		}
+		found++
+		for _, c := range append(pod.InitContainers, pod.Containers...) {
+			if !strings.HasPrefix(c.Image, "ghcr.io/tlbproject/envoy:") {
+				t.Errorf("%s: container %s runs %s, not the Envoy image", ds.Name, c.Name, c.Image)
+			}
+		}
+		for _, v := range pod.Volumes {
+			if v.HostPath == nil && v.EmptyDir == nil {
+				t.Errorf("%s: volume %s is neither a hostPath nor an emptyDir: %+v", ds.Name, v.Name, v.VolumeSource)
+			}
+		}
+		if pod.ServiceAccountName != "" || pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken {
+			t.Errorf("%s: Envoy's pod must hold no Kubernetes token (ServiceAccount %q)", ds.Name, pod.ServiceAccountName)
+		}
+	}
+	if found != 1 {
+		t.Fatalf("%d DaemonSets with an envoy container, want 1", found)
+	}
 }

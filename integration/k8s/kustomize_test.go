@@ -241,7 +241,7 @@ func TestKustomizeConfigMapReferences(t *testing.T) {
 	}{
 		{"netd config", "DaemonSet", "tlb-netd", "tlb-netd-config"},
 		{"director config", "DaemonSet", "tlb-director", "tlb-director-config"},
-		{"l7 config", "DaemonSet", "tlb-gateway-edge", "tlb-l7-config"},
+		{"l7 config", "DaemonSet", "tlb-l7-edge", "tlb-l7-config"},
 	}
 	for _, w := range want {
 		t.Run(w.name, func(t *testing.T) {

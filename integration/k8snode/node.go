@@ -229,6 +229,17 @@ func (n *Node) importImage(ctx context.Context, tarball string) error {
 	return nil
 }
 
+// TagImage gives image src, already in containerd's k8s.io namespace,
+// the name dst too (ctr images tag), as if a registry served it under
+// both: a pod template that changes only its image name then rolls.
+func (n *Node) TagImage(ctx context.Context, src, dst string) error {
+	out, err := exec.CommandContext(ctx, n.ctr, "--address", n.sock, "-n", "k8s.io", "images", "tag", "--force", src, dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("node %s: ctr images tag %s %s: %w: %s", n.Name, src, dst, err, out)
+	}
+	return nil
+}
+
 // Images lists the image names in containerd's k8s.io namespace.
 func (n *Node) Images(ctx context.Context) ([]string, error) {
 	out, err := exec.CommandContext(ctx, n.ctr, "--address", n.sock, "-n", "k8s.io", "images", "list", "-q").CombinedOutput()

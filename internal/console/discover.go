@@ -23,8 +23,13 @@ const (
 	PodNameDirector = "tlb-director"
 	// PodNameNetd is LabelName's value on netd's Pods.
 	PodNameNetd = "tlb-netd"
-	// PodNameGateway is LabelName's value on the gateway Pods, whose l7
-	// container serves the group's routes (GET /routes).
+	// PodNameL7 is LabelName's value on the l7 Pods of a gateway group
+	// (DaemonSet tlb-l7-<group>), whose l7 container serves the group's
+	// routes (GET /routes).
+	PodNameL7 = "tlb-l7"
+	// PodNameGateway is LabelName's value on the gateway Pods, Envoy's
+	// (DaemonSet tlb-gateway-<group>). Before l7 had Pods of its own
+	// (v0.1.0) these held an l7 container too, read as well.
 	PodNameGateway = "tlb-gateway"
 	// MetricsPortName names the container port of their obs listener.
 	MetricsPortName = "metrics"
@@ -80,44 +85,49 @@ func (p PodDiscovery) ReadComponent(ctx context.Context, ep Endpoint) Component 
 // Endpoints lists the director, netd and gateway Pods of Namespace that have a
 // host IP, as endpoints named after their node, sorted by role and name.
 func (p PodDiscovery) Endpoints(ctx context.Context) ([]Endpoint, error) {
-	sel := fmt.Sprintf("%s in (%s,%s,%s)", LabelName, PodNameDirector, PodNameNetd, PodNameGateway)
+	sel := fmt.Sprintf("%s in (%s,%s,%s,%s)", LabelName, PodNameDirector, PodNameNetd, PodNameL7, PodNameGateway)
 	pods, err := p.Kube.CoreV1().Pods(p.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("discover directors, netd and l7: list pods in %s (%s): %w", p.Namespace, sel, err)
 	}
 	var out []Endpoint
 	for _, pod := range pods.Items {
-		role, port := RoleDirector, defaultDirectorObs
-		switch pod.Labels[LabelName] {
-		case PodNameNetd:
-			role, port = RoleNetd, defaultNetdObs
-		case PodNameGateway:
-			role, port = RoleL7, defaultL7Obs
-		}
 		if pod.Status.HostIP == "" || pod.DeletionTimestamp != nil {
 			continue // not scheduled yet, or going away
 		}
-		if named := namedPort(pod, MetricsPortName); named != 0 {
-			port = named
-		}
-		name := cmp.Or(pod.Spec.NodeName, pod.Name)
-		if g := pod.Labels[api.LabelGatewayGroup]; role == RoleL7 && g != "" {
-			name += "/" + g // one gateway Pod per group on a node
-		}
-		out = append(out, Endpoint{Role: role, Name: name,
-			URL: "http://" + net.JoinHostPort(pod.Status.HostIP, strconv.Itoa(port))})
-		if role == RoleL7 {
-			// The gateway Pod's Envoy: its stats listener on the
-			// node's IP (l7 bootstrap --stats-address).
-			stats := cmp.Or(namedPort(pod, EnvoyStatsPortName), defaultEnvoyStats)
-			out = append(out, Endpoint{Role: RoleEnvoy, Name: name,
-				URL: "http://" + net.JoinHostPort(pod.Status.HostIP, strconv.Itoa(stats))})
-		}
+		out = append(out, podEndpoints(pod)...)
 	}
 	slices.SortFunc(out, func(a, b Endpoint) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
 	})
 	return out, nil
+}
+
+// podEndpoints are the obs listeners of one Pod: a director's or netd's,
+// an l7 Pod's l7, a gateway Pod's Envoy stats listener (and the l7
+// container of a gateway Pod of v0.1.0, which held both).
+func podEndpoints(pod corev1.Pod) []Endpoint {
+	name := cmp.Or(pod.Spec.NodeName, pod.Name)
+	at := func(port int) string { return "http://" + net.JoinHostPort(pod.Status.HostIP, strconv.Itoa(port)) }
+	obs := func(def int) string { return at(cmp.Or(namedPort(pod, MetricsPortName), def)) }
+	if g := pod.Labels[api.LabelGatewayGroup]; g != "" {
+		name += "/" + g // one gateway of each group on a node
+	}
+	switch pod.Labels[LabelName] {
+	case PodNameDirector:
+		return []Endpoint{{Role: RoleDirector, Name: name, URL: obs(defaultDirectorObs)}}
+	case PodNameNetd:
+		return []Endpoint{{Role: RoleNetd, Name: name, URL: obs(defaultNetdObs)}}
+	case PodNameL7:
+		return []Endpoint{{Role: RoleL7, Name: name, URL: obs(defaultL7Obs)}}
+	}
+	// The gateway's Envoy: its stats listener on the node's IP (l7
+	// bootstrap --stats-address).
+	out := []Endpoint{{Role: RoleEnvoy, Name: name, URL: at(cmp.Or(namedPort(pod, EnvoyStatsPortName), defaultEnvoyStats))}}
+	if slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == "l7" }) {
+		out = append(out, Endpoint{Role: RoleL7, Name: name, URL: obs(defaultL7Obs)})
+	}
+	return out
 }
 
 // namedPort is the container port called name in pod, 0 if none.

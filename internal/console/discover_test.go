@@ -29,10 +29,18 @@ func agentPod(ns, name, app, node, hostIP string, port int32) *corev1.Pod {
 	return pod
 }
 
-// gatewayPod is a gateway Pod of group on node: its l7 container
-// declares no port, so the l7 default (9480) is read.
+// gatewayPod is a gateway (Envoy) Pod of group on node: its container
+// declares no port, so Envoy's default stats port (9902) is read.
 func gatewayPod(ns, name, node, hostIP, group string) *corev1.Pod {
 	pod := agentPod(ns, name, PodNameGateway, node, hostIP, 0)
+	pod.Labels[api.LabelGatewayGroup] = group
+	return pod
+}
+
+// l7Pod is the l7 Pod of group on node: its container declares no port,
+// so the l7 default (9480) is read.
+func l7Pod(ns, name, node, hostIP, group string) *corev1.Pod {
+	pod := agentPod(ns, name, PodNameL7, node, hostIP, 0)
 	pod.Labels[api.LabelGatewayGroup] = group
 	return pod
 }
@@ -46,7 +54,9 @@ func TestPodDiscoveryEndpoints(t *testing.T) {
 		agentPod("tlb-system", "tlb-netd-y2", PodNameNetd, "gw-b", "2001:db8::2", 9101),
 		// Not scheduled yet: no host IP.
 		agentPod("tlb-system", "tlb-netd-pending", PodNameNetd, "", "", 9101),
-		// A gateway Pod: its l7 container's obs listener, named per group.
+		// A gateway's l7 and Envoy Pods: l7's obs listener and Envoy's
+		// stats listener, named per group.
+		l7Pod("tlb-system", "tlb-l7-edge-p", "gw-a", "198.18.2.2", "edge"),
 		gatewayPod("tlb-system", "tlb-gateway-edge-q", "gw-a", "198.18.2.2", "edge"),
 		// Not ours, or not in the namespace.
 		agentPod("tlb-system", "tlb-ipam-z", "tlb-ipam", "n1", "198.18.1.9", 9470),
@@ -119,11 +129,12 @@ func TestPodDiscoveryRefused(t *testing.T) {
 	}
 }
 
-// TestPodDiscoveryFindsTheGatewaysEnvoy: a gateway Pod gives its l7 and
-// its Envoy's stats listener, at the container port deploy/envoy names
-// "stats" in the Envoy container.
+// TestPodDiscoveryFindsTheGatewaysEnvoy: a gateway Pod of v0.1.0 (l7
+// and Envoy in one Pod) gives its l7 and its Envoy's stats listener, at
+// the container port deploy/envoy names "stats" in the Envoy container.
 func TestPodDiscoveryFindsTheGatewaysEnvoy(t *testing.T) {
 	pod := gatewayPod("tlb-system", "tlb-gateway-edge-q", "gw-a", "198.18.2.2", "edge")
+	pod.Spec.Containers[0].Name = "l7"
 	pod.Spec.Containers = append(pod.Spec.Containers, corev1.Container{Name: "envoy",
 		Ports: []corev1.ContainerPort{{Name: EnvoyStatsPortName, ContainerPort: 9912}}})
 	got, err := PodDiscovery{Kube: kubefake.NewClientset(pod), Namespace: "tlb-system"}.Endpoints(context.Background())
