@@ -56,8 +56,8 @@ func gatewayEnvoy(t *testing.T, kc kubernetes.Interface, node *k8snode.Node) env
 // the l7 DaemonSet's images changed to upgradeImage while a client sends
 // HTTPS requests through the gateway VIP, one connection each. The l7 pod
 // is replaced, Envoy is not: the same pod, container and process, no
-// restart; no request fails; the new l7 serves that Envoy (its stream in
-// sync on the new l7's metrics).
+// restart; no request fails; the new l7 serves that Envoy (one stream
+// open, none refused, on the new l7's metrics; Envoy's ADS connected).
 func upgradeL7(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node, roots *x509.CertPool) {
 	t.Helper()
 	gw := d.gateways[0]
@@ -109,20 +109,15 @@ func upgradeL7(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node,
 	if err != nil {
 		t.Fatalf("set the l7 DaemonSet's image to %s: %v", upgradeImage, err)
 	}
-	metrics := "http://" + net.JoinHostPort(d.gatewayAddr[0], "9480") + "/metrics"
-	waitFor(t, 8*time.Minute, "a new l7 pod of "+upgradeImage+" is Ready on "+gw.Name+" and Envoy's stream to it is in sync", func() bool {
+	l7Metrics := "http://" + net.JoinHostPort(d.gatewayAddr[0], "9480") + "/metrics"
+	envoyStats := "http://" + net.JoinHostPort(d.gatewayAddr[0], "9902") + "/stats/prometheus"
+	waitFor(t, 8*time.Minute, "a new l7 pod of "+upgradeImage+" is Ready on "+gw.Name+" and serves Envoy's stream", func() bool {
 		pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=tlb-l7"})
 		if err != nil || len(pods.Items) != 1 || contains(oldL7, pods.Items[0].Name) || pods.Items[0].Spec.Containers[0].Image != upgradeImage ||
 			readyPods(kc, "app.kubernetes.io/name=tlb-l7", gw.Name) != 1 {
 			return false
 		}
-		resp, err := gw.HTTPClient().Get(metrics)
-		if err != nil {
-			return false
-		}
-		b, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		return inSync(string(b))
+		return servesEnvoy(scrape(gw.HTTPClient(), l7Metrics)) && metricIs(scrape(gw.HTTPClient(), envoyStats), "envoy_control_plane_connected_state", "1")
 	})
 	t.Logf("FIGURE upgrade_l7_rollout: the l7 pod replaced and Envoy in sync with the new l7 %s after the DaemonSet changed", since(began))
 	// More requests after the new l7 took over.
@@ -147,18 +142,38 @@ func upgradeL7(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node,
 	}
 }
 
-// inSync reports whether every tlb_l7_xds_stream_in_sync series of an l7's
-// metrics is 1, and there is at least one (a gateway's stream).
-func inSync(metrics string) bool {
-	n := 0
+// scrape returns the body of a metrics page, "" on any error.
+func scrape(hc *http.Client, url string) string {
+	resp, err := hc.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// servesEnvoy reports whether an l7's metrics show one open xDS stream (the
+// Envoy beside it; Envoy's delta stream) and no stream refused.
+func servesEnvoy(metrics string) bool {
+	if !metricIs(metrics, "tlb_l7_xds_streams", "1") {
+		return false
+	}
 	for _, line := range strings.Split(metrics, "\n") {
-		if !strings.HasPrefix(line, "tlb_l7_xds_stream_in_sync{") {
-			continue
-		}
-		if !strings.HasSuffix(line, " 1") {
+		if strings.HasPrefix(line, "tlb_l7_xds_refused_streams_total{") && !strings.HasSuffix(line, " 0") {
 			return false
 		}
-		n++
 	}
-	return n > 0
+	return true
+}
+
+// metricIs reports whether a Prometheus text page has series name (with
+// or without labels) with value v.
+func metricIs(metrics, name, v string) bool {
+	for _, line := range strings.Split(metrics, "\n") {
+		if (strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{")) && strings.HasSuffix(line, " "+v) {
+			return true
+		}
+	}
+	return false
 }
