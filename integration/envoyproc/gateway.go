@@ -20,7 +20,8 @@ import (
 type Options struct {
 	// Group is the gateway group (l7 serve --group). Required.
 	Group string
-	// Dir holds the gateway's sockets (Dir/run), bootstrap (Dir/etc) and
+	// Dir holds the gateway's sockets and bootstrap (Dir/run, the node
+	// directory /run/tlb of both pods) and
 	// logs. Keep it short: unix socket paths have 107 bytes at most.
 	// Required; made if missing.
 	Dir string
