@@ -41,9 +41,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Identity names this replica in Events.
 	Identity string
-	// AddressRecheck is how often the controller looks again while a
-	// Gateway waits for its VIP: the IPAM's reason (an Event on the VIP
-	// Service) may have changed (default 15s).
+	// AddressRecheck is how often, at most, the controller looks again
+	// while a Gateway waits for a VIP: the IPAM's reason (an Event on the
+	// VIP Service) may have changed (default 15s). It looks sooner just
+	// after a Gateway starts waiting.
 	AddressRecheck time.Duration
 }
 
@@ -66,6 +67,8 @@ type Controller struct {
 	metrics *metrics
 	own     *ownWrites
 	queue   workqueue.TypedRateLimitingInterface[string]
+	// recheck paces the looks at the IPAM's warnings (recheck.go).
+	recheck *recheck
 
 	recorder record.EventRecorder
 	scheme   *runtime.Scheme
@@ -91,7 +94,8 @@ func New(o Options) (*Controller, error) {
 	}
 	c := &Controller{
 		opts: o, log: o.Log, clock: o.Clock, metrics: newMetrics(o.Registry), own: newOwnWrites(), scheme: scheme,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		recheck: &recheck{max: o.AddressRecheck},
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 	}
 	onAny := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.queue.Add(syncKey) },

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,9 +34,9 @@ func (c *Controller) sync(ctx context.Context) error {
 	diff := diffVIPs(plan, in.Services)
 	vipErr := c.applyVIPs(ctx, plan, diff)
 
-	in.Addresses = gatewaywatch.VIPAddresses(in.Services, plan.counts)
-	warnings, evErr := c.warnings(ctx, plan, in.Addresses)
-	in.AddressProblems = addressProblems(plan, in.Services, in.Addresses, warnings)
+	in.Addresses = diff.addresses(plan, in.Services)
+	warnings, evErr := c.warnings(ctx, diff)
+	in.AddressProblems = addressProblems(plan, diff, warnings)
 	in.Now = c.clock.Now()
 	res := gatewayapi.Build(in)
 	st := planStatus(in, plan, diff, res.Status, c.own.pending)
@@ -99,21 +98,30 @@ func (c *Controller) event(p vipPlan, gw types.NamespacedName, typ, reason, msg 
 }
 
 // warnings lists the warning Events about Services in the namespaces of
-// the Gateways of p that have no VIP yet (none: no request), and asks
-// for another sync after Options.AddressRecheck while there are any: the
-// IPAM says why it gave no VIP only in such an Event, which changes
-// nothing the controller watches.
-func (c *Controller) warnings(ctx context.Context, p vipPlan, have map[types.NamespacedName][]netip.Addr) ([]*corev1.Event, error) {
+// the Gateways of d with a requested address that has no VIP yet (none:
+// no request), and asks for another sync while there are any: the IPAM
+// says why it gave no VIP only in such an Event, which changes nothing
+// the controller watches. It looks again soon after a Gateway starts
+// waiting (the IPAM answers in a moment), then less and less often, up to
+// every Options.AddressRecheck (recheck.go).
+func (c *Controller) warnings(ctx context.Context, d vipDiff) ([]*corev1.Event, error) {
+	var waiting []types.NamespacedName
+	for gw := range d.serving {
+		if d.waiting(gw) {
+			waiting = append(waiting, gw)
+		}
+	}
+	if len(waiting) == 0 {
+		c.recheck.reset()
+		return nil, nil
+	}
+	c.queue.AddAfter(syncKey, c.recheck.next(waiting))
 	var nss []string
-	for gw := range p.services {
-		if len(have[gw]) == 0 && !slices.Contains(nss, gw.Namespace) {
+	for _, gw := range waiting {
+		if !slices.Contains(nss, gw.Namespace) {
 			nss = append(nss, gw.Namespace)
 		}
 	}
-	if len(nss) == 0 {
-		return nil, nil
-	}
-	c.queue.AddAfter(syncKey, c.opts.AddressRecheck)
 	slices.Sort(nss)
 	var out []*corev1.Event
 	for _, ns := range nss {
