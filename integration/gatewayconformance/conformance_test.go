@@ -233,6 +233,10 @@ func TestGatewayAPIConformance(t *testing.T) {
 			CleanupBaseResources: false,
 			CleanupTestResources: true,
 			SupportedFeatures:    claimedFeatures,
+			// GatewayStaticAddresses: one address of the pool no other
+			// Gateway gets first, and one outside every pool.
+			UsableNetworkAddresses:   []gatewayv1.GatewaySpecAddress{ipAddress(usableAddress(pool))},
+			UnusableNetworkAddresses: []gatewayv1.GatewaySpecAddress{ipAddress(unusableAddress)},
 			TimeoutConfig:        timeouts(),
 			Mode:                 "default",
 			ConformanceProfiles:  profiles,

@@ -14,7 +14,7 @@ import (
 // status code, rewrites,
 // mirrors, timeouts, parentRef ports, named rules, h2c and WebSocket
 // backends, retries, CORS, listeners on any port, an address requested
-// without a value, listener isolation).
+// without a value, several requested addresses, listener isolation).
 func SupportedFeatures() []features.FeatureName {
 	fs := []features.FeatureName{
 		features.SupportGateway,
@@ -51,6 +51,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRouteCORS,
 		features.SupportGatewayPort8080,
 		features.SupportGatewayAddressEmpty,
+		features.SupportGatewayStaticAddresses,
 		features.SupportGatewayHTTPListenerIsolation,
 		features.SupportGatewayFrontendClientCertificateValidation,
 		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
