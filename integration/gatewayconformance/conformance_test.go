@@ -237,9 +237,9 @@ func TestGatewayAPIConformance(t *testing.T) {
 			// Gateway gets first, and one outside every pool.
 			UsableNetworkAddresses:   []gatewayv1.GatewaySpecAddress{ipAddress(usableAddress(pool))},
 			UnusableNetworkAddresses: []gatewayv1.GatewaySpecAddress{ipAddress(unusableAddress)},
-			TimeoutConfig:        timeouts(),
-			Mode:                 "default",
-			ConformanceProfiles:  profiles,
+			TimeoutConfig:            timeouts(),
+			Mode:                     "default",
+			ConformanceProfiles:      profiles,
 			Implementation: confv1.Implementation{
 				Organization: "tlbproject", Project: "tlb", URL: "https://github.com/tlbproject/tlb",
 				Version: envOr("TLB_VERSION", "dev"), Contact: []string{"https://github.com/tlbproject/tlb/issues"},
