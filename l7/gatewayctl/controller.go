@@ -169,16 +169,22 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		sync = c.syncVIPs
 	}
 	err := sync(ctx)
-	if key == syncKey {
+	// The metrics count the status syncs (the VIP writes have theirs).
+	status := key == syncKey
+	if status {
 		c.metrics.syncSeconds.Observe(c.clock.Since(began).Seconds())
 	}
 	if err != nil {
-		c.metrics.syncs.WithLabelValues("error").Inc()
+		if status {
+			c.metrics.syncs.WithLabelValues("error").Inc()
+		}
 		c.log.Warn("sync Gateway API objects failed; retrying", "key", key, "err", err)
 		c.queue.AddRateLimited(key)
 		return true
 	}
-	c.metrics.syncs.WithLabelValues("ok").Inc()
+	if status {
+		c.metrics.syncs.WithLabelValues("ok").Inc()
+	}
 	c.queue.Forget(key)
 	return true
 }
