@@ -23,6 +23,8 @@ type gateway struct {
 	accepted  metav1.Condition
 	addrs     []netip.Addr
 	listeners []*listener
+	// sets are the ListenerSets attached, in precedence order.
+	sets []*listenerSet
 }
 
 // gateways validates every Gateway of our classes and its listeners.
@@ -149,7 +151,7 @@ func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
 	default:
 		prog = condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "programmed", gen, now)
 	}
-	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}}
+	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}, AttachedListenerSets: g.attachedListenerSets()}
 	if c, ok := b.insecureFrontend(g); ok {
 		st.Conditions = append(st.Conditions, c)
 	}
@@ -184,7 +186,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 	}
 	byName := map[string]*model.Listener{}
 	sni := map[string]map[string]bool{} // model listener -> SNI names taken
-	for _, l := range g.listeners {
+	for _, l := range g.servedListeners() {
 		if !l.programmable() {
 			continue
 		}
