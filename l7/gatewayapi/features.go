@@ -21,6 +21,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRoute,
 		features.SupportReferenceGrant,
 		features.SupportGatewayInfrastructure,
+		features.SupportListenerSet,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
 		features.SupportTCPRoute,
