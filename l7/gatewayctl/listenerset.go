@@ -1,7 +1,14 @@
 package gatewayctl
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -48,4 +55,63 @@ func listenerSetStatus(have, want gatewayv1.ListenerSetStatus) (gatewayv1.Listen
 		want.Listeners = ls
 	}
 	return want, !apiequality.Semantic.DeepEqual(have, want)
+}
+
+// addSetPorts adds to the planned VIP Service of each Gateway the ports
+// of the ListenerSets naming it, when its spec.allowedListeners admits
+// their namespace (a Selector admits every namespace here): the L4 tier
+// forwards only a VIP's Service ports. Build decides which sets attach
+// and which of their listeners are served; a port left without a
+// served listener reaches Envoy, which refuses the connection.
+func addSetPorts(p vipPlan, sets []*gatewayv1.ListenerSet) {
+	for _, ls := range sets {
+		ref := ls.Spec.ParentRef
+		if (ref.Group != nil && *ref.Group != gatewayv1.GroupName) || (ref.Kind != nil && *ref.Kind != "Gateway") {
+			continue
+		}
+		ns := ls.Namespace
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			ns = string(*ref.Namespace)
+		}
+		key := types.NamespacedName{Namespace: ns, Name: string(ref.Name)}
+		svc, gw := p.services[key], p.ours[key]
+		if svc == nil || gw == nil || !admitsSets(gw, ls.Namespace) {
+			continue
+		}
+		ports := svc.Spec.Ports
+		for _, l := range ls.Spec.Listeners {
+			proto := corev1.ProtocolTCP
+			switch l.Protocol {
+			case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType, gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType:
+			case gatewayv1.UDPProtocolType:
+				proto = corev1.ProtocolUDP
+			default:
+				continue // Build reports the listener's protocol
+			}
+			if slices.ContainsFunc(ports, func(sp corev1.ServicePort) bool { return sp.Port == l.Port && sp.Protocol == proto }) {
+				continue
+			}
+			ports = append(ports, corev1.ServicePort{Name: fmt.Sprintf("%s-%d", strings.ToLower(string(proto)), l.Port), Protocol: proto, Port: l.Port})
+		}
+		slices.SortFunc(ports, func(a, b corev1.ServicePort) int {
+			return cmp.Or(int(a.Port-b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
+		})
+		svc.Spec.Ports = ports
+	}
+}
+
+// admitsSets reports whether gw's spec.allowedListeners may admit
+// ListenerSets of namespace ns (Selector: any namespace).
+func admitsSets(gw *gatewayv1.Gateway, ns string) bool {
+	al := gw.Spec.AllowedListeners
+	if al == nil || al.Namespaces == nil || al.Namespaces.From == nil {
+		return false
+	}
+	switch *al.Namespaces.From {
+	case gatewayv1.NamespacesFromAll, gatewayv1.NamespacesFromSelector:
+		return true
+	case gatewayv1.NamespacesFromSame:
+		return ns == gw.Namespace
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package gatewayctl
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -50,3 +51,43 @@ func TestPlanListenerSets(t *testing.T) {
 		t.Errorf("a set with a write in flight planned again")
 	}
 }
+
+// TestSetPortsOnTheVIPService: a set's listener ports join the VIP
+// Service of the Gateway that admits it, once each; a Gateway that
+// admits no sets, or not the set's namespace, keeps its own ports.
+func TestSetPortsOnTheVIPService(t *testing.T) {
+	same, none := gateway("a", "web", "tlb"), gateway("a", "closed", "tlb")
+	for _, g := range []*gatewayv1.Gateway{same, none} {
+		g.Spec.Listeners = []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}
+	}
+	from := gatewayv1.NamespacesFromSame
+	same.Spec.AllowedListeners = &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: &from}}
+	set := func(ns, name, gw string, ls ...gatewayv1.ListenerEntry) *gatewayv1.ListenerSet {
+		return &gatewayv1.ListenerSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: gatewayv1.ListenerSetSpec{ParentRef: gatewayv1.ParentGatewayReference{Name: gatewayv1.ObjectName(gw), Namespace: ptrTo(gatewayv1.Namespace("a"))}, Listeners: ls}}
+	}
+	entry := func(port int32, p gatewayv1.ProtocolType) gatewayv1.ListenerEntry {
+		return gatewayv1.ListenerEntry{Name: "l", Port: port, Protocol: p}
+	}
+	p := planVIPs([]*gatewayv1.GatewayClass{class("tlb", gatewayapi.ControllerName, "prod")}, testConfigs, []*gatewayv1.Gateway{same, none})
+	addSetPorts(p, []*gatewayv1.ListenerSet{
+		set("a", "s1", "web", entry(80, gatewayv1.HTTPProtocolType), entry(8443, gatewayv1.HTTPSProtocolType), entry(53, gatewayv1.UDPProtocolType)),
+		set("b", "other-namespace", "web", entry(9000, gatewayv1.HTTPProtocolType)),
+		set("a", "s2", "closed", entry(9001, gatewayv1.HTTPProtocolType)),
+	})
+	ports := func(gw string) []string {
+		var out []string
+		for _, sp := range p.services[types.NamespacedName{Namespace: "a", Name: gw}].Spec.Ports {
+			out = append(out, sp.Name)
+		}
+		return out
+	}
+	if got, want := ports("web"), []string{"udp-53", "tcp-80", "tcp-8443"}; !slices.Equal(got, want) {
+		t.Errorf("web ports = %v; want %v", got, want)
+	}
+	if got, want := ports("closed"), []string{"tcp-80"}; !slices.Equal(got, want) {
+		t.Errorf("closed ports = %v; want %v", got, want)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

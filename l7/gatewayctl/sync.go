@@ -32,6 +32,7 @@ func (c *Controller) sync(ctx context.Context) error {
 		return err
 	}
 	plan := planVIPs(in.Classes, in.ClassConfigs, in.Gateways)
+	addSetPorts(plan, in.ListenerSets)
 	diff := diffVIPs(plan, in.Services)
 	vipErr := c.applyVIPs(ctx, plan, diff)
 
