@@ -30,7 +30,6 @@ import (
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
 	"github.com/tlbproject/tlb/integration/tlstest"
 	"github.com/tlbproject/tlb/integration/topo"
-	"github.com/tlbproject/tlb/internal/kube/kubetest"
 )
 
 // What deploy/examples names, which TestDeployOnRealNodes serves as it is.
@@ -240,19 +239,6 @@ func serveBackend(t *testing.T, n *topo.Node, addr string) {
 	})}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-}
-
-// createAll creates typed objects through the dynamic client.
-func createAll(s *apiserver.Server, objs []any) error {
-	var us []*unstructured.Unstructured
-	for _, o := range objs {
-		m, err := kubetest.Unstructured(o)
-		if err != nil {
-			return err
-		}
-		us = append(us, m)
-	}
-	return s.CreateAll(context.Background(), us)
 }
 
 // gatewayAPICRDs are the CRDs of deploy/crds/gateway-api, which
