@@ -27,6 +27,9 @@ import (
 // image under this name too, as a registry would serve a new tag.
 const upgradeImage = "ghcr.io/tlbproject/tlb:upgrade"
 
+// l7DaemonSet is deploy/'s gateway group's l7 (group "default").
+const l7DaemonSet = "tlb-l7-default"
+
 // envoyState is what must not change across an l7 upgrade: the gateway
 // pod, its Envoy container and that container's process.
 type envoyState struct {
@@ -54,11 +57,11 @@ func gatewayEnvoy(t *testing.T, kc kubernetes.Interface, node *k8snode.Node) env
 
 // upgradeL7 is the l7 upgrade of a running installation (docs/upgrading.md):
 // the l7 DaemonSet's images changed to upgradeImage while a client sends
-// HTTPS requests through the gateway VIP, one connection each. The l7 pod
-// is replaced, Envoy is not: the same pod, container and process, no
+// HTTPS requests to the example Gateway's address, one connection each.
+// The l7 pod is replaced, Envoy is not: the same pod, container and process, no
 // restart; no request fails; the new l7 serves that Envoy (one stream
 // open, none refused, on the new l7's metrics; Envoy's ADS connected).
-func upgradeL7(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node, roots *x509.CertPool) {
+func upgradeL7(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node, roots *x509.CertPool, gatewayAddr string) {
 	t.Helper()
 	gw := d.gateways[0]
 	if err := node.TagImage(context.Background(), tlbImage, upgradeImage); err != nil {
@@ -81,7 +84,7 @@ func upgradeL7(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node,
 				return
 			default:
 			}
-			code, _, body, err := getThroughGateway(d.client, roots, "https://"+gatewayHost+"/upgrade")
+			code, body, err := getThrough(d.client, roots, gatewayAddr, "https://"+gatewayExampleHost+"/upgrade")
 			mu.Lock()
 			sent++
 			if err != nil || code != http.StatusOK {
@@ -94,7 +97,7 @@ func upgradeL7(t *testing.T, kc kubernetes.Interface, d *dc, node *k8snode.Node,
 	defer end() // also when a wait below fails the test
 	began := time.Now()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		ds, err := kc.AppsV1().DaemonSets("tlb-system").Get(context.Background(), "tlb-l7-edge", metav1.GetOptions{})
+		ds, err := kc.AppsV1().DaemonSets("tlb-system").Get(context.Background(), l7DaemonSet, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -73,7 +73,7 @@ func TestReleaseManifests(t *testing.T) {
 	if out, err := exec.Command(restarts, write("old.yaml", older), write("new.yaml", newer)).CombinedOutput(); err != nil {
 		t.Errorf("restarts.sh says the Envoy DaemonSets differ between two releases of one Envoy image: %v\n%s", err, out)
 	}
-	if daemonSet(t, older, "tlb-l7-edge") == daemonSet(t, newer, "tlb-l7-edge") {
+	if daemonSet(t, older, "tlb-l7-default") == daemonSet(t, newer, "tlb-l7-default") {
 		t.Error("the l7 DaemonSet is the same in both releases: an upgrade would not run the new l7")
 	}
 	// A new Envoy image is an Envoy restart, and said to be one.

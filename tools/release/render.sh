@@ -1,8 +1,10 @@
 #!/bin/sh
 # render.sh writes the manifests of a release: the kustomize build of
-# deploy/overlays/all (everything but the Gateway API CRDs, which
-# deploy/crds/gateway-api/install.sh installs) with every TLB image pinned
-# by the digest of its multi-architecture index.
+# deploy/ (the L4 tier and the gateway group of deploy/site's defaults; not
+# the Gateway API CRDs, which deploy/crds/gateway-api/install.sh installs)
+# with every image pinned by the digest of its multi-architecture index.
+# Its header holds the kustomize images: lines, for a site that builds its
+# own overlay of deploy/ at the release's tag (docs/upgrading.md).
 #
 #   tools/release/render.sh VERSION TLB_DIGEST ENVOY_DIGEST OUT.yaml
 #
@@ -44,7 +46,7 @@ cat >"$dir/kustomization.yaml" <<YAML
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
-  - ../../../deploy/overlays/all
+  - ../../../deploy
 images:
   - {name: ghcr.io/tlbproject/tlb, newTag: $version, digest: $tlb}
   - {name: ghcr.io/tlbproject/envoy, newTag: v$envoy_version, digest: $envoy}
@@ -57,8 +59,10 @@ for pin in "redis=${REDIS_DIGEST:-}" "envoyproxy/ratelimit=${RATELIMIT_DIGEST:-}
 	echo "  - {name: ${pin%%=*}, digest: ${pin#*=}}" >>"$dir/kustomization.yaml"
 done
 {
-	echo "# TLB $version: deploy/overlays/all with images pinned by digest (tools/release/render.sh)."
+	echo "# TLB $version: deploy/ with images pinned by digest (tools/release/render.sh)."
 	echo "# Apply after the Gateway API CRDs (deploy/crds/gateway-api/install.sh); docs/upgrading.md."
+	echo "# A site overlay of deploy/ at tag $version pins the same images with:"
+	sed -n '/^images:/,$p' "$dir/kustomization.yaml" | sed 's/^/#   /'
 	"$kustomize" build "$dir"
 } >"$out.tmp"
 # Every TLB image pinned: a name without its digest would run whatever
