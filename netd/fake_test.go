@@ -68,6 +68,17 @@ func (k *fakeKernel) CreateTunnel(name string) error {
 	return nil
 }
 
+func (k *fakeKernel) CreateTunnel6(name string) error {
+	if err := k.write("link"); err != nil {
+		return err
+	}
+	k.links[name] = &fakeLink{kind: "ip6tnl"}
+	for _, s := range []string{"disable_ipv6", "accept_dad"} {
+		k.sysctls["net/ipv6/conf/"+name+"/"+s] = "1"
+	}
+	return nil
+}
+
 func (k *fakeKernel) SetUp(name string) error {
 	if err := k.write("link"); err != nil {
 		return err

@@ -76,17 +76,33 @@ func (g *Gateway) Observe(desired model.Gateway) (Actual, error) {
 	if a.Tunnel, err = g.links.Tunnel(desired.Tunnel); err != nil {
 		return Actual{}, fmt.Errorf("read tunnel %s: %w", desired.Tunnel, err)
 	}
-	if a.Tunnel.Exists {
-		if a.Addrs, err = g.links.Addrs(desired.Tunnel); err != nil {
-			return Actual{}, fmt.Errorf("list addresses on %s: %w", desired.Tunnel, err)
+	if a.Tunnel6, err = g.links.Tunnel(desired.Tunnel6); err != nil {
+		return Actual{}, fmt.Errorf("read tunnel %s: %w", desired.Tunnel6, err)
+	}
+	for _, t := range []struct {
+		state TunnelState
+		name  string
+		ipv6  bool
+	}{{a.Tunnel, desired.Tunnel, false}, {a.Tunnel6, desired.Tunnel6, true}} {
+		if !t.state.Exists {
+			continue
+		}
+		addrs, err := g.links.Addrs(t.name)
+		if err != nil {
+			return Actual{}, fmt.Errorf("list addresses on %s: %w", t.name, err)
+		}
+		for _, x := range addrs {
+			if x.Prefix.Addr().Is6() == t.ipv6 {
+				a.Addrs = append(a.Addrs, x)
+			}
 		}
 	}
 	a.Sysctls = make(map[string]string)
 	for _, s := range desired.Sysctls() {
 		v, err := g.sysctls.Get(s.Key)
 		if err != nil {
-			if !a.Tunnel.Exists {
-				continue // the tunnel's own keys appear once it exists
+			if !a.Tunnel.Exists || desired.HasIPv6() && !a.Tunnel6.Exists {
+				continue // a tunnel's own keys appear once it exists
 			}
 			return Actual{}, fmt.Errorf("read sysctl %s: %w", s.Key, err)
 		}
@@ -104,7 +120,7 @@ func (g *Gateway) Observe(desired model.Gateway) (Actual, error) {
 }
 
 // Apply makes the plan's changes in an order that never leaves a VIP bound
-// without the settings DSR needs: tunnel, sysctls, up, GUE receiver,
+// without the settings DSR needs: tunnels, sysctls, up, GUE receiver,
 // clamp, addresses.
 // It returns the number of writes made before any error.
 func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
@@ -113,6 +129,12 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 	if p.CreateTunnel {
 		if err := g.links.CreateTunnel(name); err != nil {
 			return n, fmt.Errorf("create ipip tunnel %s: %w", name, err)
+		}
+		n++
+	}
+	if p.CreateTunnel6 {
+		if err := g.links.CreateTunnel6(desired.Tunnel6); err != nil {
+			return n, fmt.Errorf("create ip6tnl tunnel %s: %w", desired.Tunnel6, err)
 		}
 		n++
 	}
@@ -125,6 +147,12 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 	if p.BringUp {
 		if err := g.links.SetUp(name); err != nil {
 			return n, fmt.Errorf("bring tunnel %s up: %w", name, err)
+		}
+		n++
+	}
+	if p.BringUp6 {
+		if err := g.links.SetUp(desired.Tunnel6); err != nil {
+			return n, fmt.Errorf("bring tunnel %s up: %w", desired.Tunnel6, err)
 		}
 		n++
 	}
@@ -145,17 +173,17 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 		}
 		n++
 	}
-	label := desired.AddrLabel()
 	for _, v := range p.AddVIPs {
-		a := TunnelAddr{Prefix: netip.PrefixFrom(v, 32), Label: label}
-		if err := g.links.ReplaceAddr(name, a); err != nil {
-			return n, fmt.Errorf("bind VIP %s on %s: %w", v, name, err)
+		a := TunnelAddr{Prefix: netip.PrefixFrom(v, v.BitLen()), Label: desired.LabelFor(v)}
+		if err := g.links.ReplaceAddr(desired.TunnelFor(v), a); err != nil {
+			return n, fmt.Errorf("bind VIP %s on %s: %w", v, desired.TunnelFor(v), err)
 		}
 		n++
 	}
 	for _, a := range p.DelVIPs {
-		if err := g.links.DelAddr(name, a); err != nil {
-			return n, fmt.Errorf("unbind VIP %s from %s: %w", a.Prefix, name, err)
+		dev := desired.TunnelFor(a.Prefix.Addr())
+		if err := g.links.DelAddr(dev, a); err != nil {
+			return n, fmt.Errorf("unbind VIP %s from %s: %w", a.Prefix, dev, err)
 		}
 		n++
 	}
