@@ -3,6 +3,7 @@ package netd
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tlbproject/tlb/netd/model"
@@ -72,5 +73,41 @@ func TestMSS6(t *testing.T) {
 		if got := (model.Gateway{MSS: mss}).MSS6(); got != want {
 			t.Errorf("MSS %d: MSS6 = %d, want %d", mss, got, want)
 		}
+	}
+}
+
+// TestGUEOverIPv6ReceiverOnlyWithAnIPv6VIP: a GUE node adds its IPv6 GUE
+// receiver (the directors send an IPv6 VIP's packets in GUE over IPv6)
+// once it serves an IPv6 VIP, not before; its IPv6 VIPs are clamped 40
+// bytes below the IPv4 ones (1388 and 1428 at MTU 1500).
+func TestGUEOverIPv6ReceiverOnlyWithAnIPv6VIP(t *testing.T) {
+	k := newFakeKernel()
+	k.routeMTU = 1500
+	g := newTestGateway(k)
+	want := model.NewGateway("tunl0", []netip.Addr{vip10}, 0)
+	want.GUEPort, want.MSSPolicy = 6080, model.MSSPolicy{Mode: model.MSSFromMTU}
+	if _, err := g.Reconcile(want); err != nil {
+		t.Fatal(err)
+	}
+	if k.fou[6080] != "gue" || len(k.fou6) != 0 {
+		t.Fatalf("IPv4 only: receivers %v, IPv6 %v; want only the IPv4 one", k.fou, k.fou6)
+	}
+	want.VIPs = append(want.VIPs, vip6)
+	res, err := g.Reconcile(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Plan.AddGUE6 != 6080 || k.fou6[6080] != "gue" || res.Plan.AddGUE != 0 {
+		t.Fatalf("plan %s; IPv6 receivers %v; want one IPv6 gue receiver on 6080 added", res.Plan, k.fou6)
+	}
+	if k.clamp.MSS != 1428 || model.IPv6MSS(k.clamp.MSS) != 1388 {
+		t.Errorf("clamp MSS %d (IPv6 %d), want 1428 and 1388", k.clamp.MSS, model.IPv6MSS(k.clamp.MSS))
+	}
+	if res, err := g.Reconcile(want); err != nil || res.Writes != 0 {
+		t.Fatalf("resync wrote %d (%v), plan %s", res.Writes, err, res.Plan)
+	}
+	k.fou6[6080] = "direct"
+	if _, err := g.Reconcile(want); err == nil || !strings.Contains(err.Error(), "ipv6 udp port 6080 has a FOU receiver of type direct") {
+		t.Fatalf("foreign IPv6 receiver: err %v", err)
 	}
 }

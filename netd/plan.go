@@ -24,6 +24,9 @@ type Actual struct {
 	// FOU are the node's FOU receivers (port to "gue" or "direct"), read
 	// only when the desired state has a GUE port.
 	FOU map[uint16]string
+	// FOU6 are the node's IPv6 FOU receivers, read only when the desired
+	// state has a GUE port and an IPv6 VIP.
+	FOU6 map[uint16]string
 }
 
 // Plan is the explicit difference between desired and actual state. Only
@@ -42,6 +45,9 @@ type Plan struct {
 	BringUp6 bool
 	// AddGUE, when not 0, is the UDP port of a GUE receiver to add.
 	AddGUE uint16
+	// AddGUE6, when not 0, is the UDP port of a GUE-over-IPv6 receiver to
+	// add (the directors tunnel an IPv6 VIP's packets over IPv6).
+	AddGUE6 uint16
 	// ClampRebuild rebuilds netd's nftables table from scratch: the clamp
 	// is not intact, its MSS changed or the port map changed.
 	ClampRebuild bool
@@ -67,7 +73,7 @@ func (p Plan) Empty() bool { return p.Writes() == 0 }
 // atomic batch; a set update is one batch).
 func (p Plan) Writes() int {
 	n := len(p.Sysctls) + len(p.AddVIPs) + len(p.DelVIPs)
-	for _, b := range []bool{p.CreateTunnel, p.CreateTunnel6, p.BringUp, p.BringUp6, p.AddGUE != 0, p.ClampRebuild, !p.ClampRebuild && len(p.ClampAdd)+len(p.ClampDel) > 0} {
+	for _, b := range []bool{p.CreateTunnel, p.CreateTunnel6, p.BringUp, p.BringUp6, p.AddGUE != 0, p.AddGUE6 != 0, p.ClampRebuild, !p.ClampRebuild && len(p.ClampAdd)+len(p.ClampDel) > 0} {
 		if b {
 			n++
 		}
@@ -95,6 +101,9 @@ func (p Plan) String() string {
 	}
 	if p.AddGUE != 0 {
 		parts = append(parts, fmt.Sprintf("add gue receiver on udp port %d", p.AddGUE))
+	}
+	if p.AddGUE6 != 0 {
+		parts = append(parts, fmt.Sprintf("add ipv6 gue receiver on udp port %d", p.AddGUE6))
 	}
 	if p.ClampRebuild {
 		parts = append(parts, "rebuild mss clamp and port map")
@@ -137,11 +146,14 @@ func Diff(desired model.Gateway, actual Actual) (Plan, error) {
 		p.BringUp6 = !actual.Tunnel6.Up
 	}
 	if port := desired.GUEPort; port != 0 {
-		switch kind, ok := actual.FOU[port]; {
-		case !ok:
-			p.AddGUE = port
-		case kind != "gue":
-			return Plan{}, fmt.Errorf("udp port %d has a FOU receiver of type %s, not gue: refusing to use or change it", port, kind)
+		var err error
+		if p.AddGUE, err = gueReceiver(port, actual.FOU, "udp"); err != nil {
+			return Plan{}, err
+		}
+		if desired.HasIPv6() {
+			if p.AddGUE6, err = gueReceiver(port, actual.FOU6, "ipv6 udp"); err != nil {
+				return Plan{}, err
+			}
 		}
 	}
 
@@ -189,6 +201,18 @@ func Diff(desired model.Gateway, actual Actual) (Plan, error) {
 		p.ClampAdd, p.ClampDel = setDiff(desired.VIPs, c.VIPs)
 	}
 	return p, nil
+}
+
+// gueReceiver returns port when have lacks a receiver on it, 0 when it
+// has a GUE one, and an error for a receiver of another type.
+func gueReceiver(port uint16, have map[uint16]string, what string) (uint16, error) {
+	switch kind, ok := have[port]; {
+	case !ok:
+		return port, nil
+	case kind != "gue":
+		return 0, fmt.Errorf("%s port %d has a FOU receiver of type %s, not gue: refusing to use or change it", what, port, kind)
+	}
+	return 0, nil
 }
 
 // portDiff returns the mappings of want missing from have, and of have

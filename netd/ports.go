@@ -52,11 +52,12 @@ type TunnelLinks interface {
 	// global IPv4 address): the path MTU an MSS is derived from when none
 	// is configured.
 	RouteMTU() (int, error)
-	// FOUReceivers lists the node's IPv4 FOU receivers: UDP port to
-	// encapsulation ("gue" or "direct").
-	FOUReceivers() (map[uint16]string, error)
-	// AddGUEReceiver adds an IPv4 GUE receiver on the UDP port.
-	AddGUEReceiver(port uint16) error
+	// FOUReceivers lists the node's FOU receivers of one family (IPv6
+	// when ipv6): UDP port to encapsulation ("gue" or "direct").
+	FOUReceivers(ipv6 bool) (map[uint16]string, error)
+	// AddGUEReceiver adds a GUE receiver on the UDP port, for GUE over
+	// IPv6 when ipv6.
+	AddGUEReceiver(port uint16, ipv6 bool) error
 }
 
 // Sysctls reads and writes kernel parameters by their /proc/sys path.

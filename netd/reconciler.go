@@ -112,8 +112,13 @@ func (g *Gateway) Observe(desired model.Gateway) (Actual, error) {
 		return Actual{}, fmt.Errorf("read mss clamp: %w", err)
 	}
 	if desired.GUEPort != 0 {
-		if a.FOU, err = g.links.FOUReceivers(); err != nil {
+		if a.FOU, err = g.links.FOUReceivers(false); err != nil {
 			return Actual{}, fmt.Errorf("list FOU receivers: %w", err)
+		}
+		if desired.HasIPv6() {
+			if a.FOU6, err = g.links.FOUReceivers(true); err != nil {
+				return Actual{}, fmt.Errorf("list IPv6 FOU receivers: %w", err)
+			}
 		}
 	}
 	return a, nil
@@ -157,8 +162,14 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 		n++
 	}
 	if p.AddGUE != 0 {
-		if err := g.links.AddGUEReceiver(p.AddGUE); err != nil {
+		if err := g.links.AddGUEReceiver(p.AddGUE, false); err != nil {
 			return n, fmt.Errorf("add gue receiver on udp port %d: %w", p.AddGUE, err)
+		}
+		n++
+	}
+	if p.AddGUE6 != 0 {
+		if err := g.links.AddGUEReceiver(p.AddGUE6, true); err != nil {
+			return n, fmt.Errorf("add ipv6 gue receiver on udp port %d: %w", p.AddGUE6, err)
 		}
 		n++
 	}

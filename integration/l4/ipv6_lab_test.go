@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -91,11 +92,12 @@ func boundVIPs6(t *testing.T, node *topo.Node) []netip.Addr {
 }
 
 // startDualNetd starts the real netd binary in node serving the IPv4 VIP
-// and vip6 (mss auto), and waits until each is bound on its tunnel.
-func startDualNetd(t *testing.T, node *topo.Node) *netdProc {
+// and vip6 (mss auto, and the given lines under netd:), and waits until
+// each is bound on its tunnel.
+func startDualNetd(t *testing.T, node *topo.Node, settings string) *netdProc {
 	t.Helper()
 	p := &netdProc{node: node, config: t.TempDir() + "/netd.yaml", metrics: "127.0.0.1:9101"}
-	writeFile(t, p.config, fmt.Sprintf("netd:\n  metricsAddress: %s\n  mss: auto\nvips: [%s, '%s']\n", p.metrics, vip, vip6))
+	writeFile(t, p.config, fmt.Sprintf("netd:\n  metricsAddress: %s\n  mss: auto\n%svips: [%s, '%s']\n", p.metrics, settings, vip, vip6))
 	p.proc = startProc(t, node, "netd", "run", "--config", p.config, "--resync", "1s")
 	waitFor(t, 60*time.Second, "netd binds both VIPs in "+node.Name, func() bool {
 		return slices.Equal(boundVIPs(t, node), []netip.Addr{vip}) && slices.Equal(boundVIPs6(t, node), []netip.Addr{vip6})
@@ -185,7 +187,7 @@ func TestIPv6VIPThroughTwoGatewaysWithDirectReturn(t *testing.T) {
 	l := newDSRLab(t, 1, 2)
 	gws6 := l.addIPv6(t)
 	for _, g := range l.gateways {
-		l.netd = append(l.netd, startDualNetd(t, g))
+		l.netd = append(l.netd, startDualNetd(t, g, ""))
 	}
 	for _, g := range l.gateways {
 		waitFor(t, 30*time.Second, "netd clamps "+g.Name+" for both families", func() bool {
@@ -293,7 +295,7 @@ func TestIPv6StreamsSurviveADirectorLoss(t *testing.T) {
 	run6(t, l.router, "route", "replace", vip6.String()+"/128",
 		"nexthop", "via", "fd00:1:1::2", "dev", "dir1", "nexthop", "via", "fd00:1:2::2", "dev", "dir2")
 	for _, g := range l.gateways {
-		l.netd = append(l.netd, startDualNetd(t, g))
+		l.netd = append(l.netd, startDualNetd(t, g, ""))
 	}
 	echoStreams(t, l.gateways)
 	reversed := slices.Clone(gws6)
@@ -482,5 +484,55 @@ func TestIPv6DirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 	}
 	if spread(f1)[rs(0x55)[0].String()] == 0 {
 		t.Errorf("the added real server got no flows: %v", spread(f1))
+	}
+}
+
+// TestIPv6VIPOverGUE: with a GUE cluster the director sends an IPv6 VIP's
+// packets in GUE over IPv6 (IPVS tun_type gue, programmed through
+// director.Kernel); netd, given netd.gue, adds an IPv6 GUE receiver beside
+// the IPv4 one and clamps the IPv6 VIP for the larger header (1388 at MTU
+// 1500); both gateways answer on the IPv6 VIP, with direct return.
+func TestIPv6VIPOverGUE(t *testing.T) {
+	if out, err := exec.Command("modprobe", "fou").CombinedOutput(); err != nil {
+		t.Fatalf("modprobe fou: %v\n%s", err, out)
+	}
+	l := newDSRLab(t, 1, 2)
+	gws6 := l.addIPv6(t)
+	for _, g := range l.gateways {
+		l.netd = append(l.netd, startDualNetd(t, g, fmt.Sprintf("  gue: {port: %d}\n", guePort)))
+	}
+	for _, g := range l.gateways {
+		waitFor(t, 30*time.Second, "netd clamps "+g.Name+" for GUE over both families", func() bool {
+			out := g.Run(t, "nft", "list", "chain", "inet", "tlb_netd", "mss_clamp")
+			return strings.Contains(out, "maxseg size set 1428") && strings.Contains(out, "maxseg size set 1388")
+		})
+		if out := g.Run(t, "ip", "-6", "fou", "show"); !strings.Contains(out, fmt.Sprintf("port %d gue", guePort)) {
+			t.Fatalf("%s: ip -6 fou show = %q, want an IPv6 gue receiver on %d", g.Name, out, guePort)
+		}
+	}
+	l.serveHTTP6(t)
+	d, k := newKernelDirector(t, l.directors[0])
+	desired := dualService(l.gwAddrs, gws6)
+	for i := range desired.Services {
+		desired.Services[i].Encap = model.GUE(guePort)
+	}
+	reconcile(t, d, desired)
+	listing := l.directors[0].Run(t, "ipvsadm", "-Ln", "--tun-info")
+	t.Logf("director IPVS:\n%s", listing)
+	if n := strings.Count(strings.ToLower(listing), "gue"); n < 4 {
+		t.Errorf("ipvsadm shows %d GUE real servers, want 4 (two per family)", n)
+	}
+	if res := reconcile(t, d, desired); res.Writes != 0 {
+		t.Errorf("resync wrote %d times, want 0 (GUE over IPv6 reads back as programmed)", res.Writes)
+	}
+	seen := map[string]int{}
+	waitFor(t, 60*time.Second, "both gateways answer on the IPv6 VIP over GUE", func() bool {
+		seen[getFrom(t, l.client, vip6)]++
+		return len(seen) == 2
+	})
+	st := statsOf(t, k.Handle, vip6, 80)
+	t.Logf("IPv6 VIP over GUE: answers per gateway %v; IPVS in %d pkts, out %d pkts", seen, st.PacketsIn, st.PacketsOut)
+	if st.PacketsOut != 0 {
+		t.Errorf("IPVS forwarded %d reply packets: replies went through the director", st.PacketsOut)
 	}
 }
