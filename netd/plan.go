@@ -132,29 +132,9 @@ func (p Plan) String() string {
 // Diff computes the plan that takes actual to desired. It is a pure
 // function: it only compares data.
 func Diff(desired model.Gateway, actual Actual) (Plan, error) {
-	var p Plan
-	if actual.Tunnel.Exists && actual.Tunnel.Kind != "ipip" {
-		return Plan{}, fmt.Errorf("link %s is of type %q, not ipip: refusing to use or change it", desired.Tunnel, actual.Tunnel.Kind)
-	}
-	p.CreateTunnel = !actual.Tunnel.Exists
-	p.BringUp = !actual.Tunnel.Up
-	if desired.HasIPv6() {
-		if actual.Tunnel6.Exists && actual.Tunnel6.Kind != "ip6tnl" {
-			return Plan{}, fmt.Errorf("link %s is of type %q, not ip6tnl: refusing to use or change it", desired.Tunnel6, actual.Tunnel6.Kind)
-		}
-		p.CreateTunnel6 = !actual.Tunnel6.Exists
-		p.BringUp6 = !actual.Tunnel6.Up
-	}
-	if port := desired.GUEPort; port != 0 {
-		var err error
-		if p.AddGUE, err = gueReceiver(port, actual.FOU, "udp"); err != nil {
-			return Plan{}, err
-		}
-		if desired.HasIPv6() {
-			if p.AddGUE6, err = gueReceiver(port, actual.FOU6, "ipv6 udp"); err != nil {
-				return Plan{}, err
-			}
-		}
+	p, err := diffLinks(desired, actual)
+	if err != nil {
+		return Plan{}, err
 	}
 
 	for _, s := range desired.Sysctls() {
@@ -199,6 +179,36 @@ func Diff(desired model.Gateway, actual Actual) (Plan, error) {
 		p.ClampRebuild = true
 	} else {
 		p.ClampAdd, p.ClampDel = setDiff(desired.VIPs, c.VIPs)
+	}
+	return p, nil
+}
+
+// diffLinks plans the tunnels and GUE receivers, refusing links and
+// receivers of another kind than netd's.
+func diffLinks(desired model.Gateway, actual Actual) (Plan, error) {
+	var p Plan
+	if actual.Tunnel.Exists && actual.Tunnel.Kind != "ipip" {
+		return Plan{}, fmt.Errorf("link %s is of type %q, not ipip: refusing to use or change it", desired.Tunnel, actual.Tunnel.Kind)
+	}
+	p.CreateTunnel = !actual.Tunnel.Exists
+	p.BringUp = !actual.Tunnel.Up
+	if desired.HasIPv6() {
+		if actual.Tunnel6.Exists && actual.Tunnel6.Kind != "ip6tnl" {
+			return Plan{}, fmt.Errorf("link %s is of type %q, not ip6tnl: refusing to use or change it", desired.Tunnel6, actual.Tunnel6.Kind)
+		}
+		p.CreateTunnel6 = !actual.Tunnel6.Exists
+		p.BringUp6 = !actual.Tunnel6.Up
+	}
+	if port := desired.GUEPort; port != 0 {
+		var err error
+		if p.AddGUE, err = gueReceiver(port, actual.FOU, "udp"); err != nil {
+			return Plan{}, err
+		}
+		if desired.HasIPv6() {
+			if p.AddGUE6, err = gueReceiver(port, actual.FOU6, "ipv6 udp"); err != nil {
+				return Plan{}, err
+			}
+		}
 	}
 	return p, nil
 }
