@@ -71,7 +71,7 @@ func TestPoolSize(t *testing.T) {
 func TestIPv6Pool(t *testing.T) {
 	a := New(mustConfig(t, []L4Cluster{{Name: "c", Environment: "e"}},
 		[]VIPPool{{Name: "v6", L4Cluster: "c", Prefixes: pfx("2001:db8::/64")}}))
-	al, err := a.Allocate("ns/s", Request{Environment: "e"})
+	al, err := only(a.Allocate("ns/s", Request{Environment: "e"}))
 	if err != nil || al.Address.String() != "2001:db8::" {
 		t.Fatalf("Allocate = %v, %v", al.Address, err)
 	}
