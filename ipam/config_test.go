@@ -110,12 +110,4 @@ func TestConfigErrorNamesTheObject(t *testing.T) {
 	}
 }
 
-func TestCheckServedRefusesIPv6(t *testing.T) {
-	if err := CheckServed(VIPPool{Name: "v4", Prefixes: pfx("203.0.113.0/24", "198.51.100.0/30")}); err != nil {
-		t.Fatalf("IPv4 pool refused: %v", err)
-	}
-	err := CheckServed(VIPPool{Name: "mixed", Prefixes: pfx("203.0.113.0/24", "2001:db8::/120")})
-	if !errors.Is(err, ErrIPv6NotServed) || !strings.Contains(err.Error(), "spec.cidrs[1] 2001:db8::/120") {
-		t.Fatalf("err = %v, want ErrIPv6NotServed naming spec.cidrs[1]", err)
-	}
-}
+
