@@ -109,5 +109,3 @@ func TestConfigErrorNamesTheObject(t *testing.T) {
 		})
 	}
 }
-
-
