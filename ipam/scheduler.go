@@ -46,8 +46,8 @@ func (a *Allocator) chooseFamilies(svc string, req Request, slots []Family) ([]A
 		}
 		errs = append(errs, err)
 	}
-	if len(errs) == 1 {
-		return nil, errs[0]
+	if len(req.Addresses) > 0 || req.Pool != "" {
+		return nil, errs[0] // one cluster, which the error names
 	}
 	kind := ErrNotInPool // no cluster has a pool of some family
 	if slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, ErrExhausted) }) {
