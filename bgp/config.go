@@ -54,6 +54,13 @@ type Config struct {
 	// NextHop is the next hop announced for every prefix. Empty means the
 	// local address of each session.
 	NextHop string `json:"nextHop,omitempty"`
+	// NextHopIPv6 is the next hop of IPv6 prefixes: an IPv6 address of
+	// this director (global, not link-local) that the routers reach. IPv6
+	// prefixes go over the IPv4 sessions as MP-BGP (AFI/SAFI
+	// ipv6-unicast), which have no IPv6 address of their own to send, so
+	// it is required when AllowedPrefixes holds an IPv6 range; with it
+	// every session also negotiates ipv6-unicast.
+	NextHopIPv6 string `json:"nextHopIPv6,omitempty"`
 	// GracefulRestart enables BGP graceful restart (RFC 4724) on every peer.
 	// Off by default: a stopping director withdraws its routes and drains.
 	// On, a stopping director keeps its routes at the routers (no
@@ -226,6 +233,12 @@ func (c Config) checkSpeaker(ps *problems) {
 	if c.NextHop != "" && !isHostIPv4(c.NextHop) {
 		ps.add("nextHop", "%q is not an IPv4 address", c.NextHop)
 	}
+	if c.NextHopIPv6 != "" {
+		a, err := netip.ParseAddr(c.NextHopIPv6)
+		if err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" || !a.IsGlobalUnicast() {
+			ps.add("nextHopIPv6", "%q is not a global unicast IPv6 address (a link-local next hop needs a session over IPv6)", c.NextHopIPv6)
+		}
+	}
 	switch {
 	case !c.GracefulRestart && c.GracefulRestartSeconds != 0:
 		ps.add("gracefulRestartSeconds", "set without gracefulRestart: true")
@@ -234,8 +247,9 @@ func (c Config) checkSpeaker(ps *problems) {
 	}
 }
 
-// checkAllowedPrefixes checks that the VIP ranges are present, IPv4,
-// canonical and narrower than the default route.
+// checkAllowedPrefixes checks that the VIP ranges are present, canonical
+// and narrower than the default route, and that IPv6 ones have the next
+// hop they need (nextHopIPv6).
 func (c Config) checkAllowedPrefixes(ps *problems) {
 	if len(c.AllowedPrefixes) == 0 {
 		ps.add("allowedPrefixes", "must list at least one VIP range")
@@ -246,12 +260,14 @@ func (c Config) checkAllowedPrefixes(ps *problems) {
 		switch {
 		case err != nil:
 			ps.add(field, "%q is not a prefix", s)
-		case !p.Addr().Is4():
-			ps.add(field, "%q: only IPv4 is supported", s)
+		case p.Addr().Is4In6() || p.Addr().Zone() != "":
+			ps.add(field, "%q is not a plain IPv4 or IPv6 prefix", s)
 		case p != p.Masked():
 			ps.add(field, "%q has host bits set (did you mean %s?)", s, p.Masked())
 		case p.Bits() == 0:
 			ps.add(field, "%q would allow announcing a default route", s)
+		case p.Addr().Is6() && c.NextHopIPv6 == "":
+			ps.add(field, "%s is IPv6, and nextHopIPv6 is not set: IPv6 routes go over the IPv4 sessions (MP-BGP) and need this director's IPv6 address as their next hop", p)
 		}
 	}
 }
@@ -344,6 +360,9 @@ func checkLoopback(hostport string) error {
 	}
 	return nil
 }
+
+// announcesIPv6 reports whether the sessions carry IPv6 unicast too.
+func (c Config) announcesIPv6() bool { return c.NextHopIPv6 != "" }
 
 // allowedRanges returns the parsed AllowedPrefixes of a validated Config.
 func (c Config) allowedRanges() []netip.Prefix {
