@@ -49,14 +49,11 @@ func (a *Allocator) chooseFamilies(svc string, req Request, slots []Family) ([]A
 	if len(req.Addresses) > 0 || req.Pool != "" {
 		return nil, errs[0] // one cluster, which the error names
 	}
-	kind := ErrNotInPool // no cluster has a pool of some family
 	if slices.ContainsFunc(errs, func(e error) bool { return errors.Is(e, ErrExhausted) }) {
-		kind = ErrExhausted
+		return nil, fmt.Errorf("%w in environment %q for %s", ErrExhausted, req.Environment, familyList(slots))
 	}
-	if kind == ErrNotInPool {
-		return nil, fmt.Errorf("%w: no L4Cluster of environment %q has VIPPools of %s", ErrNotInPool, req.Environment, familyList(slots))
-	}
-	return nil, fmt.Errorf("%w in environment %q for %s", ErrExhausted, req.Environment, familyList(slots))
+	// No cluster has pools of every family asked for.
+	return nil, fmt.Errorf("%w: no L4Cluster of environment %q has VIPPools of %s", ErrNotInPool, req.Environment, familyList(slots))
 }
 
 // candidates returns the L4 clusters that may serve req: the cluster of
