@@ -47,6 +47,9 @@ type RouterConfig struct {
 	// session: BIRD keeps a restarting speaker's routes, marked stale,
 	// until its End-of-RIB or the restart time.
 	GracefulRestart bool
+	// IPv6 adds an ipv6 channel to every session: IPv6 unicast routes
+	// over the IPv4 sessions (MP-BGP), imported like the IPv4 ones.
+	IPv6 bool
 }
 
 // Router is one running BIRD in a network namespace.
@@ -96,6 +99,9 @@ protocol bgp {{.Name}} {
   bfd on;
 {{- end}}
   ipv4 { import all; export none; };
+{{- if $.IPv6}}
+  ipv6 { import all; export none; };
+{{- end}}
 }
 {{end}}`))
 
@@ -125,7 +131,7 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 	}
 	err = birdConf.Execute(f, map[string]any{
 		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors, "BFD": cfg.BFD,
-		"GracefulRestart": cfg.GracefulRestart,
+		"GracefulRestart": cfg.GracefulRestart, "IPv6": cfg.IPv6,
 	})
 	if cerr := f.Close(); err == nil {
 		err = cerr
