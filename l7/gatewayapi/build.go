@@ -39,13 +39,13 @@ type Inputs struct {
 	// ConfigMaps hold the CA certificates (key "ca.crt") of client
 	// certificate validation and of BackendTLSPolicies.
 	ConfigMaps []*corev1.ConfigMap
-	// Addresses is the VIP each Gateway got from the IPAM (read from its
-	// VIP Service's status); a Gateway without one is not Programmed.
+	// Addresses are the VIPs each Gateway got from the IPAM (read from
+	// its VIP Services' status); a Gateway without one is not Programmed.
 	Addresses map[types.NamespacedName][]netip.Addr
-	// AddressProblems is, for a Gateway without its VIP, why the IPAM
-	// gave none (its VIP Service's last warning); it goes into the
-	// Gateway's Programmed condition.
-	AddressProblems map[types.NamespacedName]string
+	// AddressProblems are, for a Gateway's requested addresses without a
+	// VIP, why the IPAM gave none (each VIP Service's last warning); they
+	// go into the Gateway's Programmed condition (addresses.go).
+	AddressProblems map[types.NamespacedName][]AddressProblem
 	// Now is the time written into condition transitions.
 	Now time.Time
 }

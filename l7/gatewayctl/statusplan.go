@@ -27,8 +27,11 @@ type statusWrites struct {
 	btls     []*gatewayv1.BackendTLSPolicy
 }
 
-func (w statusWrites) empty() bool {
-	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.tcp)+len(w.udp)+len(w.policies)+len(w.btls) == 0
+func (w statusWrites) empty() bool { return w.len() == 0 }
+
+// len is how many statuses w writes.
+func (w statusWrites) len() int {
+	return len(w.classes) + len(w.gateways) + len(w.http) + len(w.grpc) + len(w.tls) + len(w.tcp) + len(w.udp) + len(w.policies) + len(w.btls)
 }
 
 // planStatus diffs the status Build computed with each cached object's.
