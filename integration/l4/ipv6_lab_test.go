@@ -4,7 +4,6 @@ package l4
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,6 +19,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/tlbproject/tlb/integration/flowprobe"
 	"github.com/tlbproject/tlb/integration/topo"
 	"github.com/tlbproject/tlb/tlb/model"
 )
@@ -354,58 +354,6 @@ func TestIPv6StreamsSurviveADirectorLoss(t *testing.T) {
 	t.Logf("after losing director 1: %d of %d streams survived", survived, streams)
 }
 
-// probeFlows6 sends one SYN per source port from src to [vip6]:80 through
-// client and returns, per port, the real server dir's IPVS connection
-// table shows for it.
-func probeFlows6(t *testing.T, client, dir *topo.Node, src netip.Addr, ports []int) map[int]string {
-	t.Helper()
-	err := client.Do(func() error {
-		for _, port := range ports {
-			fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				return fmt.Errorf("socket: %w", err)
-			}
-			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-			if err := unix.Bind(fd, &unix.SockaddrInet6{Addr: src.As16(), Port: port}); err != nil {
-				unix.Close(fd)
-				return fmt.Errorf("bind port %d: %w", port, err)
-			}
-			err = unix.Connect(fd, &unix.SockaddrInet6{Addr: vip6.As16(), Port: 80})
-			unix.Close(fd)
-			if err != nil && !errors.Is(err, unix.EINPROGRESS) {
-				return fmt.Errorf("connect from port %d: %w", port, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("probe through %s: %v", client.Name, err)
-	}
-	want := make(map[int]bool, len(ports))
-	for _, p := range ports {
-		want[p] = true
-	}
-	got := map[int]string{}
-	waitFor(t, 60*time.Second, fmt.Sprintf("%s has connection entries for %d probe flows", dir.Name, len(ports)), func() bool {
-		for _, line := range strings.Split(dir.Run(t, "ipvsadm", "-Lnc"), "\n") {
-			f := strings.Fields(line)
-			// pro expire state source virtual destination
-			if len(f) < 6 || f[0] != "TCP" {
-				continue
-			}
-			from, err1 := netip.ParseAddrPort(f[3])
-			to, err2 := netip.ParseAddrPort(f[4])
-			rs, err3 := netip.ParseAddrPort(f[5])
-			if err1 != nil || err2 != nil || err3 != nil || from.Addr() != src || to.Addr() != vip6 || !want[int(from.Port())] {
-				continue
-			}
-			got[int(from.Port())] = rs.Addr().String()
-		}
-		return len(got) == len(ports)
-	})
-	return got
-}
-
 // TestIPv6DirectorsAgreeOnFlowsAfterChurn is the flow-agreement proof of
 // TestDirectorsAgreeOnFlowsAfterChurn on an IPv6 VIP: two directors given
 // the same IPv6 real servers in different orders send the same flows to
@@ -457,14 +405,14 @@ func TestIPv6DirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 	reconcile(t, d1, service(shuffled))
 	reconcile(t, d2, service(reversed))
 
-	ports := portRange(20000, flows)
-	f1, f2 := probeFlows6(t, clients[0], dirs[0], src, ports), probeFlows6(t, clients[1], dirs[1], src, ports)
-	t.Logf("round 1: %d flows, spread over real servers %v; %d disagree", flows, spread(f1), disagreements(f1, f2))
-	if n := disagreements(f1, f2); n != 0 {
+	ports := flowprobe.PortRange(20000, flows)
+	f1, f2 := flowprobe.Flows(t, clients[0], dirs[0], src, netip.AddrPortFrom(vip6, 80), ports), flowprobe.Flows(t, clients[1], dirs[1], src, netip.AddrPortFrom(vip6, 80), ports)
+	t.Logf("round 1: %d flows, spread over real servers %v; %d disagree", flows, flowprobe.Spread(f1), flowprobe.Disagreements(f1, f2))
+	if n := flowprobe.Disagreements(f1, f2); n != 0 {
 		t.Fatalf("round 1: directors disagree on %d of %d flows", n, flows)
 	}
-	if len(spread(f1)) != len(set) {
-		t.Fatalf("round 1: flows reached %d of %d real servers", len(spread(f1)), len(set))
+	if len(flowprobe.Spread(f1)) != len(set) {
+		t.Fatalf("round 1: flows reached %d of %d real servers", len(flowprobe.Spread(f1)), len(set))
 	}
 
 	without := slices.DeleteFunc(slices.Clone(set), func(a netip.Addr) bool { return a == set[2] })
@@ -476,14 +424,14 @@ func TestIPv6DirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 	d2, _ = newKernelDirector(t, dirs[1])
 	reconcile(t, d2, service(final))
 
-	ports = portRange(30000, flows)
-	f1, f2 = probeFlows6(t, clients[0], dirs[0], src, ports), probeFlows6(t, clients[1], dirs[1], src, ports)
-	t.Logf("round 2: %d flows over %d real servers; churned director vs fresh: %d disagree", flows, len(final), disagreements(f1, f2))
-	if n := disagreements(f1, f2); n != 0 {
+	ports = flowprobe.PortRange(30000, flows)
+	f1, f2 = flowprobe.Flows(t, clients[0], dirs[0], src, netip.AddrPortFrom(vip6, 80), ports), flowprobe.Flows(t, clients[1], dirs[1], src, netip.AddrPortFrom(vip6, 80), ports)
+	t.Logf("round 2: %d flows over %d real servers; churned director vs fresh: %d disagree", flows, len(final), flowprobe.Disagreements(f1, f2))
+	if n := flowprobe.Disagreements(f1, f2); n != 0 {
 		t.Fatalf("round 2: churned and fresh directors disagree on %d of %d flows", n, flows)
 	}
-	if spread(f1)[rs(0x55)[0].String()] == 0 {
-		t.Errorf("the added real server got no flows: %v", spread(f1))
+	if flowprobe.Spread(f1)[rs(0x55)[0].String()] == 0 {
+		t.Errorf("the added real server got no flows: %v", flowprobe.Spread(f1))
 	}
 }
 
