@@ -48,7 +48,8 @@ type RouterConfig struct {
 	// until its End-of-RIB or the restart time.
 	GracefulRestart bool
 	// IPv6 adds an ipv6 channel to every session: IPv6 unicast routes
-	// over the IPv4 sessions (MP-BGP), imported like the IPv4 ones.
+	// over the IPv4 sessions (MP-BGP), imported like the IPv4 ones and
+	// installed, ECMP merged, into the namespace's kernel IPv6 table.
 	IPv6 bool
 }
 
@@ -63,7 +64,7 @@ type Router struct {
 }
 
 // BIRD 2 config: import everything the speakers send, export nothing to
-// them, and install ECMP (merge paths) into the namespace's kernel table.
+// them, and install ECMP (merge paths) into the namespace's kernel tables.
 // Speakers are on the router's links, so next hops resolve directly, for
 // iBGP sessions too.
 var birdConf = template.Must(template.New("bird").Parse(`
@@ -75,6 +76,13 @@ protocol kernel {
   merge paths on;
   scan time 1;
 }
+{{- if .IPv6}}
+protocol kernel {
+  ipv6 { import none; export all; };
+  merge paths on;
+  scan time 1;
+}
+{{- end}}
 {{- with .BFD}}
 protocol bfd {
   interface "*" { min rx interval {{.MinRxMilliseconds}} ms; min tx interval {{.MinTxMilliseconds}} ms; multiplier {{.Multiplier}}; };
