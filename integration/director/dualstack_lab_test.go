@@ -106,6 +106,8 @@ func TestDualStackServiceThroughDirectors(t *testing.T) {
 		}
 	}
 	d.waitKernelNextHopsOf(t, vip6Subnet, 2)
+	kernel, _ := d.router.Cmd("ip", "-6", "route", "show", vip6Subnet).CombinedOutput()
+	t.Logf("router's kernel: %s", kernel)
 
 	services := []string{vip + ":80", "[" + vip6 + "]:80"}
 	for _, svc := range services {
