@@ -50,11 +50,11 @@ func SendSYNs(src netip.Addr, dst netip.AddrPort, ports []int) error {
 		}
 		_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
 		if err := unix.Bind(fd, sockaddr(netip.AddrPortFrom(src, uint16(port)))); err != nil {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			return fmt.Errorf("bind port %d: %w", port, err)
 		}
 		err = unix.Connect(fd, sockaddr(dst))
-		unix.Close(fd)
+		_ = unix.Close(fd)
 		if err != nil && !errors.Is(err, unix.EINPROGRESS) {
 			return fmt.Errorf("connect from port %d: %w", port, err)
 		}
