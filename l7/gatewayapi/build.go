@@ -48,6 +48,9 @@ type Inputs struct {
 	AddressProblems map[types.NamespacedName][]AddressProblem
 	// Now is the time written into condition transitions.
 	Now time.Time
+	// ListenerSets add listeners to the Gateways that allow them
+	// (listenerset.go).
+	ListenerSets []*gatewayv1.ListenerSet
 }
 
 // Result is the model of the accepted objects and the status of all of
@@ -71,6 +74,8 @@ type Status struct {
 	// BackendTLSPolicies are keyed like the others; every policy has
 	// an entry (its ancestors may be none).
 	BackendTLSPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
+	// ListenerSets has every set naming a Gateway of ours.
+	ListenerSets map[types.NamespacedName]gatewayv1.ListenerSetStatus
 }
 
 // Build translates in into the model and the status of every object of
@@ -80,6 +85,7 @@ func Build(in Inputs) Result {
 	b := newBuilder(in)
 	b.classes()
 	b.gateways()
+	b.listenerSets()
 	b.backendTLSPolicies()
 	b.httpRoutes()
 	b.grpcRoutes()
@@ -88,6 +94,7 @@ func Build(in Inputs) Result {
 	b.udpRoutes()
 	b.policies()
 	b.backendTLSStatus()
+	b.listenerSetStatuses()
 	b.finish()
 	return b.out
 }

@@ -23,6 +23,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRoute,
 		features.SupportReferenceGrant,
 		features.SupportGatewayInfrastructure,
+		features.SupportListenerSet,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
 		features.SupportTLSRouteModeTerminate,

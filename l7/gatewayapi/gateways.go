@@ -23,6 +23,8 @@ type gateway struct {
 	accepted  metav1.Condition
 	addrs     []netip.Addr
 	listeners []*listener
+	// sets are the ListenerSets attached, in precedence order.
+	sets []*listenerSet
 }
 
 // gateways validates every Gateway of our classes and its listeners.
@@ -103,7 +105,7 @@ func (g *gateway) programmed() bool {
 // status is g's status once every route has attached.
 func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
 	prog := b.programmedCondition(g) // addresses.go
-	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}}
+	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}, AttachedListenerSets: g.attachedListenerSets()}
 	if c, ok := b.insecureFrontend(g); ok {
 		st.Conditions = append(st.Conditions, c)
 	}
@@ -138,7 +140,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 	}
 	byName := map[string]*model.Listener{}
 	sni := map[string]map[string]bool{} // model listener -> SNI names taken
-	for _, l := range g.listeners {
+	for _, l := range g.servedListeners() {
 		if !l.programmable() {
 			continue
 		}

@@ -1,11 +1,11 @@
 // Package gatewayctl runs the Gateway API controller of TLB: for the
 // GatewayClasses whose controllerName is gatewayapi.ControllerName it gives
 // each Gateway its VIPs from the IPAM and writes the status that
-// gatewayapi.Build computes to every GatewayClass, Gateway, Route and
+// gatewayapi.Build computes to every GatewayClass, Gateway, ListenerSet, Route and
 // TrafficPolicy of those classes.
 //
-// It watches the Gateway API kinds (GatewayClass, Gateway, HTTPRoute,
-// GRPCRoute, TLSRoute, ReferenceGrant), TLB's own GatewayClassConfig and
+// It watches the Gateway API kinds (GatewayClass, Gateway, ListenerSet,
+// HTTPRoute, GRPCRoute, TLSRoute, ReferenceGrant), TLB's own GatewayClassConfig and
 // TrafficPolicy, and the Namespaces, Services, EndpointSlices and Secrets
 // routes refer to. Every event adds two keys to a rate-limited workqueue,
 // one per worker: the VIP Services' and the status's; each sync follows

@@ -99,6 +99,9 @@ func (c *Controller) statusWriteList(ctx context.Context, w statusWrites) []stat
 	for _, o := range w.udp {
 		add(kindUDPRoute, o, func() (metav1.Object, error) { return gw.UDPRoutes(o.Namespace).UpdateStatus(ctx, o, opts) })
 	}
+	for _, o := range w.sets {
+		add(kindListenerSet, o, func() (metav1.Object, error) { return gw.ListenerSets(o.Namespace).UpdateStatus(ctx, o, opts) })
+	}
 	for _, o := range w.btls {
 		add(kindBackendTLSPolicy, o, func() (metav1.Object, error) {
 			return gw.BackendTLSPolicies(o.Namespace).UpdateStatus(ctx, o, opts)

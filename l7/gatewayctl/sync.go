@@ -46,6 +46,7 @@ func (c *Controller) sync(ctx context.Context) error {
 		return err
 	}
 	plan := planVIPs(in.Classes, in.ClassConfigs, in.Gateways)
+	addSetPorts(plan, in.ListenerSets)
 	diff := diffVIPs(plan, in.Services)
 	in.Addresses = diff.addresses(plan, in.Services)
 	warnings, evErr := c.warnings(ctx, diff)
