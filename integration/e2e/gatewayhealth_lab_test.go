@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -48,6 +49,7 @@ type healthDC struct {
 	bin    string
 	gws    []*envoyproc.Gateway
 	https  *http.Client
+	ca     *tlstest.CA  // the site's CA
 	ipvs   *ipvs.Handle // the director's IPVS, read by the test
 	target netip.AddrPort
 }
@@ -59,10 +61,10 @@ type healthDC struct {
 //   - no-service: with no Service the director is Ready, GTM knows no
 //     VIP and BIRD has no route from it.
 //   - drain: `tlb drain gateway1` under load: gateway1 goes to weight 0,
-//     its downloads in flight complete, no request fails, and its real
-//     server is removed after they have ended (at the drain timeout:
-//     IPVS still counts connections it saw no end of as active);
-//     `tlb undrain` brings it back.
+//     its downloads in flight complete, no request fails, its real
+//     server stays while a connection to it is open and is removed
+//     within seconds of that connection's close, well before the drain
+//     timeout; `tlb undrain` brings it back.
 //   - envoy-killed: gateway1's Envoy SIGKILLed under load: weight 0
 //     within 3 s, no new connection fails after that.
 func TestGatewayHealthAndDrain(t *testing.T) {
@@ -104,7 +106,8 @@ func startHealthDC(t *testing.T) *healthDC {
 			"--kubeconfig", h.c.netdKC, "--node", gw.Name)
 	}
 	// The site's backends live on the gateway nodes themselves.
-	site := gatewaylab.Site{VIP: gatewayVIP, BackendNodes: h.gatewayAddr, CA: tlstest.NewCA(t)}
+	h.ca = tlstest.NewCA(t)
+	site := gatewaylab.Site{VIP: gatewayVIP, BackendNodes: h.gatewayAddr, CA: h.ca}
 	site.StartBackends(t, h.gateways)
 	h.gws = gatewaylab.StartGateways(t, h.gateways, h.gatewayAddr, site.Write(t))
 	h.https = gatewaylab.Client(h.client, gatewayVIP+":443", site.CA, false)
@@ -125,6 +128,9 @@ bgp:
 	if err != nil {
 		t.Fatal(err)
 	}
+	// IPVS keeps a closed connection (FIN_WAIT: inactive) for its FIN
+	// timeout, 120 s by default; the drain counts it until then.
+	h.director.Run(t, "ipvsadm", "--set", "0", strconv.Itoa(int(drainFinTimeout.Seconds())), "0")
 	h.director.Start(t, filepath.Join(h.bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", h.c.directorKC,
 		"--l4-cluster", l4cluster, "--gateway-drain-timeout", drainTimeout.String())
 	if h.ipvs, err = ipvs.New(h.director.NsPath()); err != nil {
@@ -217,20 +223,20 @@ func (h *healthDC) weights() map[string]int {
 	return nil
 }
 
-// activeTo returns the active connections IPVS holds to real server rs
-// over all the director's services.
-func (h *healthDC) activeTo(rs string) int {
-	n := 0
+// connsTo returns the active and inactive connections IPVS holds to
+// real server rs over all the director's services.
+func (h *healthDC) connsTo(rs string) (active, inactive int) {
 	svcs, _ := h.ipvs.GetServices()
 	for _, s := range svcs {
 		dests, _ := h.ipvs.GetDestinations(s)
 		for _, d := range dests {
 			if d.Address.String() == rs {
-				n += d.ActiveConnections
+				active += d.ActiveConnections
+				inactive += d.InactiveConnections
 			}
 		}
 	}
-	return n
+	return active, inactive
 }
 
 // tlbCLI runs the tlb binary as an operator would, with an admin's

@@ -215,7 +215,7 @@ func (p programmer) Program(ctx context.Context, d model.Desired) (director.Resu
 // ipvsReaders opens the director's two read-only IPVS sockets besides
 // its own (an IPVS handle is one netlink socket and must not serve two
 // goroutines at once): per-VIP traffic, IPVS's own counters read at
-// scrape time for the services d owns only, and the active connections
+// scrape time for the services d owns only, and the connections
 // of draining gateways, read by the agent's passes. close closes both.
 func ipvsReaders(srv *obs.Server, d *director.Director, drainTimeout time.Duration) (drainWiring, func(), error) {
 	stats, err := ipvs.New("")
