@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlbproject/tlb/internal/console"
 	"github.com/tlbproject/tlb/integration/envoyproc"
+	"github.com/tlbproject/tlb/internal/console"
 )
 
 // TestFileModeRoutesOfTheDSL: the real `l7 serve` in file mode (no API
