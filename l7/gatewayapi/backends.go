@@ -168,6 +168,12 @@ func (rb *routeBuild) upgradesToWebSocket(ts []model.WeightedTarget) bool {
 // unresolved backend is left out. none is true when no request can be
 // forwarded: the spec then answers 500.
 func (rb *routeBuild) targets(f string, refs []gatewayv1.BackendRef) (ts []model.WeightedTarget, failed uint32, none bool) {
+	return rb.filteredTargets(f, refs, nil)
+}
+
+// filteredTargets is targets with headers[i], when set, the header edits
+// of refs[i]'s filters (backendfilters.go).
+func (rb *routeBuild) filteredTargets(f string, refs []gatewayv1.BackendRef, headers []*model.HeaderRules) (ts []model.WeightedTarget, failed uint32, none bool) {
 	for i, ref := range refs {
 		up, ok := rb.backend(fmt.Sprintf("%s.backendRefs[%d]", f, i), ref.BackendObjectReference)
 		w := int32(1)
@@ -177,7 +183,11 @@ func (rb *routeBuild) targets(f string, refs []gatewayv1.BackendRef) (ts []model
 		switch {
 		case w <= 0:
 		case ok:
-			ts = append(ts, model.WeightedTarget{Upstream: up, Weight: uint32(w)})
+			t := model.WeightedTarget{Upstream: up, Weight: uint32(w)}
+			if i < len(headers) {
+				t.Headers = headers[i]
+			}
+			ts = append(ts, t)
 		default:
 			failed += uint32(w)
 		}

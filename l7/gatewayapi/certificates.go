@@ -29,7 +29,7 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 		l.certs, l.certSANs = nil, nil
 	}
 	if l.spec.TLS == nil || len(l.spec.TLS.CertificateRefs) == 0 {
-		bad(gatewayv1.ListenerReasonInvalidCertificateRef, f+".tls.certificateRefs: an HTTPS listener needs a certificate")
+		bad(gatewayv1.ListenerReasonInvalidCertificateRef, f+".tls.certificateRefs: a listener that terminates TLS needs a certificate")
 		return
 	}
 	served := map[string]bool{} // server names given a certificate; "" the default chain
@@ -124,12 +124,12 @@ func gatewayCertificates(g model.Gateway, pool []model.Certificate) []model.Cert
 	var out []model.Certificate
 	seen := map[string]bool{}
 	for _, l := range g.Listeners {
-		for _, ref := range l.TLS {
-			if seen[ref.Certificate] {
+		for _, ref := range modelListenerCertificates(l) {
+			if seen[ref] {
 				continue
 			}
 			for _, c := range pool {
-				if c.Name == ref.Certificate {
+				if c.Name == ref {
 					c.Gateway = g.ID()
 					out = append(out, c)
 					seen[c.Name] = true
@@ -143,11 +143,11 @@ func gatewayCertificates(g model.Gateway, pool []model.Certificate) []model.Cert
 
 // uncovered returns the hosts of hosts, the hostnames a route serves on
 // l, that l's certificate does not cover: a client checks the certificate
-// against the name it asked for. nil (any name), a listener other than
-// HTTPS, or a certificate naming no DNS names (served for every name):
-// none.
+// against the name it asked for. nil (any name), a listener that does not
+// terminate TLS (HTTPS, or TLS of mode Terminate), or a certificate
+// naming no DNS names (served for every name): none.
 func (l *listener) uncovered(hosts []string) []string {
-	if l.protocol != model.HTTPS || l.certSANs == nil {
+	if (l.protocol != model.HTTPS && !l.terminate) || l.certSANs == nil {
 		return nil
 	}
 	var out []string

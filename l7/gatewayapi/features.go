@@ -10,11 +10,13 @@ import (
 // SupportedFeatures returns the Gateway API features TLB claims, sorted
 // by name: what GatewayClass status.supportedFeatures lists and what the
 // conformance suite runs. Each extended feature is one the model carries
-// (query and method matches, response headers, redirects with each
+// (query and method matches, response headers, header edits per
+// backend, redirects with each
 // status code, rewrites,
 // mirrors, timeouts, parentRef ports, named rules, h2c and WebSocket
 // backends, retries, CORS, listeners on any port, an address requested
-// without a value, listener isolation).
+// without a value, listener isolation, TLS listeners that terminate,
+// alone or beside passthrough ones on one port).
 func SupportedFeatures() []features.FeatureName {
 	fs := []features.FeatureName{
 		features.SupportGateway,
@@ -23,11 +25,14 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportGatewayInfrastructure,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
+		features.SupportTLSRouteModeTerminate,
+		features.SupportTLSRouteModeMixed,
 		features.SupportTCPRoute,
 		features.SupportUDPRoute,
 		features.SupportHTTPRouteQueryParamMatching,
 		features.SupportHTTPRouteMethodMatching,
 		features.SupportHTTPRouteResponseHeaderModification,
+		features.SupportHTTPRouteBackendRequestHeaderModification,
 		features.SupportHTTPRoutePathRedirect,
 		features.SupportHTTPRouteHostRewrite,
 		features.SupportHTTPRoutePathRewrite,

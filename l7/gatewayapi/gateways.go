@@ -33,7 +33,7 @@ func (b *builder) gateways() {
 		if !ours && !b.classBad[cls] {
 			continue
 		}
-		g := &gateway{obj: gw, name: gatewayModelName(gw.Namespace, gw.Name), group: group}
+		g := &gateway{obj: gw, name: gatewayModelName(gw.Namespace, gw.Name), group: fleetGroup(gw, group)}
 		g.addrs = b.in.Addresses[nn(gw.Namespace, gw.Name)]
 		for i := range gw.Spec.Listeners {
 			g.listeners = append(g.listeners, b.newListener(gw, i))
@@ -53,7 +53,7 @@ func (b *builder) gatewayAccepted(g *gateway) metav1.Condition {
 		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters,
 			fmt.Sprintf("GatewayClass %q has invalid parameters", g.obj.Spec.GatewayClassName), gen, now)
 	}
-	if msg := invalidParameters(g.obj); msg != "" {
+	if msg := cmp.Or(invalidParameters(g.obj), invalidFleet(g.obj)); msg != "" {
 		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters, msg, gen, now)
 	}
 	for i, a := range g.obj.Spec.Addresses {
@@ -198,7 +198,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 			if sni[n] == nil {
 				sni[n] = map[string]bool{}
 			}
-			for _, c := range l.certs {
+			for _, c := range l.httpsCerts() {
 				if len(c.ServerNames) == 0 {
 					// The default chain (every other name): the first
 					// listener on the port to want it keeps it.

@@ -127,17 +127,18 @@ func TestListenerConditions(t *testing.T) {
 			want:  map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid"}},
 			kinds: map[string][]string{"a": {}},
 		},
-		// As TLSRouteListenerTerminateNotSupported expects: no supported
-		// kinds, even when allowedRoutes names TLSRoute.
-		"TLS terminate": {
+		// Terminate is served (tlsterminate_test.go); without a
+		// certificate the listener is accepted with ResolvedRefs False
+		// and not programmed, as an HTTPS listener without one.
+		"TLS terminate without certificate": {
 			listeners: []gatewayv1.Listener{func() gatewayv1.Listener {
 				l := tlsListener("a", 443, "terminate.example.com")
 				l.TLS.Mode = ptr(gatewayv1.TLSModeTerminate)
 				l.AllowedRoutes = &gatewayv1.AllowedRoutes{Kinds: []gatewayv1.RouteGroupKind{{Kind: "TLSRoute"}}}
 				return l
 			}()},
-			want:  map[string]listenerWant{"a": {"Accepted": "False/UnsupportedValue", "Programmed": "False/Invalid", "ResolvedRefs": "True/ResolvedRefs"}},
-			kinds: map[string][]string{"a": {}},
+			want:  map[string]listenerWant{"a": {"Accepted": "True/Accepted", "Programmed": "False/Invalid", "ResolvedRefs": "False/InvalidCertificateRef"}},
+			kinds: map[string][]string{"a": {"TLSRoute"}},
 		},
 		// Issue 22: spec.tls.frontend was ignored, the listener served
 		// without the client certificates its owner asked for. A CA

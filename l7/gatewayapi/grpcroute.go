@@ -59,13 +59,12 @@ func grpcRule(f string, i int, rule gatewayv1.GRPCRouteRule, rb *routeBuild) []m
 		}
 	}
 	refs := make([]gatewayv1.BackendRef, len(rule.BackendRefs))
+	headers := make([]*model.HeaderRules, len(rule.BackendRefs))
 	for j, br := range rule.BackendRefs {
 		refs[j] = br.BackendRef
-		if len(br.Filters) > 0 {
-			rb.unsupportedf("%s.backendRefs[%d].filters: filters per backend are not supported", f, j)
-		}
+		headers[j] = grpcBackendFilters(fmt.Sprintf("%s.backendRefs[%d].filters", f, j), br.Filters, rb)
 	}
-	targets, failed, none := rb.targets(f, refs)
+	targets, failed, none := rb.filteredTargets(f, refs, headers)
 	matches := rule.Matches
 	if len(matches) == 0 {
 		matches = []gatewayv1.GRPCRouteMatch{{}}

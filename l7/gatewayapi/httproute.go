@@ -47,13 +47,12 @@ func httpRule(f string, i int, rule gatewayv1.HTTPRouteRule, rb *routeBuild) []m
 	none := false
 	if filters.redirect == nil {
 		refs := make([]gatewayv1.BackendRef, len(rule.BackendRefs))
+		headers := make([]*model.HeaderRules, len(rule.BackendRefs))
 		for j, br := range rule.BackendRefs {
 			refs[j] = br.BackendRef
-			if len(br.Filters) > 0 {
-				rb.unsupportedf("%s.backendRefs[%d].filters: filters per backend are not supported", f, j)
-			}
+			headers[j] = httpBackendFilters(fmt.Sprintf("%s.backendRefs[%d].filters", f, j), br.Filters, rb)
 		}
-		targets, failed, none = rb.targets(f, refs)
+		targets, failed, none = rb.filteredTargets(f, refs, headers)
 	}
 	// timeouts.request bounds the whole request, backendRequest each
 	// request to a backend; alone, backendRequest bounds both, as a

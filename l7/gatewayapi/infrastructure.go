@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/tlbproject/tlb/api"
 )
 
 // invalidParameters says why g's spec.infrastructure.parametersRef is
@@ -22,6 +24,6 @@ func invalidParameters(gw *gatewayv1.Gateway) string {
 		return ""
 	}
 	ref := inf.ParametersRef
-	return fmt.Sprintf("spec.infrastructure.parametersRef: %s/%s %q is not supported; TLB reads no per-Gateway parameters (set them on the class's GatewayClassConfig)",
-		ref.Group, ref.Kind, ref.Name)
+	return fmt.Sprintf("spec.infrastructure.parametersRef: %s/%s %q is not supported; TLB reads no per-Gateway parameters (set them on the class's GatewayClassConfig; Envoys of its own: the annotation %s: %s)",
+		ref.Group, ref.Kind, ref.Name, api.AnnotationFleet, api.FleetDedicated)
 }

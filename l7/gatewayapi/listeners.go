@@ -29,6 +29,9 @@ type listener struct {
 	clientCert  *model.ClientCertificate
 	caPartial   bool
 	passthrough []model.SNITarget
+	// terminate: a TLS listener of mode Terminate, which serves certs
+	// and forwards its TLSRoutes' connections in plain TCP.
+	terminate bool
 	// forward are the clusters of a TCP or UDP listener: its oldest
 	// route's.
 	forward  []model.WeightedCluster
@@ -72,11 +75,9 @@ func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
 			return l // in a mode we do not serve, no route kind is supported
 		}
 	case gatewayv1.TLSProtocolType:
+		// Passthrough, or Terminate (tlsterminate.go): TLSRoutes either way.
 		l.protocol, supported = model.TLS, []string{kindTLSRoute}
-		if mode != gatewayv1.TLSModePassthrough {
-			l.accepted = condition(gatewayv1.ListenerConditionAccepted, false, gatewayv1.ListenerReasonUnsupportedValue, f+".tls.mode: TLS listeners support Passthrough only", gen, now)
-			return l // TLSRoute termination is not supported: no kind is
-		}
+		l.terminate = mode == gatewayv1.TLSModeTerminate
 	case gatewayv1.TCPProtocolType:
 		l.protocol, supported = model.TCP, []string{kindTCPRoute}
 	case gatewayv1.UDPProtocolType:
@@ -92,6 +93,9 @@ func (b *builder) newListener(gw *gatewayv1.Gateway, i int) *listener {
 	if l.protocol == model.HTTPS && mode == gatewayv1.TLSModeTerminate {
 		b.listenerCertificates(gw, l, f)
 		b.listenerClientCertificate(gw, l)
+	}
+	if l.terminate {
+		b.listenerCertificates(gw, l, f)
 	}
 	return l
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/tlbproject/tlb/l7/model"
 )
 
-// tlsRoutes translates the TLSRoutes attached to our passthrough
-// listeners: each becomes SNI targets of those listeners, and a model
+// tlsRoutes translates the TLSRoutes attached to our TLS listeners
+// (passthrough, or terminate: tlsterminate.go): each becomes SNI targets
+// of those listeners, and a model
 // service per gateway group that holds the clusters they forward to
 // (served on no listener: only its upstreams are used).
 func (b *builder) tlsRoutes() {
@@ -87,14 +88,11 @@ func (b *builder) passthrough(tr *gatewayv1.TLSRoute, parents []parent, targets 
 				b.routeServices[key] = append(b.routeServices[key], i)
 			}
 			svc := b.out.Config.Services[i]
-			t := model.SNITarget{ServerNames: m.hosts}
-			if len(t.ServerNames) == 0 {
-				t.ServerNames = []string{"*"}
-			}
+			var cs []model.WeightedCluster
 			for _, wt := range targets {
-				t.Targets = append(t.Targets, model.WeightedCluster{Cluster: model.ClusterName(svc.Name, wt.Upstream), Weight: wt.Weight})
+				cs = append(cs, model.WeightedCluster{Cluster: model.ClusterName(svc.Name, wt.Upstream), Weight: wt.Weight})
 			}
-			m.l.passthrough = append(m.l.passthrough, t)
+			m.l.passthrough = append(m.l.passthrough, m.l.sniTargets(m.hosts, cs)...)
 			if len(m.hosts) > 0 {
 				// The service is served on no listener; its hosts name
 				// the SNI names it serves (a Gateway API service claims

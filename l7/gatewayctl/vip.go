@@ -128,7 +128,7 @@ func requestedVIP(gw *gatewayv1.Gateway) (netip.Addr, error) {
 
 // managedAnnotations are the annotations of a VIP Service the controller
 // owns (the IPAM owns its tlb.io/assigned-* ones).
-var managedAnnotations = []string{api.AnnotationEnvironment, api.AnnotationPool, api.AnnotationVIP, api.AnnotationGatewayGroup}
+var managedAnnotations = []string{api.AnnotationEnvironment, api.AnnotationPool, api.AnnotationVIP, api.AnnotationGatewayGroup, api.AnnotationFleetGroup}
 
 // vipService is the desired VIP Service of gw: a LoadBalancer Service of
 // class tlb.io/l4 without a selector, one port per listener port and protocol (UDP for UDP
@@ -145,6 +145,7 @@ func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Ser
 	if vip.IsValid() {
 		ann[api.AnnotationVIP] = vip.String()
 	}
+	withFleet(ann, gw, pl.group)
 	var ports []corev1.ServicePort
 	for _, l := range gw.Spec.Listeners {
 		proto := corev1.ProtocolTCP

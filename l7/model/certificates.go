@@ -59,14 +59,14 @@ type servedCertificates map[string]Certificate
 func (s servedCertificates) conflicts(g Gateway, own map[string]Certificate) []Problem {
 	var ps []Problem
 	for i, l := range g.Listeners {
-		for j, ref := range l.TLS {
-			have, ok := s[ref.Certificate]
-			if !ok || sameCertificate(have, own[ref.Certificate]) {
+		for _, ref := range listenerCertificates(l, fmt.Sprintf("listeners[%d]", i)) {
+			have, ok := s[ref.name]
+			if !ok || sameCertificate(have, own[ref.name]) {
 				continue
 			}
 			ps = append(ps, Problem{Kind: "gateway", Name: g.Name, Origin: g.Origin,
-				Field: fmt.Sprintf("listeners[%d].certificates[%d]", i, j),
-				Msg:   fmt.Sprintf("certificate name %q is already served by gateway %q (%s) with another certificate", ref.Certificate, have.Gateway.Name, have.Gateway.Origin), Rejected: true})
+				Field: ref.field,
+				Msg:   fmt.Sprintf("certificate name %q is already served by gateway %q (%s) with another certificate", ref.name, have.Gateway.Name, have.Gateway.Origin), Rejected: true})
 		}
 	}
 	return ps
@@ -75,9 +75,9 @@ func (s servedCertificates) conflicts(g Gateway, own map[string]Certificate) []P
 // add records the certificates g's listeners use.
 func (s servedCertificates) add(g Gateway, own map[string]Certificate) {
 	for _, l := range g.Listeners {
-		for _, ref := range l.TLS {
-			if _, ok := s[ref.Certificate]; !ok {
-				s[ref.Certificate] = own[ref.Certificate]
+		for _, ref := range listenerCertificates(l, "") {
+			if _, ok := s[ref.name]; !ok {
+				s[ref.name] = own[ref.name]
 			}
 		}
 	}

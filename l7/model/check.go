@@ -146,6 +146,7 @@ func checkRoutes(routes []Route, ups map[string]bool, bad func(field, format str
 		}
 		checkRouteMatch(r, f, bad)
 		checkRouteTargets(r, f, ups, bad)
+		checkTargetHeaders(r, f, bad)
 		checkRouteRewrites(r, f, ups, bad)
 		checkRouteForwarding(r, f, bad)
 	}

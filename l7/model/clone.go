@@ -46,7 +46,7 @@ func (s *Service) Clone() Service {
 func (r Route) clone() Route {
 	c := r
 	c.Headers, c.Queries = slices.Clone(r.Headers), slices.Clone(r.Queries)
-	c.Targets, c.Mirrors = slices.Clone(r.Targets), slices.Clone(r.Mirrors)
+	c.Targets, c.Mirrors = cloneTargets(r.Targets), slices.Clone(r.Mirrors)
 	c.Rewrite, c.Sticky = clonePtr(r.Rewrite), clonePtr(r.Sticky)
 	c.Retries = clonePtrFunc(r.Retries, func(v RetryPolicy) RetryPolicy { v.Codes = slices.Clone(v.Codes); return v })
 	c.Redirect = clonePtrFunc(r.Redirect, func(v Redirect) Redirect { v.Path = clonePtr(v.Path); return v })

@@ -285,6 +285,10 @@ type HeaderMatch struct {
 type WeightedTarget struct {
 	Upstream string
 	Weight   uint32
+	// Headers edits the requests sent to this target and its answers,
+	// besides the route's own edits, which apply after (Gateway API
+	// backendRefs[].filters); nil for none.
+	Headers *HeaderRules
 }
 
 // Rewrite replaces the part of the path matched by Regex with Substitution

@@ -47,7 +47,7 @@ func (r *Route) sameMatch(o *Route) bool {
 func (r *Route) sameForwarding(o *Route) bool {
 	return r.Timeout == o.Timeout && r.IdleTimeout == o.IdleTimeout && r.BackendTimeout == o.BackendTimeout &&
 		r.FailedWeight == o.FailedWeight && r.FailedStatus == o.FailedStatus && r.WebSocket == o.WebSocket &&
-		sameSlice(r.Targets, o.Targets) && sameSlice(r.Mirrors, o.Mirrors) &&
+		sameSliceFunc(r.Targets, o.Targets, (*WeightedTarget).equal) && sameSlice(r.Mirrors, o.Mirrors) &&
 		samePtr(r.Rewrite, o.Rewrite) && samePtrFunc(r.Retries, o.Retries, (*RetryPolicy).equal) && samePtr(r.Sticky, o.Sticky) &&
 		samePtrFunc(r.Redirect, o.Redirect, (*Redirect).equal) &&
 		samePtrFunc(r.URLRewrite, o.URLRewrite, (*URLRewrite).equal) &&

@@ -54,6 +54,7 @@ func checkListener(l Listener, f string, certs map[string]bool, bad func(field, 
 		bad(f+".xffTrustedHops", "at most %d proxies in front of the gateway, got %d", MaxXFFTrustedHops, l.XFFTrustedHops)
 	}
 	checkListenerCertificates(l, f, certs, bad)
+	checkTerminateCertificates(l, f, certs, bad)
 }
 
 // checkListenerProtocol adds the field errors of a listener's protocol

@@ -17,6 +17,10 @@ const TLS Protocol = "TLS"
 type SNITarget struct {
 	ServerNames []string
 	Targets     []WeightedCluster
+	// Certificate, when set, terminates the connections: Envoy serves
+	// this certificate (by name, one the gateway declares) and forwards
+	// the plain TCP stream (see tlsterminate.go). Empty: passthrough.
+	Certificate string
 }
 
 // WeightedCluster is a cluster by global name with a relative weight.

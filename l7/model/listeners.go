@@ -235,7 +235,8 @@ func sortedPassthrough(in []SNITarget) []SNITarget {
 	}
 	out := make([]SNITarget, len(in))
 	for i, p := range in {
-		out[i] = SNITarget{ServerNames: slices.Clone(p.ServerNames), Targets: slices.Clone(p.Targets)}
+		p.ServerNames, p.Targets = slices.Clone(p.ServerNames), slices.Clone(p.Targets)
+		out[i] = p
 	}
 	slices.SortFunc(out, func(a, b SNITarget) int { return cmp.Compare(firstName(a.ServerNames), firstName(b.ServerNames)) })
 	return out

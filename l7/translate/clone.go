@@ -13,7 +13,8 @@ func clonePassthrough(in []model.SNITarget) []model.SNITarget {
 	}
 	out := make([]model.SNITarget, len(in))
 	for i, p := range in {
-		out[i] = model.SNITarget{ServerNames: slices.Clone(p.ServerNames), Targets: slices.Clone(p.Targets)}
+		p.ServerNames, p.Targets = slices.Clone(p.ServerNames), slices.Clone(p.Targets)
+		out[i] = p
 	}
 	return out
 }

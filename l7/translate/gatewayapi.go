@@ -90,14 +90,14 @@ func noLiveTarget(r model.Route) bool { return len(r.Targets) > 1 && len(liveTar
 // the route's FailedStatus asks for it.
 func clusterSpecifier(a *route.RouteAction, svc string, r model.Route) {
 	live := liveTargets(r)
-	if len(live) == 1 && r.FailedWeight == 0 {
+	if len(live) == 1 && r.FailedWeight == 0 && live[0].Headers == nil {
 		a.ClusterSpecifier = &route.RouteAction_Cluster{Cluster: model.ClusterName(svc, live[0].Upstream)}
 		return
 	}
 	wc := &route.WeightedCluster{}
 	for _, t := range live {
-		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{
-			Name: model.ClusterName(svc, t.Upstream), Weight: u32(max(t.Weight, 1))})
+		wc.Clusters = append(wc.Clusters, targetHeaders(&route.WeightedCluster_ClusterWeight{
+			Name: model.ClusterName(svc, t.Upstream), Weight: u32(max(t.Weight, 1))}, t.Headers))
 	}
 	if r.FailedWeight > 0 {
 		wc.Clusters = append(wc.Clusters, &route.WeightedCluster_ClusterWeight{Name: model.FailedBackendCluster, Weight: u32(r.FailedWeight)})

@@ -11,6 +11,7 @@ import (
 // the tls_inspector listener filter), forwarding the still encrypted
 // connection with tcp_proxy to the entry's clusters, weighted per
 // connection. The entry without names matches every other connection.
+// An entry with a certificate terminates TLS first (tlsterminate.go).
 // Only the clusters the model accepted for the listener's group appear.
 func passthroughChains(el model.EnvoyListener) []*listener.FilterChain {
 	out := make([]*listener.FilterChain, 0, len(el.Passthrough))
@@ -21,11 +22,15 @@ func passthroughChains(el model.EnvoyListener) []*listener.FilterChain {
 			name = p.ServerNames[0]
 			match = &listener.FilterChainMatch{ServerNames: p.ServerNames}
 		}
-		out = append(out, &listener.FilterChain{
+		fc := &listener.FilterChain{
 			Name:             name,
 			FilterChainMatch: match,
 			Filters:          []*listener.Filter{tcpProxy(statPrefix(el.Name), p.Targets)},
-		})
+		}
+		if p.Certificate != "" {
+			fc.TransportSocket = terminateTLS(p.Certificate, el)
+		}
+		out = append(out, fc)
 	}
 	return out
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/tlbproject/tlb/l7/model"
 )
 
-// Secrets returns the SDS secrets the group's HTTPS listeners refer to,
+// Secrets returns the SDS secrets the group's HTTPS listeners (and TLS
+// listeners that terminate) refer to,
 // with the key inline: the only place a key leaves model.PrivateKey, and
 // only towards the gateway over the ADS stream.
 func Secrets(r model.Resolved, group string) []*tls.Secret {
@@ -18,9 +19,7 @@ func Secrets(r model.Resolved, group string) []*tls.Secret {
 		if l.Group != group {
 			continue
 		}
-		for _, c := range l.TLS {
-			want = append(want, c.Certificate)
-		}
+		want = append(want, model.ListenerCertificateNames(l)...)
 	}
 	slices.Sort(want)
 	want = slices.Compact(want)
