@@ -57,6 +57,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportGatewayPort8080,
 		features.SupportGatewayAddressEmpty,
 		features.SupportGatewayHTTPListenerIsolation,
+		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 		features.SupportGatewayFrontendClientCertificateValidation,
 		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
 		features.SupportBackendTLSPolicy,
