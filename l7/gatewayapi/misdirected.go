@@ -16,11 +16,28 @@ import (
 // from which translate answers 421 to a request misdirected to another
 // listener of the port.
 
+// listenerIDs names each listener g serves, as its chains carry it: a
+// listener of g by its name, one of a ListenerSet by the set's namespace
+// and name and its own (a set's listener may have the name of one of
+// g's).
+func listenerIDs(g *gateway) map[*listener]string {
+	out := map[*listener]string{}
+	for _, l := range g.listeners {
+		out[l] = string(l.spec.Name)
+	}
+	for _, s := range g.sets {
+		for _, l := range s.listeners {
+			out[l] = s.obj.Namespace + "/" + s.obj.Name + "/" + string(l.spec.Name)
+		}
+	}
+	return out
+}
+
 // listenerHostnames returns, per model listener of g, the hostnames of
-// the programmable HTTPS listeners of g on it.
+// the programmable HTTPS listeners g serves on it.
 func listenerHostnames(g *gateway) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	for _, l := range g.listeners {
+	for _, l := range g.servedListeners() {
 		if !l.programmable() || l.protocol != model.HTTPS || l.hostname() == "" {
 			continue
 		}
