@@ -47,3 +47,31 @@ func TestMisdirectedChains(t *testing.T) {
 		t.Errorf("the model refuses it: %v", r.Problems)
 	}
 }
+
+// TestMisdirectedChainsOfAListenerSet: a ListenerSet's listener named
+// like one of its Gateway's own gets a chain naming its set, so the two
+// listeners are told apart (each its own route table, 421 between them).
+func TestMisdirectedChainsOfAListenerSet(t *testing.T) {
+	in := world(t)
+	in.Secrets = append(in.Secrets, tlsSecret(t, "infra", "multi", "*.org"))
+	ref := secretRef("", "multi")
+	in.Gateways[0].Spec.Listeners = []gatewayv1.Listener{httpsListener("https", 443, "", ref)}
+	in.Gateways[0].Spec.AllowedListeners = &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: ptr(gatewayv1.NamespacesFromSame)}}
+	in.ListenerSets = []*gatewayv1.ListenerSet{{ObjectMeta: meta("infra", "set"), Spec: gatewayv1.ListenerSetSpec{
+		ParentRef: gatewayv1.ParentGatewayReference{Name: "gw"},
+		Listeners: []gatewayv1.ListenerEntry{{Name: "https", Port: 443, Protocol: gatewayv1.HTTPSProtocolType,
+			Hostname: ptr(gatewayv1.Hostname("second-example.org")),
+			TLS:      &gatewayv1.ListenerTLSConfig{Mode: ptr(gatewayv1.TLSModeTerminate), CertificateRefs: []gatewayv1.SecretObjectReference{ref}}}},
+	}}}
+	res := Build(in)
+	if len(res.Config.Gateways) != 1 || len(res.Config.Gateways[0].Listeners) != 1 {
+		t.Fatalf("model gateways %+v; want one listener", res.Config.Gateways)
+	}
+	var got []string
+	for _, c := range res.Config.Gateways[0].Listeners[0].TLS {
+		got = append(got, c.Listener+"="+c.Hostname)
+	}
+	if want := []string{"https=", "infra/set/https=second-example.org"}; !slices.Equal(got, want) {
+		t.Errorf("chains of listeners %v; want %v", got, want)
+	}
+}
