@@ -139,7 +139,7 @@ func (s *Speaker) syncPeersLocked(ctx context.Context) error {
 		}
 		s.active[p.Address] = p
 		s.log.Info("bgp peer added", "peer", p.Address, "asn", p.ASN,
-			"holdTime", p.HoldTimeSeconds, "keepalive", p.KeepaliveSeconds, "md5", p.PasswordFile != "",
+			"holdTime", p.HoldTimeSeconds, "keepalive", p.KeepaliveSeconds, "md5", p.PasswordFile != "" || p.Password != "",
 			"gracefulRestart", s.cfg.GracefulRestart)
 	}
 	s.log.Info("bgp peers changed", "added", peerAddrs(plan.ToAdd), "removed", peerAddrs(plan.ToRemove),
