@@ -14,7 +14,7 @@ type BGPPeer struct {
 
 // BGPPeerSpec is one neighbour; its fields are those of a peer in the
 // director's file (bgp.peers), which holds the settings it does not
-// (local AS, router ID, MD5 passwords).
+// (local AS, router ID). Its MD5 password comes from a Secret.
 type BGPPeerSpec struct {
 	// Address is the neighbour's IPv4 address.
 	Address string `json:"address"`
@@ -35,7 +35,20 @@ type BGPPeerSpec struct {
 	// NodeSelectors choose the nodes whose director peers with this
 	// neighbour: a node matching any of them does. None means every node.
 	NodeSelectors []metav1.LabelSelector `json:"nodeSelectors,omitempty"`
+	// PasswordSecretRef, when set, names a Secret in the directors'
+	// namespace whose key "password" is the TCP MD5 password (RFC 2385)
+	// of the session, as MetalLB's BGPPeer passwordSecret.
+	PasswordSecretRef *BGPPeerSecretRef `json:"passwordSecretRef,omitempty"`
 }
+
+// BGPPeerSecretRef names a Secret in the directors' namespace.
+type BGPPeerSecretRef struct {
+	// Name is the Secret's name.
+	Name string `json:"name"`
+}
+
+// BGPPasswordKey is the key of a BGPPeer's Secret that holds the password.
+const BGPPasswordKey = "password"
 
 // BGPPeerList is a list of BGPPeers.
 type BGPPeerList struct {

@@ -15,6 +15,10 @@ func (p *BGPPeer) DeepCopyInto(out *BGPPeer) {
 			p.Spec.NodeSelectors[i].DeepCopyInto(&out.Spec.NodeSelectors[i])
 		}
 	}
+	if p.Spec.PasswordSecretRef != nil {
+		ref := *p.Spec.PasswordSecretRef
+		out.Spec.PasswordSecretRef = &ref
+	}
 }
 
 // DeepCopy returns a copy of p.

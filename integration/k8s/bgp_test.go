@@ -56,7 +56,7 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 		_ = dc.Resource(v1alpha1.BGPPeerResource).Delete(ctx, "rbac-bgp-tor-a", metav1.DeleteOptions{})
 	})
 	c := serviceAccountClients(t, "tlb-director")
-	src, err := tlbkube.NewBGPSource(c.Kube, c.Dynamic, nodeName, cluster, rbacLog())
+	src, err := tlbkube.NewBGPSource(c.Kube, c.Dynamic, nodeName, cluster, "tlb-system", rbacLog())
 	if err != nil {
 		t.Fatal(err)
 	}

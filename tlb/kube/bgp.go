@@ -32,10 +32,12 @@ type BGPPolicy struct {
 }
 
 // BuildBGP builds the BGP policy of the director on node (nil when it is
-// not found) of L4 cluster clusterName. A value the CRD schema lets
-// through but BGP cannot carry leaves its object out, with an
-// *ObjectError. It does not modify its inputs.
-func BuildBGP(node *corev1.Node, peers []v1alpha1.BGPPeer, pools []v1alpha1.VIPPool, clusterName string) (BGPPolicy, []error) {
+// not found) of L4 cluster clusterName. secrets are the Secrets of the
+// directors' namespace by name (nil when it is not watched), where the
+// peers' passwordSecretRef point. A value the CRD schema lets through but
+// BGP cannot carry, or a password that cannot be read, leaves its object
+// out, with an *ObjectError. It does not modify its inputs.
+func BuildBGP(node *corev1.Node, peers []v1alpha1.BGPPeer, secrets map[string]*corev1.Secret, pools []v1alpha1.VIPPool, clusterName string) (BGPPolicy, []error) {
 	var p BGPPolicy
 	var errs []error
 	if node != nil {
@@ -51,6 +53,9 @@ func BuildBGP(node *corev1.Node, peers []v1alpha1.BGPPeer, pools []v1alpha1.VIPP
 			continue
 		}
 		pc, err := peerConfig(bp)
+		if err == nil {
+			pc.Password, err = peerPassword(bp, secrets)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
