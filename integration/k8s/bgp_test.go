@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,7 +22,10 @@ import (
 // TestRBACDirectorBGPPolicy: as ServiceAccount tlb-director (its role in
 // deploy/director/rbac.yaml), the director's BGP source syncs and emits
 // its Node's labels, its BGPPeers and its VIPPools' spec.bgp, and a
-// relabelled Node reaches it without a restart.
+// relabelled Node reaches it without a restart. A BGPPeer's
+// passwordSecretRef is read from a Secret of tlb-system (the director's
+// Role); a changed password reaches it too, and the director cannot read
+// the Secrets of another namespace.
 func TestRBACDirectorBGPPolicy(t *testing.T) {
 	installRBAC(t, "deploy/director/rbac.yaml")
 	ctx := context.Background()
@@ -36,7 +40,16 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 	createObject(t, dc, v1alpha1.BGPPeerResource, &v1alpha1.BGPPeer{
 		TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "BGPPeer"}, ObjectMeta: metav1.ObjectMeta{Name: "rbac-bgp-tor-a"},
 		Spec: v1alpha1.BGPPeerSpec{Address: "198.18.60.1", ASN: 64500, L4Cluster: cluster,
-			NodeSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"topology.tlb.io/rack": "a"}}}},
+			NodeSelectors:     []metav1.LabelSelector{{MatchLabels: map[string]string{"topology.tlb.io/rack": "a"}}},
+			PasswordSecretRef: &v1alpha1.BGPPeerSecretRef{Name: "rbac-bgp-tor-a-md5"}},
+	})
+	sec, err := kc.CoreV1().Secrets("tlb-system").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rbac-bgp-tor-a-md5"},
+		StringData: map[string]string{"password": "first-md5"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kc.CoreV1().Secrets("tlb-system").Delete(context.Background(), sec.Name, metav1.DeleteOptions{})
 	})
 	lp := int64(200)
 	createObject(t, dc, v1alpha1.L4ClusterResource, &v1alpha1.L4Cluster{
@@ -56,6 +69,9 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 		_ = dc.Resource(v1alpha1.BGPPeerResource).Delete(ctx, "rbac-bgp-tor-a", metav1.DeleteOptions{})
 	})
 	c := serviceAccountClients(t, "tlb-director")
+	if _, err := c.Kube.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the director lists the Secrets of namespace default: err %v, want Forbidden", err)
+	}
 	src, err := tlbkube.NewBGPSource(c.Kube, c.Dynamic, nodeName, cluster, "tlb-system", rbacLog())
 	if err != nil {
 		t.Fatal(err)
@@ -65,8 +81,18 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 	eventually(t, 30*time.Second, "the director's bgp policy", func() (bool, string) {
 		p, _ := rec.get()
 		ok := p.NodeLabels["topology.tlb.io/rack"] == "a" && len(p.Peers) == 1 && p.Peers[0].Address == "198.18.60.1" &&
+			p.Peers[0].Password == "first-md5" &&
 			len(p.Advertisements) == 1 && p.Advertisements[0].Communities[0] == "64512:100" && *p.Advertisements[0].LocalPreference == 200
 		return ok, fmt.Sprintf("%+v", p)
+	})
+
+	sec.Data = map[string][]byte{"password": []byte("second-md5")}
+	if _, err := kc.CoreV1().Secrets("tlb-system").Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the changed password", func() (bool, string) {
+		p, _ := rec.get()
+		return len(p.Peers) == 1 && p.Peers[0].Password == "second-md5", fmt.Sprintf("%+v", p.Peers)
 	})
 
 	node.Labels["topology.tlb.io/rack"] = "b"
@@ -101,6 +127,9 @@ func TestBGPFieldsRefusedByTheSchema(t *testing.T) {
 		"peer address":   {peer(func(s *v1alpha1.BGPPeerSpec) { s.Address = "2001:db8::1" }), "spec.address"},
 		"peer asn":       {peer(func(s *v1alpha1.BGPPeerSpec) { s.ASN = 0 }), "spec.asn"},
 		"peer keepalive": {peer(func(s *v1alpha1.BGPPeerSpec) { s.HoldTimeSeconds, s.KeepaliveSeconds = 3, 3 }), "keepaliveSeconds"},
+		"peer secret name": {peer(func(s *v1alpha1.BGPPeerSpec) {
+			s.PasswordSecretRef = &v1alpha1.BGPPeerSecretRef{Name: "Not_A_Name"}
+		}), "spec.passwordSecretRef.name"},
 		"peer selector": {peer(func(s *v1alpha1.BGPPeerSpec) {
 			s.NodeSelectors = []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Sometimes"}}}}
 		}), "operator"},
