@@ -39,6 +39,26 @@ type BGPPeerSpec struct {
 	// namespace whose key "password" is the TCP MD5 password (RFC 2385)
 	// of the session, as MetalLB's BGPPeer passwordSecret.
 	PasswordSecretRef *BGPPeerSecretRef `json:"passwordSecretRef,omitempty"`
+	// BFD, when set, runs BFD with the neighbour, as bgp.peers[].bfd of
+	// the director's file: a lost path shuts the session within the
+	// detection time instead of the hold time.
+	BFD *BGPPeerBFD `json:"bfd,omitempty"`
+}
+
+// BGPPeerBFD are a BGPPeer's BFD settings (RFC 5880, single hop as RFC
+// 5881); the fields of bgp.peers[].bfd in the director's file.
+type BGPPeerBFD struct {
+	// Enabled turns BFD on; the other fields are then allowed.
+	Enabled bool `json:"enabled,omitempty"`
+	// MinRxMilliseconds is the fastest the director accepts packets,
+	// 10-10000; 100 when unset.
+	MinRxMilliseconds int32 `json:"minRxMilliseconds,omitempty"`
+	// MinTxMilliseconds is the fastest the director wants to send,
+	// 10-10000; 100 when unset.
+	MinTxMilliseconds int32 `json:"minTxMilliseconds,omitempty"`
+	// Multiplier is how many intervals the neighbour waits before it
+	// declares the director lost, 1-255; 5 when unset.
+	Multiplier int32 `json:"multiplier,omitempty"`
 }
 
 // BGPPeerSecretRef names a Secret in the directors' namespace.

@@ -19,6 +19,10 @@ func (p *BGPPeer) DeepCopyInto(out *BGPPeer) {
 		ref := *p.Spec.PasswordSecretRef
 		out.Spec.PasswordSecretRef = &ref
 	}
+	if p.Spec.BFD != nil {
+		b := *p.Spec.BFD
+		out.Spec.BFD = &b
+	}
 }
 
 // DeepCopy returns a copy of p.
