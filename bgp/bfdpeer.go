@@ -113,6 +113,8 @@ func (b *bfdPeers) open(p PeerConfig) error {
 	})
 	if err != nil {
 		cancel()
+		b.state.DeletePartialMatch(prometheus.Labels{"peer": p.Address})
+		b.transitions.DeleteLabelValues(p.Address)
 		return fmt.Errorf("start bfd with peer %s: %w", p.Address, err)
 	}
 	b.wg.Add(1)
