@@ -146,3 +146,36 @@ func waitSpeaker(t *testing.T, what string, ok func() bool) {
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
+
+// TestBFDOpenFailureLeavesPeerOut: a BFD session that cannot open (its
+// local address is not on the host) fails SetPeers naming the peer and
+// leaves the peer out of GoBGP, so the next SetPeers tries it again
+// instead of keeping a peer without its BFD session.
+func TestBFDOpenFailureLeavesPeerOut(t *testing.T) {
+	rcv := newReceiver(t)
+	cfg := testConfig(rcv)
+	s, err := NewSpeaker(cfg, testLogger(t), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.bfd.endpointOpts = []bfd.EndpointOption{bfd.WithPort(udpPort(t))}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop(context.Background()) })
+	far := PeerConfig{Address: "127.0.0.3", ASN: receiverASN, LocalAddress: "192.0.2.55",
+		BFD: BFDConfig{Enabled: true}}
+	err = s.SetPeers(context.Background(), []PeerConfig{cfg.Peers[0], far})
+	if err == nil || !strings.Contains(err.Error(), "start bfd with peer 127.0.0.3") {
+		t.Fatalf("SetPeers with an unusable local address: err %v, want the bfd session's failure", err)
+	}
+	s.mu.Lock()
+	_, inGoBGP := s.active["127.0.0.3"]
+	s.mu.Unlock()
+	if inGoBGP || len(s.BFD()) != 0 {
+		t.Fatalf("after the failure: peer in GoBGP %v, bfd sessions %+v", inGoBGP, s.BFD())
+	}
+	if n := testutil.CollectAndCount(s.bfd.state); n != 0 {
+		t.Errorf("%d bfd state series left for the peer that failed", n)
+	}
+}
