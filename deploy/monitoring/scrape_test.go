@@ -194,8 +194,8 @@ var wantTargets = map[string][]string{
 	"tlb-director": {"tlb-director 198.18.1.2:9100 /metrics instance=node-1"},
 	"tlb-netd":     {"tlb-netd 198.18.1.2:9101 /metrics instance=node-1"},
 	"tlb-ipam":     {"tlb-ipam 10.244.1.7:9470 /metrics instance="},
-	"tlb-l7":       {"tlb-gateway-edge 198.18.1.2:9480 /metrics instance=node-1"},
-	"tlb-gateway":  {"tlb-gateway-edge 198.18.1.2:9902 /stats/prometheus instance=node-1"},
+	"tlb-l7":       {"tlb-gateway-default 198.18.1.2:9480 /metrics instance=node-1"},
+	"tlb-gateway":  {"tlb-gateway-default 198.18.1.2:9902 /stats/prometheus instance=node-1"},
 }
 
 // keptTargets relabels, as Prometheus does, the targets pod discovery makes

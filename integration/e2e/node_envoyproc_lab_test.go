@@ -143,14 +143,12 @@ func listeningSockets(t *testing.T, pid int) map[string]int {
 	return out
 }
 
-// checkEnvoyListens: Envoy's own sockets listen on gatewayVIP:443 and :80,
-// opened as user 101, in the node's network namespace (the pod's, with
-// hostNetwork).
-func checkEnvoyListens(t *testing.T, pid int) {
+// checkEnvoyListens: Envoy's own sockets listen on addrs, opened as user
+// 101, in the node's network namespace (the pod's, with hostNetwork).
+func checkEnvoyListens(t *testing.T, pid int, addrs []string) {
 	t.Helper()
 	socks := listeningSockets(t, pid)
-	for _, port := range []string{"443", "80"} {
-		addr := net.JoinHostPort(gatewayVIP, port)
+	for _, addr := range addrs {
 		uid, ok := socks[addr]
 		if !ok {
 			t.Errorf("envoy (pid %d) holds no socket listening on %s; its listening sockets: %v", pid, addr, socks)

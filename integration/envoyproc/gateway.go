@@ -125,7 +125,7 @@ func Start(o Options) (*Gateway, error) {
 		}
 	}
 	g := &Gateway{opts: o, spec: spec, l7: l7, exited: map[*exec.Cmd]chan error{},
-		rw:          rewriter{dir: o.Dir, l7: l7, envoy: envoy, hostIP: o.HostIP, node: o.Node},
+		rw:          rewriter{dir: o.Dir, l7: l7, envoy: envoy, hostIP: o.HostIP, node: o.Node, group: o.Group},
 		AdminSocket: filepath.Join(o.Dir, "run", "envoy-admin.sock"),
 		XDSSocket:   filepath.Join(o.Dir, "run", "xds.sock"),
 		AuthzSocket: filepath.Join(o.Dir, "run", "authz.sock"),

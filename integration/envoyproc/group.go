@@ -8,15 +8,15 @@ import (
 )
 
 // manifestGroup finds the gateway group a line of the manifest names:
-// "--group=edge" in the bootstrap's and l7's commands.
+// "--group=$(GATEWAY_GROUP)" in the bootstrap's and l7's commands.
 var manifestGroup = regexp.MustCompile(`(?m)^(\s*- --group=)\S+$`)
 
 // ManifestForGroup writes, into dir, deploy/envoy/gateway.yaml as an
 // operator deploys it for another gateway group: every --group argument
 // (the bootstrap's, so Envoy's node declares the group, and l7's) names
-// group. Its path goes in Options.Manifest. The shipped manifest serves
-// group edge; a gateway of another group (the DSL's default group
-// "default", say) is the same DaemonSet with that one word changed.
+// group. Its path goes in Options.Manifest. The shipped manifest takes
+// its group from the variable GATEWAY_GROUP (deploy/site), which Start
+// sets to Options.Group; this writes it out as one literal word.
 func ManifestForGroup(dir, group string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {

@@ -70,11 +70,12 @@ func ReadSpec(path string) (Spec, error) {
 	return s, nil
 }
 
-// rewriter maps the pod's paths and downward-API variables to a gateway
-// of the lab: its own directory for the pod's volumes, the binaries of
-// this build, the node's address and name.
+// rewriter maps the pod's paths and variables to a gateway of the lab:
+// its own directory for the pod's volumes, the binaries of this build,
+// the node's address and name, and the gateway group (GATEWAY_GROUP,
+// which deploy/site gives the DaemonSet).
 type rewriter struct {
-	dir, l7, envoy, hostIP, node string
+	dir, l7, envoy, hostIP, node, group string
 }
 
 func (r rewriter) args(in []string) []string {
@@ -82,6 +83,7 @@ func (r rewriter) args(in []string) []string {
 	for i, a := range in {
 		a = strings.ReplaceAll(a, "$(HOST_IP)", r.hostIP)
 		a = strings.ReplaceAll(a, "$(NODE_NAME)", r.node)
+		a = strings.ReplaceAll(a, "$(GATEWAY_GROUP)", r.group)
 		a = strings.ReplaceAll(a, "/run/tlb/", r.dir+"/run/")
 		a = strings.ReplaceAll(a, "/etc/envoy/", r.dir+"/etc/")
 		switch a {

@@ -233,9 +233,13 @@ func TestGatewayAPIConformance(t *testing.T) {
 			CleanupBaseResources: false,
 			CleanupTestResources: true,
 			SupportedFeatures:    claimedFeatures,
-			TimeoutConfig:        timeouts(),
-			Mode:                 "default",
-			ConformanceProfiles:  profiles,
+			// GatewayStaticAddresses: one address of the pool no other
+			// Gateway gets first, and one outside every pool.
+			UsableNetworkAddresses:   []gatewayv1.GatewaySpecAddress{ipAddress(usableAddress(pool))},
+			UnusableNetworkAddresses: []gatewayv1.GatewaySpecAddress{ipAddress(unusableAddress)},
+			TimeoutConfig:            timeouts(),
+			Mode:                     "default",
+			ConformanceProfiles:      profiles,
 			Implementation: confv1.Implementation{
 				Organization: "tlbproject", Project: "tlb", URL: "https://github.com/tlbproject/tlb",
 				Version: envOr("TLB_VERSION", "dev"), Contact: []string{"https://github.com/tlbproject/tlb/issues"},

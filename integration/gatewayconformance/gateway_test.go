@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlbproject/tlb/integration/envoyproc"
 	"github.com/tlbproject/tlb/integration/k8s/apiserver"
@@ -28,6 +29,28 @@ const (
 	// labelled with another group.
 	gatewayGroup = "default"
 )
+
+// unusableAddress is in no VIPPool of poolsFile: the IPAM refuses it
+// (NoMatchingPool), as the suite's GatewayStaticAddresses expects of an
+// unusable address.
+const unusableAddress = "192.0.2.200"
+
+// usableAddress is an address of pool the IPAM, which hands out the
+// lowest free address, gives no Gateway of the suite before
+// GatewayStaticAddresses asks for it: the last but one.
+func usableAddress(pool netip.Prefix) string {
+	last := pool.Addr()
+	for next := last.Next(); pool.Contains(next); next = next.Next() {
+		last = next
+	}
+	return last.Prev().String()
+}
+
+// ipAddress is a requested Gateway address of type IPAddress.
+func ipAddress(v string) gatewayv1.GatewaySpecAddress {
+	ip := gatewayv1.IPAddressType
+	return gatewayv1.GatewaySpecAddress{Type: &ip, Value: v}
+}
 
 // ownNetwork makes the run's network namespace (tools/bench-gateway-api.sh
 // starts the test binary under `unshare --net`, so it holds only a

@@ -49,8 +49,26 @@ func kustomizeBinary(t *testing.T) string {
 	return bin
 }
 
+// isComponent says whether dir/kustomization.yaml is a kustomize
+// Component (deploy/site, deploy/envoy): not built alone, only as part of
+// the kustomizations that include it.
+func isComponent(dir string) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		return false, err
+	}
+	var k struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		return false, fmt.Errorf("parse %s/kustomization.yaml: %w", dir, err)
+	}
+	return k.Kind == "Component", nil
+}
+
 // kustomizationDirs returns every directory under root that holds a
-// kustomization.yaml, relative to root, in lexical order (WalkDir's).
+// kustomization.yaml (components too), relative to root, in lexical
+// order (WalkDir's).
 func kustomizationDirs(root string) ([]string, error) {
 	var dirs []string
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
@@ -70,8 +88,8 @@ func kustomizationDirs(root string) ([]string, error) {
 	return dirs, err
 }
 
-// buildDeploy builds every kustomization under deploy/ with the real
-// kustomize, failing the test with the directory and kustomize's own error
+// buildDeploy builds every kustomization under deploy/ but the components
+// with the real kustomize, failing the test with the directory and kustomize's own error
 // when one does not build.
 func buildDeploy(t *testing.T) []kustomizeBuild {
 	t.Helper()
@@ -81,7 +99,7 @@ func buildDeploy(t *testing.T) []kustomizeBuild {
 	if err != nil {
 		t.Fatalf("find kustomizations under deploy/: %v", err)
 	}
-	for _, want := range []string{".", "overlays/all", "crds", "director", "netd", "envoy"} {
+	for _, want := range []string{".", "crds", "director", "netd", "envoy", "site", "examples/group-edge"} {
 		if !slices.Contains(dirs, want) {
 			t.Fatalf("no kustomization.yaml in deploy/%s (found %v)", want, dirs)
 		}
@@ -90,6 +108,13 @@ func buildDeploy(t *testing.T) []kustomizeBuild {
 	var builds []kustomizeBuild
 	for i, dir := range dirs {
 		rel := filepath.Join("deploy", dir)
+		component, err := isComponent(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if component {
+			continue
+		}
 		file := filepath.Join(out, fmt.Sprintf("%d.yaml", i))
 		cmd := exec.Command(bin, "build", "-o", file, filepath.Join(root, dir))
 		if msg, err := cmd.CombinedOutput(); err != nil {
@@ -113,7 +138,8 @@ func buildDeploy(t *testing.T) []kustomizeBuild {
 }
 
 // kustomizationFiles returns the files that dir/kustomization.yaml names
-// directly: its file resources and its configMapGenerator files. It is not
+// directly: its file resources, its patch files and its configMapGenerator
+// files. It is not
 // a builder (kustomize builds); it only lets the tests say which YAML files
 // under deploy/ no kustomization uses. A file named only through a field
 // not read here shows up as unused, so the test errs on the loud side.
@@ -124,7 +150,10 @@ func kustomizationFiles(dir string) ([]string, error) {
 		return nil, fmt.Errorf("read %s: %w", kpath, err)
 	}
 	var k struct {
-		Resources          []string `json:"resources"`
+		Resources []string `json:"resources"`
+		Patches   []struct {
+			Path string `json:"path"`
+		} `json:"patches"`
 		ConfigMapGenerator []struct {
 			Files []string `json:"files"`
 		} `json:"configMapGenerator"`
@@ -135,6 +164,11 @@ func kustomizationFiles(dir string) ([]string, error) {
 	files := []string{kpath}
 	for _, r := range k.Resources {
 		files = append(files, filepath.Join(dir, r))
+	}
+	for _, p := range k.Patches {
+		if p.Path != "" {
+			files = append(files, filepath.Join(dir, p.Path))
+		}
 	}
 	for _, g := range k.ConfigMapGenerator {
 		for _, f := range g.Files {
@@ -241,7 +275,6 @@ func TestKustomizeConfigMapReferences(t *testing.T) {
 	}{
 		{"netd config", "DaemonSet", "tlb-netd", "tlb-netd-config"},
 		{"director config", "DaemonSet", "tlb-director", "tlb-director-config"},
-		{"l7 config", "DaemonSet", "tlb-gateway-edge", "tlb-l7-config"},
 	}
 	for _, w := range want {
 		t.Run(w.name, func(t *testing.T) {
@@ -266,55 +299,10 @@ func TestKustomizeConfigMapReferences(t *testing.T) {
 					}
 				}
 			}
-			// deploy/<component>, deploy/ or overlays/all: at least two builds.
+			// deploy/<component> and deploy/: at least two builds.
 			if found < 2 {
 				t.Errorf("%s %s is in %d builds under deploy/, want at least 2", w.kind, w.workload, found)
 			}
 		})
-	}
-}
-
-// TestKustomizeOverlayAll: deploy/overlays/all builds exactly the objects
-// of deploy/ (the L4 tier), deploy/envoy (the L7 tier) and deploy/console
-// (the read-only console), and deploy/ holds nothing of deploy/envoy or
-// deploy/console, as docs/kubernetes.md says.
-func TestKustomizeOverlayAll(t *testing.T) {
-	byDir := map[string]map[string]bool{}
-	for _, b := range buildDeploy(t) {
-		set := map[string]bool{}
-		for _, o := range b.objs {
-			set[objectKey(o)] = true
-		}
-		byDir[b.dir] = set
-	}
-	l4, l7, console, all := byDir["deploy"], byDir["deploy/envoy"], byDir["deploy/console"], byDir["deploy/overlays/all"]
-	for k := range l7 {
-		if l4[k] {
-			t.Errorf("deploy/ (the L4 tier) builds %s of deploy/envoy", k)
-		}
-	}
-	for k := range console {
-		if l4[k] {
-			t.Errorf("deploy/ (the L4 tier) builds %s of deploy/console", k)
-		}
-	}
-	want := map[string]bool{}
-	for _, set := range []map[string]bool{l4, l7, console} {
-		for k := range set {
-			want[k] = true
-		}
-	}
-	for k := range want {
-		if !all[k] {
-			t.Errorf("deploy/overlays/all does not build %s", k)
-		}
-	}
-	for k := range all {
-		if !want[k] {
-			t.Errorf("deploy/overlays/all builds %s, which none of deploy/, deploy/envoy and deploy/console builds", k)
-		}
-	}
-	if len(all) < 20 {
-		t.Errorf("deploy/overlays/all builds only %d objects", len(all))
 	}
 }

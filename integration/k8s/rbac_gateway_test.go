@@ -42,8 +42,8 @@ import (
 // Enough: it syncs every informer (without one it never starts), creates
 // a Gateway's VIP Service, updates it when the listeners change, writes
 // the status of the GatewayClass, the Gateway (status.addresses once the
-// IPAM gave the VIP), an HTTPRoute, a GRPCRoute, a TLSRoute and a
-// TrafficPolicy, records Events on Gateways (and patches a repeated one:
+// IPAM gave the VIP), an HTTPRoute, a GRPCRoute, a TLSRoute, a
+// ListenerSet and a TrafficPolicy, records Events on Gateways (and patches a repeated one:
 // a second Gateway whose VIP Service name is taken), and deletes the VIP
 // Service when the Gateway goes; none of its requests is Forbidden.
 //
@@ -182,6 +182,7 @@ func TestRBACGatewayController(t *testing.T) {
 	})
 
 	createRoutesAndPolicy(t, kc, agc, dc, ns, "web")
+	attachListenerSet(t, agc, ns, "web")
 	repeatConflictEvent(t, kc, agc, ns)
 	touchLease(t, kc, rec)
 
@@ -519,5 +520,44 @@ func touchLease(t *testing.T, kc kubernetes.Interface, rec *requestRecorder) {
 		return slices.ContainsFunc(rec.requests(), func(r recordedRequest) bool {
 			return r.Group == "coordination.k8s.io" && r.Resource == "leases" && r.Verb == "get" && r.status == 200
 		}), "no successful get of a Lease recorded"
+	})
+}
+
+// attachListenerSet lets Gateway gw of ns take ListenerSets of its
+// namespace and waits until the controller wrote Accepted on one.
+func attachListenerSet(t *testing.T, agc gwclient.Interface, ns, gw string) {
+	t.Helper()
+	ctx := context.Background()
+	same := gatewayv1.NamespacesFromSame
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		g, err := agc.GatewayV1().Gateways(ns).Get(ctx, gw, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		g.Spec.AllowedListeners = &gatewayv1.AllowedListeners{Namespaces: &gatewayv1.ListenerNamespaces{From: &same}}
+		_, err = agc.GatewayV1().Gateways(ns).Update(ctx, g, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	host := gatewayv1.Hostname("set.example.com")
+	if _, err := agc.GatewayV1().ListenerSets(ns).Create(ctx, &gatewayv1.ListenerSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"},
+		Spec: gatewayv1.ListenerSetSpec{ParentRef: gatewayv1.ParentGatewayReference{Name: gatewayv1.ObjectName(gw)},
+			Listeners: []gatewayv1.ListenerEntry{{Name: "set-http", Port: 80, Protocol: gatewayv1.HTTPProtocolType, Hostname: &host}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "ListenerSet extra Accepted by the controller", func() (bool, string) {
+		ls, err := agc.GatewayV1().ListenerSets(ns).Get(ctx, "extra", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range ls.Status.Conditions {
+			if c.Type == string(gatewayv1.ListenerSetConditionAccepted) && c.Status == metav1.ConditionTrue {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("status %+v", ls.Status)
 	})
 }

@@ -27,6 +27,8 @@ type parent struct {
 	g        *gateway
 	accepted metav1.Condition
 	matches  []match
+	// set is the ListenerSet (of g) a parentRef of that kind names.
+	set *listenerSet
 }
 
 // match is a listener a route attached to and the hostnames it serves
@@ -49,18 +51,10 @@ func (b *builder) attach(r route, routeOK bool) []parent {
 	var out []parent
 	counted := map[*listener]bool{}
 	for _, ref := range r.parents {
-		if (ref.Group != nil && *ref.Group != gatewayv1.GroupName) || (ref.Kind != nil && *ref.Kind != kindGateway) {
+		p, ok := b.parentOf(r.namespace, ref)
+		if !ok {
 			continue
 		}
-		ns := r.namespace
-		if ref.Namespace != nil && *ref.Namespace != "" {
-			ns = string(*ref.Namespace)
-		}
-		g := b.gws[nn(ns, string(ref.Name))]
-		if g == nil {
-			continue
-		}
-		p := parent{ref: ref, g: g}
 		reason, msg := b.matchListeners(r, &p)
 		if reason == gatewayv1.RouteReasonAccepted {
 			p.accepted = condition(gatewayv1.RouteConditionAccepted, true, reason, msg, r.gen, b.in.Now)
@@ -88,8 +82,11 @@ func (b *builder) matchListeners(r route, p *parent) (gatewayv1.RouteConditionRe
 	if !p.g.isAccepted() {
 		return gatewayv1.RouteReasonNoMatchingParent, fmt.Sprintf("Gateway %s/%s is not accepted", p.g.obj.Namespace, p.g.obj.Name)
 	}
+	if why := p.setNotAttached(); why != "" {
+		return gatewayv1.RouteReasonNoMatchingParent, why
+	}
 	var named []*listener
-	for _, l := range p.g.listeners {
+	for _, l := range p.candidates() {
 		if p.ref.SectionName != nil && *p.ref.SectionName != l.spec.Name {
 			continue
 		}
@@ -103,7 +100,7 @@ func (b *builder) matchListeners(r route, p *parent) (gatewayv1.RouteConditionRe
 	}
 	var allowed []*listener
 	for _, l := range named {
-		if l.attachable() && l.allowsKind(r.kind) && b.allowsNamespace(p.g.obj.Namespace, l, r.namespace) {
+		if l.attachable() && l.allowsKind(r.kind) && b.allowsNamespace(p.namespace(), l, r.namespace) {
 			allowed = append(allowed, l)
 		}
 	}

@@ -39,15 +39,18 @@ type Inputs struct {
 	// ConfigMaps hold the CA certificates (key "ca.crt") of client
 	// certificate validation and of BackendTLSPolicies.
 	ConfigMaps []*corev1.ConfigMap
-	// Addresses is the VIP each Gateway got from the IPAM (read from its
-	// VIP Service's status); a Gateway without one is not Programmed.
+	// Addresses are the VIPs each Gateway got from the IPAM (read from
+	// its VIP Services' status); a Gateway without one is not Programmed.
 	Addresses map[types.NamespacedName][]netip.Addr
-	// AddressProblems is, for a Gateway without its VIP, why the IPAM
-	// gave none (its VIP Service's last warning); it goes into the
-	// Gateway's Programmed condition.
-	AddressProblems map[types.NamespacedName]string
+	// AddressProblems are, for a Gateway's requested addresses without a
+	// VIP, why the IPAM gave none (each VIP Service's last warning); they
+	// go into the Gateway's Programmed condition (addresses.go).
+	AddressProblems map[types.NamespacedName][]AddressProblem
 	// Now is the time written into condition transitions.
 	Now time.Time
+	// ListenerSets add listeners to the Gateways that allow them
+	// (listenerset.go).
+	ListenerSets []*gatewayv1.ListenerSet
 }
 
 // Result is the model of the accepted objects and the status of all of
@@ -71,6 +74,8 @@ type Status struct {
 	// BackendTLSPolicies are keyed like the others; every policy has
 	// an entry (its ancestors may be none).
 	BackendTLSPolicies map[types.NamespacedName]gatewayv1.PolicyStatus
+	// ListenerSets has every set naming a Gateway of ours.
+	ListenerSets map[types.NamespacedName]gatewayv1.ListenerSetStatus
 }
 
 // Build translates in into the model and the status of every object of
@@ -80,6 +85,7 @@ func Build(in Inputs) Result {
 	b := newBuilder(in)
 	b.classes()
 	b.gateways()
+	b.listenerSets()
 	b.backendTLSPolicies()
 	b.httpRoutes()
 	b.grpcRoutes()
@@ -88,6 +94,7 @@ func Build(in Inputs) Result {
 	b.udpRoutes()
 	b.policies()
 	b.backendTLSStatus()
+	b.listenerSetStatuses()
 	b.finish()
 	return b.out
 }

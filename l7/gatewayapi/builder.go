@@ -25,6 +25,10 @@ type builder struct {
 	classBad map[string]bool
 	gws      map[types.NamespacedName]*gateway
 	gwOrder  []*gateway
+	// sets are the ListenerSets naming Gateways of ours; setOrder holds
+	// them in precedence order.
+	sets     map[types.NamespacedName]*listenerSet
+	setOrder []*listenerSet
 
 	services   map[types.NamespacedName]*corev1.Service
 	slices     map[types.NamespacedName][]*discoveryv1.EndpointSlice

@@ -44,7 +44,7 @@ func (b *builder) listenerCertificates(gw *gatewayv1.Gateway, l *listener, f str
 		if ref.Namespace != nil && *ref.Namespace != "" {
 			ns = string(*ref.Namespace)
 		}
-		if ns != gw.Namespace && !b.granted(gw.Namespace, gatewayv1.GroupName, kindGateway, ns, "", kindSecret, string(ref.Name)) {
+		if ns != gw.Namespace && !b.granted(gw.Namespace, gatewayv1.GroupName, referrerKind(gw), ns, "", kindSecret, string(ref.Name)) {
 			bad(gatewayv1.ListenerReasonRefNotPermitted, fmt.Sprintf("%s: no ReferenceGrant in namespace %s lets Gateways of %s refer to Secret %s", rf, ns, gw.Namespace, ref.Name))
 			return
 		}

@@ -23,6 +23,8 @@
 //     spec's precedence order, upstreams "<ns>.<service>.<port>";
 //   - a TLSRoute is the service "tr.<ns>.<name>" holding its clusters, on
 //     no listener, and the SNI targets of the listeners it attached to;
+//   - a ListenerSet's listeners join those of the Gateway that allows it,
+//     after the Gateway's own and older sets' (listenerset.go);
 //   - a TrafficPolicy sets the DSL's gateway functions on the services
 //     and routes of its targets.
 //

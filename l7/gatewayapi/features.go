@@ -15,14 +15,15 @@ import (
 // status code, rewrites,
 // mirrors, timeouts, parentRef ports, named rules, h2c and WebSocket
 // backends, retries, CORS, listeners on any port, an address requested
-// without a value, listener isolation, TLS listeners that terminate,
-// alone or beside passthrough ones on one port).
+// without a value, several requested addresses, listener isolation, TLS
+// listeners that terminate, alone or beside passthrough ones on one port).
 func SupportedFeatures() []features.FeatureName {
 	fs := []features.FeatureName{
 		features.SupportGateway,
 		features.SupportHTTPRoute,
 		features.SupportReferenceGrant,
 		features.SupportGatewayInfrastructure,
+		features.SupportListenerSet,
 		features.SupportGRPCRoute,
 		features.SupportTLSRoute,
 		features.SupportTLSRouteModeTerminate,
@@ -56,6 +57,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportHTTPRouteCORS,
 		features.SupportGatewayPort8080,
 		features.SupportGatewayAddressEmpty,
+		features.SupportGatewayStaticAddresses,
 		features.SupportGatewayHTTPListenerIsolation,
 		features.SupportGatewayFrontendClientCertificateValidation,
 		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,

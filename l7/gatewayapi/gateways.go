@@ -23,6 +23,8 @@ type gateway struct {
 	accepted  metav1.Condition
 	addrs     []netip.Addr
 	listeners []*listener
+	// sets are the ListenerSets attached, in precedence order.
+	sets []*listenerSet
 }
 
 // gateways validates every Gateway of our classes and its listeners.
@@ -94,62 +96,16 @@ func (g *gateway) isAccepted() bool { return g.accepted.Status == metav1.Conditi
 // programmed reports whether g is served: accepted, with an address. A
 // requested address that was not assigned does not stop it: the spec
 // (GatewaySpec.Addresses) asks that it be reported in the Gateway's
-// conditions, and the addresses it has are served (one missing address
-// used to take the whole Gateway down).
+// conditions (programmedCondition), and the addresses it has are served
+// (one missing address used to take the whole Gateway down).
 func (g *gateway) programmed() bool {
 	return g.isAccepted() && len(g.addrs) > 0
 }
 
-// missingAddresses returns, for each IP of spec.addresses that g did not
-// get, its field and why: TLB assigns one address per Gateway, the first
-// requested (see l7/gatewayctl), so the others are never assigned.
-func (g *gateway) missingAddresses() []string {
-	var out []string
-	first := true
-	for i, a := range g.obj.Spec.Addresses {
-		ip, err := netip.ParseAddr(a.Value)
-		if err != nil || slices.Contains(g.addrs, ip) {
-			first = first && err != nil
-			continue
-		}
-		why := "not assigned (taken, or outside the class's pools)"
-		if !first {
-			why = "not requested: TLB gives a Gateway one address, the first of spec.addresses"
-		}
-		first = false
-		out = append(out, fmt.Sprintf("spec.addresses[%d] %s %s", i, a.Value, why))
-	}
-	return out
-}
-
 // status is g's status once every route has attached.
 func (b *builder) gatewayStatus(g *gateway) gatewayv1.GatewayStatus {
-	gen, now := g.obj.Generation, b.in.Now
-	cause := ""
-	if msg := b.in.AddressProblems[nn(g.obj.Namespace, g.obj.Name)]; msg != "" && len(g.addrs) == 0 {
-		cause = "; the IPAM says: " + msg
-	}
-	missing := g.missingAddresses()
-	var prog metav1.Condition
-	switch {
-	case !g.isAccepted():
-		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "the Gateway is not accepted", gen, now)
-	case len(g.addrs) == 0 && len(missing) > 0:
-		// GatewayReasonAddressNotUsable: "a provided static address
-		// can't be used [...] the address is already in use".
-		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
-			"no VIP: "+strings.Join(missing, "; ")+cause, gen, now)
-	case len(g.addrs) == 0:
-		// GatewayReasonAddressNotAssigned: "the implementation SHOULD
-		// provide a clear message explaining the underlying problem".
-		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned, "no VIP assigned yet"+cause, gen, now)
-	case len(missing) > 0:
-		prog = condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
-			fmt.Sprintf("served on %s only: %s", joinAddrs(g.addrs), strings.Join(missing, "; ")), gen, now)
-	default:
-		prog = condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "programmed", gen, now)
-	}
-	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}}
+	prog := b.programmedCondition(g) // addresses.go
+	st := gatewayv1.GatewayStatus{Conditions: []metav1.Condition{g.accepted, prog}, AttachedListenerSets: g.attachedListenerSets()}
 	if c, ok := b.insecureFrontend(g); ok {
 		st.Conditions = append(st.Conditions, c)
 	}
@@ -184,7 +140,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 	}
 	byName := map[string]*model.Listener{}
 	sni := map[string]map[string]bool{} // model listener -> SNI names taken
-	for _, l := range g.listeners {
+	for _, l := range g.servedListeners() {
 		if !l.programmable() {
 			continue
 		}

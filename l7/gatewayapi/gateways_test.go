@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/tlbproject/tlb/l7/model"
@@ -40,10 +41,15 @@ func TestGatewayConditions(t *testing.T) {
 		// the IPAM has not moved it yet): served where it is, reported.
 		"requested address not assigned": {func(in *Inputs) {
 			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.99"}}
-		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotUsable, 1, ptr(true)}},
+		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotAssigned, 1, ptr(true)}},
+		"requested address pending": {func(in *Inputs) {
+			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.99"}}
+			in.Addresses = nil
+		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotAssigned, 0, nil}},
 		"requested address refused": {func(in *Inputs) {
 			in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: "203.0.113.99"}}
 			in.Addresses = nil
+			in.AddressProblems = map[types.NamespacedName][]AddressProblem{gwKey: {{Address: netip.MustParseAddr("203.0.113.99"), Reason: "VIPInUse", Message: "held"}}}
 		}, want{true, gatewayv1.GatewayReasonAccepted, false, gatewayv1.GatewayReasonAddressNotUsable, 0, nil}},
 		"some listeners invalid": {func(in *Inputs) {
 			in.Gateways[0].Spec.Listeners = append(in.Gateways[0].Spec.Listeners, gatewayv1.Listener{Name: "sctp", Port: 53, Protocol: "example.com/sctp"})
@@ -79,7 +85,7 @@ func TestGatewayConditions(t *testing.T) {
 					continue
 				}
 				if c := cond(t, l.Conditions, "Programmed"); (c.Status == "True") != served ||
-					(tc.want.progReason == gatewayv1.GatewayReasonAddressNotAssigned && c.Reason != string(gatewayv1.ListenerReasonPending)) {
+					(!served && tc.want.progReason == gatewayv1.GatewayReasonAddressNotAssigned && c.Reason != string(gatewayv1.ListenerReasonPending)) {
 					t.Errorf("listener %s Programmed %s/%s; want it to follow the Gateway's", l.Name, c.Status, c.Reason)
 				}
 			}

@@ -17,7 +17,7 @@ func isolate(g *gateway, l *listener, hosts []string) (kept []string, none bool)
 		return nil, false
 	}
 	kept = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool {
-		return slices.ContainsFunc(g.listeners, func(o *listener) bool {
+		return slices.ContainsFunc(g.servedListeners(), func(o *listener) bool {
 			return o != l && o.spec.Port == l.spec.Port && o.protocol == l.protocol && moreSpecific(o.hostname(), l.hostname()) && takesHost(o.hostname(), h)
 		})
 	})

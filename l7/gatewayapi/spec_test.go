@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	tlbv1alpha1 "github.com/tlbproject/tlb/api/v1alpha1"
@@ -291,54 +290,6 @@ func TestCertificateCovers(t *testing.T) {
 		if got := covers(tc.sans, tc.host); got != tc.want {
 			t.Errorf("covers(%v, %s) = %v; want %v", tc.sans, tc.host, got, tc.want)
 		}
-	}
-}
-
-// TestSecondAddressDoesNotTakeTheGatewayDown: a Gateway asking for two
-// addresses (TLB assigns the first) was not served at all. It is served
-// on the address it has; Programmed says which requested address it does
-// not have and why (GatewaySpec.Addresses: "the implementation MUST
-// indicate this in an associated entry in GatewayStatus.Conditions").
-func TestSecondAddressDoesNotTakeTheGatewayDown(t *testing.T) {
-	in := world(t)
-	in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: testVIP}, {Value: "203.0.113.11"}}
-	res := Build(in)
-	if len(res.Config.Gateways) != 1 || len(res.Config.Gateways[0].Listeners) == 0 {
-		t.Fatalf("gateways %s; want the Gateway served on %s", jsonOf(res.Config.Gateways), testVIP)
-	}
-	st := res.Status.Gateways[gwKey]
-	wantCond(t, st.Conditions, "Programmed", false, string(gatewayv1.GatewayReasonAddressNotUsable))
-	want := "served on 203.0.113.10 only: spec.addresses[1] 203.0.113.11 not requested: TLB gives a Gateway one address, the first of spec.addresses"
-	if msg := cond(t, st.Conditions, "Programmed").Message; msg != want {
-		t.Errorf("Programmed message %q; want %q", msg, want)
-	}
-	if len(st.Addresses) != 1 || st.Addresses[0].Value != testVIP {
-		t.Errorf("status addresses %+v; want %s alone", st.Addresses, testVIP)
-	}
-	for _, l := range st.Listeners {
-		wantCond(t, l.Conditions, "Programmed", true, string(gatewayv1.ListenerReasonProgrammed))
-	}
-}
-
-// TestMissingVIPSaysWhy: the IPAM's reason for refusing a Gateway's VIP
-// was only in its VIP Service's Events; the controller hands it to Build
-// (Inputs.AddressProblems) and the Programmed condition carries it.
-func TestMissingVIPSaysWhy(t *testing.T) {
-	in := world(t)
-	in.Addresses = nil
-	in.AddressProblems = map[types.NamespacedName]string{gwKey: "VIP 203.0.113.10 is in use by Service app/db"}
-	in.Gateways[0].Spec.Addresses = []gatewayv1.GatewaySpecAddress{{Value: testVIP}}
-	st := Build(in).Status.Gateways[gwKey]
-	wantCond(t, st.Conditions, "Programmed", false, string(gatewayv1.GatewayReasonAddressNotUsable))
-	want := "no VIP: spec.addresses[0] 203.0.113.10 not assigned (taken, or outside the class's pools); the IPAM says: VIP 203.0.113.10 is in use by Service app/db"
-	if msg := cond(t, st.Conditions, "Programmed").Message; msg != want {
-		t.Errorf("Programmed message %q; want %q", msg, want)
-	}
-	in.Gateways[0].Spec.Addresses = nil
-	st = Build(in).Status.Gateways[gwKey]
-	wantCond(t, st.Conditions, "Programmed", false, string(gatewayv1.GatewayReasonAddressNotAssigned))
-	if msg := cond(t, st.Conditions, "Programmed").Message; msg != "no VIP assigned yet; the IPAM says: VIP 203.0.113.10 is in use by Service app/db" {
-		t.Errorf("Programmed message %q; want the IPAM's reason", msg)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,9 +42,10 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Identity names this replica in Events.
 	Identity string
-	// AddressRecheck is how often the controller looks again while a
-	// Gateway waits for its VIP: the IPAM's reason (an Event on the VIP
-	// Service) may have changed (default 15s).
+	// AddressRecheck is how often, at most, the controller looks again
+	// while a Gateway waits for a VIP: the IPAM's reason (an Event on the
+	// VIP Service) may have changed (default 15s). It looks sooner just
+	// after a Gateway starts waiting.
 	AddressRecheck time.Duration
 }
 
@@ -54,8 +56,15 @@ var (
 	TrafficPolicyResource = gatewaywatch.TrafficPolicyResource
 )
 
-// syncKey is the one workqueue key: every event rebuilds everything.
-const syncKey = "gateways"
+// The workqueue's two keys; every event adds both. syncKey's sync
+// rebuilds everything and writes status; vipKey's writes only the VIP
+// Services, on a worker of its own, so that a new Gateway's VIP Service
+// is not created only after a long run of status writes (the IPAM
+// allocates its VIP meanwhile).
+const (
+	syncKey = "gateways"
+	vipKey  = "vip-services"
+)
 
 // Controller reconciles Gateway API objects of our classes. Build it with
 // New, run it with Run.
@@ -66,6 +75,8 @@ type Controller struct {
 	metrics *metrics
 	own     *ownWrites
 	queue   workqueue.TypedRateLimitingInterface[string]
+	// recheck paces the looks at the IPAM's warnings (recheck.go).
+	recheck *recheck
 
 	recorder record.EventRecorder
 	scheme   *runtime.Scheme
@@ -91,12 +102,13 @@ func New(o Options) (*Controller, error) {
 	}
 	c := &Controller{
 		opts: o, log: o.Log, clock: o.Clock, metrics: newMetrics(o.Registry), own: newOwnWrites(), scheme: scheme,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		recheck: &recheck{max: o.AddressRecheck},
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 	}
 	onAny := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { c.queue.Add(syncKey) },
-		UpdateFunc: func(_, _ any) { c.queue.Add(syncKey) },
-		DeleteFunc: func(any) { c.queue.Add(syncKey) },
+		AddFunc:    func(any) { c.queue.Add(syncKey); c.queue.Add(vipKey) },
+		UpdateFunc: func(_, _ any) { c.queue.Add(syncKey); c.queue.Add(vipKey) },
+		DeleteFunc: func(any) { c.queue.Add(syncKey); c.queue.Add(vipKey) },
 	}
 	w, err := gatewaywatch.New(gatewaywatch.Options{Gateway: o.Gateway, Kube: o.Kube, Dynamic: o.Dynamic, Core: true, CABundles: true, Handler: onAny})
 	if err != nil {
@@ -124,15 +136,24 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("gateway controller: wait for the informer caches: %w", ctx.Err())
 	}
 	c.log.Info("gateway controller started", "controllerName", "tlb.io/gateway-controller")
+	c.queue.Add(vipKey)
 	c.queue.Add(syncKey)
 	go func() {
 		<-ctx.Done()
 		c.queue.ShutDown()
 	}()
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for c.processNext(ctx) {
-		}
-	}, time.Second)
+	// One worker per key: the queue never hands out a key that is
+	// being processed.
+	var workers sync.WaitGroup
+	for range 2 {
+		workers.Go(func() {
+			wait.UntilWithContext(ctx, func(ctx context.Context) {
+				for c.processNext(ctx) {
+				}
+			}, time.Second)
+		})
+	}
+	workers.Wait()
 	return nil
 }
 
@@ -143,15 +164,27 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 	began := c.clock.Now()
-	err := c.sync(ctx)
-	c.metrics.syncSeconds.Observe(c.clock.Since(began).Seconds())
+	sync := c.sync
+	if key == vipKey {
+		sync = c.syncVIPs
+	}
+	err := sync(ctx)
+	// The metrics count the status syncs (the VIP writes have theirs).
+	status := key == syncKey
+	if status {
+		c.metrics.syncSeconds.Observe(c.clock.Since(began).Seconds())
+	}
 	if err != nil {
-		c.metrics.syncs.WithLabelValues("error").Inc()
-		c.log.Warn("sync Gateway API objects failed; retrying", "err", err)
+		if status {
+			c.metrics.syncs.WithLabelValues("error").Inc()
+		}
+		c.log.Warn("sync Gateway API objects failed; retrying", "key", key, "err", err)
 		c.queue.AddRateLimited(key)
 		return true
 	}
-	c.metrics.syncs.WithLabelValues("ok").Inc()
+	if status {
+		c.metrics.syncs.WithLabelValues("ok").Inc()
+	}
 	c.queue.Forget(key)
 	return true
 }

@@ -21,14 +21,14 @@ func TestVIPServiceNamesFleet(t *testing.T) {
 	shared := gateway("a", "web", "tlb")
 	plan := planVIPs(classes, testConfigs, []*gatewayv1.Gateway{own, shared})
 
-	ownSvc := plan.services[types.NamespacedName{Namespace: "a", Name: "own"}]
+	ownSvc := plan.services[types.NamespacedName{Namespace: "a", Name: "own"}][0]
 	if got := ownSvc.Annotations[api.AnnotationFleetGroup]; got != "edge.a.own" {
 		t.Errorf("VIP Service of a/own: %s = %q, want edge.a.own", api.AnnotationFleetGroup, got)
 	}
 	if got := ownSvc.Annotations[api.AnnotationGatewayGroup]; got != "edge" {
 		t.Errorf("VIP Service of a/own: %s = %q, want the class's group edge", api.AnnotationGatewayGroup, got)
 	}
-	if _, ok := plan.services[types.NamespacedName{Namespace: "a", Name: "web"}].Annotations[api.AnnotationFleetGroup]; ok {
+	if _, ok := plan.services[types.NamespacedName{Namespace: "a", Name: "web"}][0].Annotations[api.AnnotationFleetGroup]; ok {
 		t.Errorf("VIP Service of shared a/web has %s", api.AnnotationFleetGroup)
 	}
 	if w := updateVIP(ownSvc, ownSvc); w != nil {
@@ -36,7 +36,7 @@ func TestVIPServiceNamesFleet(t *testing.T) {
 	}
 
 	own.Annotations = nil
-	back := planVIPs(classes, testConfigs, []*gatewayv1.Gateway{own}).services[types.NamespacedName{Namespace: "a", Name: "own"}]
+	back := planVIPs(classes, testConfigs, []*gatewayv1.Gateway{own}).services[types.NamespacedName{Namespace: "a", Name: "own"}][0]
 	w := updateVIP(ownSvc, back)
 	if w == nil {
 		t.Fatal("dropping the fleet annotation asks no update of the VIP Service")

@@ -22,7 +22,7 @@ func TestInfrastructureMetadata(t *testing.T) {
 		Annotations: map[gatewayv1.AnnotationKey]gatewayv1.AnnotationValue{"example.com/cost": "7", api.AnnotationPool: "forged"},
 	}
 	key := types.NamespacedName{Namespace: "a", Name: "web"}
-	svc := planVIPs(classes, testConfigs, []*gatewayv1.Gateway{gw}).services[key]
+	svc := planVIPs(classes, testConfigs, []*gatewayv1.Gateway{gw}).services[key][0]
 	if svc.Labels["team"] != "a" || svc.Labels[gatewayv1.GatewayNameLabelKey] != "web" || svc.Annotations["example.com/cost"] != "7" {
 		t.Fatalf("VIP Service metadata: labels %v annotations %v; want team=a, the gateway-name label and example.com/cost=7", svc.Labels, svc.Annotations)
 	}
@@ -39,14 +39,14 @@ func TestInfrastructureMetadata(t *testing.T) {
 	if len(d.create) != 1 {
 		t.Fatalf("create %d; want the VIP Service", len(d.create))
 	}
-	u := updateVIP(cur, p.services[key])
+	u := updateVIP(cur, p.services[key][0])
 	if u == nil {
 		t.Fatal("a changed spec.infrastructure did not update the VIP Service")
 	}
 	if _, ok := u.Labels["drop"]; ok || u.Labels["someone"] != "else" || u.Annotations["example.com/cost"] != "8" || u.Labels["team"] != "a" {
 		t.Fatalf("updated metadata: labels %v annotations %v; want drop gone, someone=else kept, cost 8", u.Labels, u.Annotations)
 	}
-	if again := updateVIP(u, p.services[key]); again != nil {
+	if again := updateVIP(u, p.services[key][0]); again != nil {
 		t.Fatalf("updating twice changes again: labels %v annotations %v", again.Labels, again.Annotations)
 	}
 }

@@ -60,10 +60,11 @@ func TestPlanVIPs(t *testing.T) {
 	}
 	p := planVIPs(classes, testConfigs, gws)
 
-	web := p.services[types.NamespacedName{Namespace: "a", Name: "web"}]
-	if web == nil {
-		t.Fatalf("no VIP Service for a/web; plan %+v", p)
+	webs := p.services[types.NamespacedName{Namespace: "a", Name: "web"}]
+	if len(webs) != 2 || webs[1].Annotations[api.AnnotationVIP] != "203.0.113.8" {
+		t.Fatalf("VIP Services for a/web %+v; want one per requested address", webs)
 	}
+	web := webs[0]
 	wantAnn := map[string]string{api.AnnotationEnvironment: "production", api.AnnotationPool: "public",
 		api.AnnotationGatewayGroup: "edge", api.AnnotationVIP: "203.0.113.7"}
 	for k, v := range wantAnn {
@@ -71,7 +72,7 @@ func TestPlanVIPs(t *testing.T) {
 			t.Errorf("a/web annotation %s = %q, want %q", k, web.Annotations[k], v)
 		}
 	}
-	if web.Name != "web-vip" || web.Labels[api.LabelOwningGateway] != "a.web" || *web.Spec.LoadBalancerClass != api.LoadBalancerClass ||
+	if web.Labels[api.LabelOwningGateway] != "a.web" || *web.Spec.LoadBalancerClass != api.LoadBalancerClass ||
 		web.Spec.Type != corev1.ServiceTypeLoadBalancer || web.Spec.Selector != nil {
 		t.Errorf("a/web VIP Service = %+v", web)
 	}
@@ -82,8 +83,12 @@ func TestPlanVIPs(t *testing.T) {
 	if ref := metav1.GetControllerOf(web); ref == nil || ref.Kind != "Gateway" || ref.Name != "web" || ref.UID != "a-web" {
 		t.Errorf("a/web ownerRef = %+v", ref)
 	}
-	plain := p.services[types.NamespacedName{Namespace: "a", Name: "plain"}]
-	if plain == nil || plain.Annotations[api.AnnotationGatewayGroup] != tlbv1alpha1.DefaultGatewayGroup ||
+	plains := p.services[types.NamespacedName{Namespace: "a", Name: "plain"}]
+	if len(plains) != 1 {
+		t.Fatalf("VIP Services for a/plain %+v; want one (the IPAM chooses its VIP)", plains)
+	}
+	plain := plains[0]
+	if plain.Annotations[api.AnnotationGatewayGroup] != tlbv1alpha1.DefaultGatewayGroup ||
 		plain.Annotations[api.AnnotationEnvironment] != "" || plain.Annotations[api.AnnotationVIP] != "" {
 		t.Errorf("a/plain VIP Service = %+v, want only the default group annotation", plain)
 	}
@@ -106,7 +111,8 @@ func TestDiffVIPs(t *testing.T) {
 	web := gateway("a", "web", "tlb")
 	p := planVIPs(classes, testConfigs, []*gatewayv1.Gateway{web, gateway("a", "moved", "other"), gateway("a", "new", "tlb"), gateway("a", "clash", "tlb")})
 
-	current := p.services[types.NamespacedName{Namespace: "a", Name: "web"}].DeepCopy()
+	current := p.services[types.NamespacedName{Namespace: "a", Name: "web"}][0].DeepCopy()
+	current.Name = "web-vip"
 	current.Annotations[api.AnnotationAssignedPool] = "public" // the IPAM's
 	stale := current.DeepCopy()
 	stale.Name = "old-vip"

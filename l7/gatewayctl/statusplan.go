@@ -25,10 +25,14 @@ type statusWrites struct {
 	udp      []*gatewayv1.UDPRoute
 	policies []*tlbv1alpha1.TrafficPolicy
 	btls     []*gatewayv1.BackendTLSPolicy
+	sets     []*gatewayv1.ListenerSet
 }
 
-func (w statusWrites) empty() bool {
-	return len(w.classes)+len(w.gateways)+len(w.http)+len(w.grpc)+len(w.tls)+len(w.tcp)+len(w.udp)+len(w.policies)+len(w.btls) == 0
+func (w statusWrites) empty() bool { return w.len() == 0 }
+
+// len is how many statuses w writes.
+func (w statusWrites) len() int {
+	return len(w.classes) + len(w.gateways) + len(w.http) + len(w.grpc) + len(w.tls) + len(w.tcp) + len(w.udp) + len(w.policies) + len(w.btls) + len(w.sets)
 }
 
 // planStatus diffs the status Build computed with each cached object's.
@@ -83,6 +87,7 @@ func planStatus(in gatewayapi.Inputs, p vipPlan, d vipDiff, want gatewayapi.Stat
 	w.udp = planRoutes(kindUDPRoute, in.UDPRoutes, pending, func(n types.NamespacedName) gatewayv1.RouteStatus { return want.UDPRoutes[n].RouteStatus },
 		func(r *gatewayv1.UDPRoute) *gatewayv1.RouteStatus { return &r.Status.RouteStatus }, (*gatewayv1.UDPRoute).DeepCopy)
 	planPolicyStatus(in, want, pending, &w)
+	w.sets = planListenerSets(in, want, pending)
 	return w
 }
 

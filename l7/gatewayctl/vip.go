@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,11 +26,15 @@ type placement struct {
 	environment, pool, group string
 }
 
-// vipPlan is the desired VIP Service of every Gateway of our classes that
-// can have one, and why the others cannot.
+// vipPlan is the desired VIP Services of every Gateway of our classes
+// that can have them, and why the others cannot.
 type vipPlan struct {
-	// services are the desired VIP Services by Gateway.
-	services map[types.NamespacedName]*corev1.Service
+	// services are the desired VIP Services by Gateway, one per
+	// requested address in the order of spec.addresses (one the IPAM
+	// chooses when there is none). Their names are the diff's to choose
+	// (vipdiff.go): an existing Service asking for the same address keeps
+	// serving it.
+	services map[types.NamespacedName][]*corev1.Service
 	// ours are all Gateways of our classes (with or without a VIP
 	// Service); a VIP Service of any other Gateway is deleted.
 	ours map[types.NamespacedName]*gatewayv1.Gateway
@@ -37,7 +42,7 @@ type vipPlan struct {
 	// with the message for their Accepted condition.
 	unsupported map[types.NamespacedName]string
 	// unplaced are Gateways whose class's parametersRef cannot be
-	// resolved; their VIP Service, if any, is kept as it is.
+	// resolved; their VIP Services, if any, are kept as they are.
 	unplaced map[types.NamespacedName]string
 }
 
@@ -74,11 +79,11 @@ func ourClasses(classes []*gatewayv1.GatewayClass, configs []*tlbv1alpha1.Gatewa
 	return ok, bad
 }
 
-// planVIPs computes the VIP Service of every Gateway of our classes.
+// planVIPs computes the VIP Services of every Gateway of our classes.
 func planVIPs(classes []*gatewayv1.GatewayClass, configs []*tlbv1alpha1.GatewayClassConfig, gateways []*gatewayv1.Gateway) vipPlan {
 	placed, bad := ourClasses(classes, configs)
 	p := vipPlan{
-		services:    map[types.NamespacedName]*corev1.Service{},
+		services:    map[types.NamespacedName][]*corev1.Service{},
 		ours:        map[types.NamespacedName]*gatewayv1.Gateway{},
 		unsupported: map[types.NamespacedName]string{},
 		unplaced:    map[types.NamespacedName]string{},
@@ -96,34 +101,45 @@ func planVIPs(classes []*gatewayv1.GatewayClass, configs []*tlbv1alpha1.GatewayC
 			continue
 		}
 		p.ours[key] = gw
-		vip, err := requestedVIP(gw)
+		vips, err := requestedVIPs(gw)
 		if err != nil {
 			p.unsupported[key] = err.Error()
 			continue
 		}
-		p.services[key] = vipService(gw, pl, vip)
+		for _, vip := range vips {
+			p.services[key] = append(p.services[key], vipService(gw, pl, vip))
+		}
 	}
 	return p
 }
 
-// requestedVIP returns the first spec.addresses entry of type IPAddress
-// (an invalid address when there is none); any other type is an error.
-func requestedVIP(gw *gatewayv1.Gateway) (netip.Addr, error) {
-	var vip netip.Addr
+// requestedVIPs returns the addresses gw asks for, one per spec.addresses
+// entry (an invalid address for an entry without value: the IPAM
+// chooses), each IP once, or one the IPAM chooses when there is none; any
+// type but IPAddress is an error.
+func requestedVIPs(gw *gatewayv1.Gateway) ([]netip.Addr, error) {
+	var vips []netip.Addr
 	for i, a := range gw.Spec.Addresses {
 		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
-			return netip.Addr{}, fmt.Errorf("gateway %s/%s: spec.addresses[%d].type %q is not supported; TLB serves only %s addresses",
+			return nil, fmt.Errorf("gateway %s/%s: spec.addresses[%d].type %q is not supported; TLB serves only %s addresses",
 				gw.Namespace, gw.Name, i, *a.Type, gatewayv1.IPAddressType)
+		}
+		if a.Value == "" {
+			vips = append(vips, netip.Addr{})
+			continue
 		}
 		addr, err := netip.ParseAddr(a.Value)
 		if err != nil || addr.Zone() != "" {
-			return netip.Addr{}, fmt.Errorf("gateway %s/%s: spec.addresses[%d].value %q is not an IP address", gw.Namespace, gw.Name, i, a.Value)
+			return nil, fmt.Errorf("gateway %s/%s: spec.addresses[%d].value %q is not an IP address", gw.Namespace, gw.Name, i, a.Value)
 		}
-		if !vip.IsValid() {
-			vip = addr
+		if !slices.Contains(vips, addr) {
+			vips = append(vips, addr)
 		}
 	}
-	return vip, nil
+	if len(vips) == 0 {
+		vips = []netip.Addr{{}}
+	}
+	return vips, nil
 }
 
 // managedAnnotations are the annotations of a VIP Service the controller
@@ -192,13 +208,22 @@ func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Ser
 
 var dns1035 = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 
-// VIPServiceName is the name of the VIP Service of Gateway name: name +
-// "-vip" when that is a valid Service name (a DNS-1035 label of at most
-// 63 characters), else a prefix of name made valid, a hash of name and
-// "-vip", so that two Gateways never share a name.
-func VIPServiceName(name string) string {
-	if n := name + "-vip"; len(n) <= 63 && dns1035.MatchString(n) {
-		return n
+// VIPServiceName is the name of the (first) VIP Service of Gateway name:
+// name + "-vip" when that is a valid Service name (a DNS-1035 label of at
+// most 63 characters), else a prefix of name made valid, a hash of name
+// and "-vip", so that two Gateways never share a name.
+func VIPServiceName(name string) string { return vipServiceName(name, 1) }
+
+// vipServiceName is the name of the nth VIP Service of Gateway name:
+// VIPServiceName's, with "-<n>" after "-vip" from the second on (no other
+// Gateway's first VIP Service ends in a digit).
+func vipServiceName(name string, n int) string {
+	suffix := "-vip"
+	if n > 1 {
+		suffix += "-" + strconv.Itoa(n)
+	}
+	if s := name + suffix; len(s) <= 63 && dns1035.MatchString(s) {
+		return s
 	}
 	sum := sha256.Sum256([]byte(name))
 	base := strings.Trim(strings.Map(func(r rune) rune {
@@ -214,7 +239,7 @@ func VIPServiceName(name string) string {
 	if base == "" {
 		base = "gw"
 	}
-	return base + "-" + hex.EncodeToString(sum[:])[:10] + "-vip"
+	return base + "-" + hex.EncodeToString(sum[:])[:10] + suffix
 }
 
 // OwningGatewayLabel is the value of api.LabelOwningGateway for Gateway

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -21,58 +22,111 @@ type vipDiff struct {
 	update []*corev1.Service
 	delete []*corev1.Service
 	keep   int
-	// conflicts name Gateways whose VIP Service name is taken by a
+	// conflicts name Gateways a VIP Service name of which is taken by a
 	// Service that is not theirs.
 	conflicts map[types.NamespacedName]string
+	// serving are, by Gateway and in the order of the plan's Services,
+	// the existing Services that serve each requested address (nil for
+	// one created now, or whose name is taken).
+	serving map[types.NamespacedName][]*corev1.Service
 }
 
 func (d vipDiff) empty() bool { return len(d.create)+len(d.update)+len(d.delete) == 0 }
 
 // diffVIPs compares the plan with the cached Services. A VIP Service whose
-// Gateway is gone or no longer of our classes is deleted; one of a
+// Gateway is gone or no longer of our classes is deleted; those of a
 // Gateway of ours that has no desired Service (unsupported addresses, an
-// unresolved class) is kept as it is.
+// unresolved class) are kept as they are. The Services of each other
+// Gateway of ours are matched to its requests by matchVIPs.
 func diffVIPs(p vipPlan, services []*corev1.Service) vipDiff {
-	d := vipDiff{conflicts: map[types.NamespacedName]string{}}
+	d := vipDiff{conflicts: map[types.NamespacedName]string{}, serving: map[types.NamespacedName][]*corev1.Service{}}
 	byName := map[types.NamespacedName]*corev1.Service{}
+	own := map[types.NamespacedName][]*corev1.Service{}
 	for _, s := range services {
 		byName[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
-	}
-	handled := map[types.NamespacedName]bool{}
-	for _, s := range services {
 		gw, ok := gatewaywatch.OwningGateway(s)
 		if !ok {
 			continue
 		}
-		want, wanted := p.services[gw]
 		_, isOurs := p.ours[gw]
+		_, wanted := p.services[gw]
 		switch {
-		case wanted && want.Name == s.Name:
-			handled[gw] = true
-			if w := updateVIP(s, want); w != nil {
-				d.update = append(d.update, w)
-			} else {
-				d.keep++
-			}
-		case !isOurs, wanted:
+		case !isOurs:
 			d.delete = append(d.delete, s)
-		default:
+		case !wanted:
 			d.keep++
+		default:
+			own[gw] = append(own[gw], s)
 		}
 	}
 	for _, gw := range slices.SortedFunc(maps.Keys(p.services), compareNames) {
-		if handled[gw] {
-			continue
-		}
-		want := p.services[gw]
-		if taken, ok := byName[types.NamespacedName{Namespace: want.Namespace, Name: want.Name}]; ok {
-			d.conflicts[gw] = fmt.Sprintf("Gateway %s: its VIP Service name %s/%s is taken by a Service that is not its own; rename that Service",
-				gw, taken.Namespace, taken.Name)
-			continue
-		}
-		d.create = append(d.create, want)
+		ss := own[gw]
+		slices.SortFunc(ss, func(a, b *corev1.Service) int { return strings.Compare(a.Name, b.Name) })
+		d.matchVIPs(gw, p.services[gw], ss, byName)
 	}
 	return d
+}
+
+// matchVIPs diffs the desired VIP Services of Gateway gw with its
+// existing ones (sorted by name). An existing Service asking for the same
+// address (or, for a request without value, for none) keeps serving it,
+// whatever its name: a request moving in spec.addresses moves no VIP.
+// Each other request takes over an existing Service of gw no request
+// kept (updated to ask for the new address), else gets a new Service
+// named by the first name of vipServiceName's sequence not in use.
+// Services left over are deleted.
+func (d *vipDiff) matchVIPs(gw types.NamespacedName, want, have []*corev1.Service, byName map[types.NamespacedName]*corev1.Service) {
+	serving := make([]*corev1.Service, len(want))
+	used := map[string]bool{}
+	for i, w := range want {
+		for _, s := range have {
+			if !used[s.Name] && s.Annotations[api.AnnotationVIP] == w.Annotations[api.AnnotationVIP] {
+				serving[i], used[s.Name] = s, true
+				break
+			}
+		}
+	}
+	n := 1
+	for i, w := range want {
+		if serving[i] != nil {
+			continue
+		}
+		if j := slices.IndexFunc(have, func(s *corev1.Service) bool { return !used[s.Name] }); j >= 0 {
+			serving[i], used[have[j].Name] = have[j], true
+			continue
+		}
+		for ; used[vipServiceName(gw.Name, n)]; n++ {
+		}
+		name := vipServiceName(gw.Name, n)
+		used[name] = true
+		taken, exists := byName[types.NamespacedName{Namespace: w.Namespace, Name: name}]
+		switch {
+		case !exists:
+			w.Name = name
+			d.create = append(d.create, w)
+		default:
+			d.conflicts[gw] = fmt.Sprintf("Gateway %s: its VIP Service name %s/%s is taken by a Service that is not its own; rename that Service",
+				gw, taken.Namespace, taken.Name)
+		}
+	}
+	for i, s := range serving {
+		if s == nil {
+			continue
+		}
+		w := want[i]
+		w.Name = s.Name
+		if u := updateVIP(s, w); u != nil {
+			d.update = append(d.update, u)
+		} else {
+			d.keep++
+		}
+	}
+	for _, s := range have {
+		if !used[s.Name] {
+			d.delete = append(d.delete, s)
+		}
+	}
+	d.serving[gw] = serving
 }
 
 func compareNames(a, b types.NamespacedName) int {

@@ -7,6 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/tlbproject/tlb/api"
+	"github.com/tlbproject/tlb/l7/gatewayapi"
 )
 
 // vipEventSelector selects the Events the IPAM writes when it refuses a
@@ -17,35 +20,33 @@ var vipEventSelector = fields.AndSelectors(
 	fields.OneTermEqualSelector("type", corev1.EventTypeWarning),
 ).String()
 
-// addressProblems returns, for each Gateway of p that has no VIP, the
-// reason and message of the last warning Event about its VIP Service (the
-// Service as it is now: same UID), "" when there is none.
-func addressProblems(p vipPlan, services []*corev1.Service, have map[types.NamespacedName][]netip.Addr, events []*corev1.Event) map[types.NamespacedName]string {
-	byName := map[types.NamespacedName]*corev1.Service{}
-	for _, s := range services {
-		byName[types.NamespacedName{Namespace: s.Namespace, Name: s.Name}] = s
-	}
-	out := map[types.NamespacedName]string{}
-	for gw, want := range p.services {
-		if len(have[gw]) > 0 {
-			continue
-		}
-		svc := byName[types.NamespacedName{Namespace: want.Namespace, Name: want.Name}]
-		if svc == nil {
-			continue
-		}
-		var last *corev1.Event
-		for _, ev := range events {
-			o := ev.InvolvedObject
-			if ev.Type != corev1.EventTypeWarning || o.Kind != "Service" || o.Namespace != svc.Namespace || o.Name != svc.Name || o.UID != svc.UID {
+// addressProblems returns, for each requested address of the Gateways of
+// p without a VIP, the reason and message of the last warning Event about
+// the VIP Service serving it (the Service as it is now: same UID), with
+// the address it asks for; none when there is no such Event.
+func addressProblems(p vipPlan, d vipDiff, events []*corev1.Event) map[types.NamespacedName][]gatewayapi.AddressProblem {
+	out := map[types.NamespacedName][]gatewayapi.AddressProblem{}
+	for gw, serving := range d.serving {
+		for i, svc := range serving {
+			if svc == nil || len(ingressIPs(svc)) > 0 {
 				continue
 			}
-			if last == nil || eventTime(ev).After(eventTime(last)) {
-				last = ev
+			var last *corev1.Event
+			for _, ev := range events {
+				o := ev.InvolvedObject
+				if ev.Type != corev1.EventTypeWarning || o.Kind != "Service" || o.Namespace != svc.Namespace || o.Name != svc.Name || o.UID != svc.UID {
+					continue
+				}
+				if last == nil || eventTime(ev).After(eventTime(last)) {
+					last = ev
+				}
 			}
-		}
-		if last != nil {
-			out[gw] = last.Reason + ": " + last.Message
+			if last == nil {
+				continue
+			}
+			// Invalid for a request without value.
+			asked, _ := netip.ParseAddr(p.services[gw][i].Annotations[api.AnnotationVIP])
+			out[gw] = append(out[gw], gatewayapi.AddressProblem{Address: asked, Reason: last.Reason, Message: last.Message})
 		}
 	}
 	return out

@@ -27,9 +27,20 @@ func warning(svc *corev1.Service, reason, msg string, at time.Time) *corev1.Even
 
 func TestAddressProblems(t *testing.T) {
 	p := planVIPs([]*gatewayv1.GatewayClass{class("tlb", gatewayapi.ControllerName, "prod")}, testConfigs,
-		[]*gatewayv1.Gateway{gateway("a", "web", "tlb"), gateway("a", "shop", "tlb")})
-	web, shop := p.services[types.NamespacedName{Namespace: "a", Name: "web"}], p.services[types.NamespacedName{Namespace: "a", Name: "shop"}]
-	web.UID, shop.UID = "web-1", "shop-1"
+		[]*gatewayv1.Gateway{gateway("a", "web", "tlb", addr(gatewayv1.IPAddressType, "203.0.113.9"), addr(gatewayv1.IPAddressType, "")), gateway("a", "shop", "tlb")})
+	d := diffVIPs(p, nil)
+	var created []*corev1.Service
+	for _, s := range d.create {
+		s.UID = types.UID(s.Name + "-1")
+		created = append(created, s)
+	}
+	d = diffVIPs(p, created) // as the cache shows them
+	webKey, shopKey := types.NamespacedName{Namespace: "a", Name: "web"}, types.NamespacedName{Namespace: "a", Name: "shop"}
+	web, webAny, shop := d.serving[webKey][0], d.serving[webKey][1], d.serving[shopKey][0]
+	if web == nil || webAny == nil || shop == nil {
+		t.Fatalf("serving %v; want each created Service serving its request", d.serving)
+	}
+	shop.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7"}}
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	earlier := *web
 	earlier.UID = "web-0" // a Service of the same name, deleted since
@@ -37,16 +48,19 @@ func TestAddressProblems(t *testing.T) {
 		warning(web, "InUse", "VIP 203.0.113.9 is in use", t0.Add(time.Minute)),
 		warning(web, "Exhausted", "no address left", t0),
 		warning(&earlier, "NoPool", "old news", t0.Add(time.Hour)),
+		warning(webAny, "Exhausted", "pool full", t0),
 		warning(shop, "InUse", "shop's", t0),
 	}
 	normal := warning(web, "Allocated", "not a warning", t0.Add(2*time.Minute))
 	normal.Type = corev1.EventTypeNormal
 	events = append(events, normal)
-	have := map[types.NamespacedName][]netip.Addr{{Namespace: "a", Name: "shop"}: {netip.MustParseAddr("203.0.113.7")}}
-	got := addressProblems(p, []*corev1.Service{web, shop}, have, events)
-	want := map[types.NamespacedName]string{{Namespace: "a", Name: "web"}: "InUse: VIP 203.0.113.9 is in use"}
+	got := addressProblems(p, d, events)
+	want := map[types.NamespacedName][]gatewayapi.AddressProblem{webKey: {
+		{Address: netip.MustParseAddr("203.0.113.9"), Reason: "InUse", Message: "VIP 203.0.113.9 is in use"},
+		{Reason: "Exhausted", Message: "pool full"},
+	}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("problems %v; want %v (the last warning of the Service as it is, none for a Gateway with its VIP)", got, want)
+		t.Fatalf("problems %v; want %v (the last warning of each Service as it is, with the address it asks for; none for a Gateway with its VIP)", got, want)
 	}
 }
 

@@ -57,6 +57,10 @@ func (w *Watch) watchNamespace(o Options, ns string) {
 	v1 := f.Gateway().V1()
 	gws := v1.Gateways()
 	w.watch(gws.Informer(), "Gateways", func(in *gatewayapi.Inputs) error { return appendList(&in.Gateways, gws.Lister().List) })
+	if o.Served.gateway("listenersets") {
+		ls := v1.ListenerSets()
+		w.watch(ls.Informer(), "ListenerSets", func(in *gatewayapi.Inputs) error { return appendList(&in.ListenerSets, ls.Lister().List) })
+	}
 	if o.Served.gateway("httproutes") {
 		hr := v1.HTTPRoutes()
 		w.watch(hr.Informer(), "HTTPRoutes", func(in *gatewayapi.Inputs) error { return appendList(&in.HTTPRoutes, hr.Lister().List) })

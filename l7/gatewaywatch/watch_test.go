@@ -23,7 +23,7 @@ import (
 
 func meta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
 
-// world is a Gateway and an HTTPRoute in each of namespaces a and b, a
+// world is a Gateway, an HTTPRoute and a ListenerSet in each of namespaces a and b, a
 // Service in a, and a Namespace.
 func world(t *testing.T) Options {
 	t.Helper()
@@ -34,6 +34,9 @@ func world(t *testing.T) Options {
 			t.Fatal(err)
 		}
 		if _, err := gc.GatewayV1().HTTPRoutes(ns).Create(ctx, &gatewayv1.HTTPRoute{ObjectMeta: meta(ns, "r")}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gc.GatewayV1().ListenerSets(ns).Create(ctx, &gatewayv1.ListenerSet{ObjectMeta: meta(ns, "ls")}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,16 +73,16 @@ func inputs(t *testing.T, o Options) gatewayapi.Inputs {
 func TestWatchListsWhatItIsAsked(t *testing.T) {
 	o := world(t)
 	in := inputs(t, o)
-	if len(in.Gateways) != 2 || len(in.HTTPRoutes) != 2 || len(in.Namespaces) != 1 || len(in.Services) != 0 || len(in.Secrets) != 1 {
-		t.Fatalf("every namespace, no core: %d gateways, %d routes, %d namespaces, %d services, %d secrets",
-			len(in.Gateways), len(in.HTTPRoutes), len(in.Namespaces), len(in.Services), len(in.Secrets))
+	if len(in.Gateways) != 2 || len(in.HTTPRoutes) != 2 || len(in.ListenerSets) != 2 || len(in.Namespaces) != 1 || len(in.Services) != 0 || len(in.Secrets) != 1 {
+		t.Fatalf("every namespace, no core: %d gateways, %d routes, %d listener sets, %d namespaces, %d services, %d secrets",
+			len(in.Gateways), len(in.HTTPRoutes), len(in.ListenerSets), len(in.Namespaces), len(in.Services), len(in.Secrets))
 	}
 	o.Namespaces = []string{"b"}
 	o.Served = Served{Gateway: map[string]bool{"gatewayclasses": true, "gateways": true}, TLB: map[string]bool{}}
 	o.Core = true
 	in = inputs(t, o)
-	if len(in.Gateways) != 1 || in.Gateways[0].Namespace != "b" || len(in.HTTPRoutes) != 0 || len(in.Services) != 1 {
-		t.Fatalf("namespace b, no routes served, core: gateways %v, %d routes, %d services", in.Gateways, len(in.HTTPRoutes), len(in.Services))
+	if len(in.Gateways) != 1 || in.Gateways[0].Namespace != "b" || len(in.HTTPRoutes) != 0 || len(in.ListenerSets) != 0 || len(in.Services) != 1 {
+		t.Fatalf("namespace b, no routes or sets served, core: gateways %v, %d routes, %d sets, %d services", in.Gateways, len(in.HTTPRoutes), len(in.ListenerSets), len(in.Services))
 	}
 }
 

@@ -26,8 +26,10 @@ import (
 func runGatewayController(args []string) error {
 	fs := flag.NewFlagSet("gateway-controller", flag.ExitOnError)
 	common := cli.Register(fs, "l7", cli.FormatJSON, "schema", xds.Generation())
-	// A status write per changed object: a controller's rate limit.
-	kf := cli.RegisterKube(fs, cli.KubeDefaults{QPS: 200, Burst: 400})
+	// A status write per changed object: a controller's rate limit, with
+	// a burst that lets the sync after 500 new routes write at once
+	// (its 600 writes and their Events overran 200/400).
+	kf := cli.RegisterKube(fs, cli.KubeDefaults{QPS: 500, Burst: 1000})
 	var lf leader.Flags
 	lf.Register(fs, "tlb-gateway-controller")
 	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz and /readyz")

@@ -57,19 +57,20 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
-// TestDeployedDirectorFileParses: the file deploy/director ships in its
-// ConfigMap is a valid director file for Kubernetes mode.
+// TestDeployedDirectorFileParses: the site's director file that deploy/
+// ships in its ConfigMap (deploy/site) is a valid director file for
+// Kubernetes mode.
 func TestDeployedDirectorFileParses(t *testing.T) {
-	cfg, err := config.LoadSettings(filepath.Join("..", "..", "..", "deploy", "director", "director.yaml"))
+	cfg, err := config.LoadSettings(filepath.Join("..", "..", "..", "deploy", "site", "director.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.BGP == nil || len(cfg.BGP.Peers) == 0 {
-		t.Errorf("deploy/director/director.yaml: no bgp peers: %+v", cfg.BGP)
+		t.Errorf("deploy/site/director.yaml: no bgp peers: %+v", cfg.BGP)
 	}
 	// The gateways' weight follows their Envoy's readiness: the stats
 	// listener deploy/envoy opens on the node's :9902.
 	if h := cfg.Health; h == nil || h.Kind != "http" || h.Port != 9902 || h.Path != "/ready" {
-		t.Errorf("deploy/director/director.yaml: health %+v, want HTTP probes of Envoy's :9902/ready", h)
+		t.Errorf("deploy/site/director.yaml: health %+v, want HTTP probes of Envoy's :9902/ready", h)
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +73,12 @@ func (b gatewayBench) run(ctx context.Context, srv *apiserver.Server, cfg *rest.
 	done := time.Since(start)
 	fmt.Printf("every HTTPRoute Accepted and every Gateway Programmed after %s (goal < %s)\n", done.Round(time.Millisecond), gatewayReference)
 	if err := printMetrics("http://"+metricsAddr+"/metrics", "tlb_gateway_"); err != nil {
+		return "", err
+	}
+	if err := printSyncs(ctrl.log.Name()); err != nil {
+		return "", err
+	}
+	if err := printAPIServerCost(ctx, kc); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("BENCH gateway_api_%d_routes_programmed_s %.2f s", b.routes, done.Seconds()), nil
@@ -227,6 +235,42 @@ func printMetrics(url, prefix string) error {
 	}
 	for line := range strings.SplitSeq(string(body), "\n") {
 		if strings.HasPrefix(line, prefix) {
+			fmt.Println("  " + line)
+		}
+	}
+	return nil
+}
+
+// printSyncs prints the controller's "synced" log lines: what each sync
+// wrote and where its time went.
+func printSyncs(logPath string) error {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return fmt.Errorf("read the controller's log: %w", err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.Contains(line, `"msg":"synced"`) {
+			fmt.Println("  " + line)
+		}
+	}
+	return nil
+}
+
+// printAPIServerCost prints, from the API server's metrics, the kinds of
+// request that took it more than a second in all (the summed latency of
+// each, and the part of it spent waiting for etcd): where its time went.
+func printAPIServerCost(ctx context.Context, kc kubernetes.Interface) error {
+	body, err := kc.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return fmt.Errorf("scrape the API server's metrics: %w", err)
+	}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_duration_seconds_sum") && !strings.HasPrefix(line, "etcd_request_duration_seconds_sum") ||
+			strings.Contains(line, `verb="WATCH"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil && v >= 1 {
 			fmt.Println("  " + line)
 		}
 	}
