@@ -147,7 +147,7 @@ func TestBGPFieldsRefusedByTheSchema(t *testing.T) {
 		}), "spec.bfd.multiplier"},
 		"peer bfd off with settings": {peer(func(s *v1alpha1.BGPPeerSpec) {
 			s.BFD = &v1alpha1.BGPPeerBFD{Multiplier: 3}
-		}), "spec.bfd: Invalid value: \"object\": enabled is false"},
+		}), "spec.bfd: Invalid value: enabled is false"},
 		"peer bfd multihop": {peer(func(s *v1alpha1.BGPPeerSpec) {
 			s.BFD, s.EBGPMultihopTTL = &v1alpha1.BGPPeerBFD{Enabled: true}, 2
 		}), "spec.bfd.enabled"},
