@@ -14,7 +14,9 @@ const (
 	AnnotationEnvironment = "tlb.io/environment"
 	// AnnotationPool names the VIPPool to take the VIP from.
 	AnnotationPool = "tlb.io/pool"
-	// AnnotationVIP asks for one specific address.
+	// AnnotationVIP asks for specific addresses: one, or one per family
+	// separated by a comma ("203.0.113.10,2001:db8::10"), each of a family
+	// of the Service's spec.ipFamilies.
 	AnnotationVIP = "tlb.io/vip"
 	// AnnotationL7 ("true") exposes the Service through the L7 gateway tier.
 	AnnotationL7 = "tlb.io/l7"

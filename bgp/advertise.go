@@ -34,7 +34,7 @@ type AdvertisementConfig struct {
 	// as its covering prefix of this length (a VIP's /32 or a subnet
 	// becomes, say, the /24 holding it), once however many it covers.
 	// It is at least the length of each of Prefixes, so the aggregate
-	// stays inside the range, and at most 32.
+	// stays inside the range, and at most 32 (128 for IPv6 ranges).
 	AggregationLength uint8 `json:"aggregationLength,omitempty"`
 }
 
@@ -78,9 +78,6 @@ func parseAdvertisements(advs []AdvertisementConfig, allowed []netip.Prefix, fie
 			case err != nil:
 				bad(f, "%q is not a prefix", s)
 				continue
-			case !p.Addr().Is4():
-				bad(f, "%q: only IPv4 is supported", s)
-				continue
 			case p != p.Masked():
 				bad(f, "%q has host bits set (did you mean %s?)", s, p.Masked())
 				continue
@@ -92,8 +89,8 @@ func parseAdvertisements(advs []AdvertisementConfig, allowed []netip.Prefix, fie
 				bad(f, "%s overlaps %s of another advertisement", p, seen[k])
 				continue
 			}
-			if adv.aggregate != 0 && (adv.aggregate < p.Bits() || adv.aggregate > 32) {
-				bad(field(i, "aggregationLength"), "%d must be between the length of %s and 32, so the aggregate stays inside it", adv.aggregate, p)
+			if adv.aggregate != 0 && (adv.aggregate < p.Bits() || adv.aggregate > p.Addr().BitLen()) {
+				bad(field(i, "aggregationLength"), "%d must be between the length of %s and %d, so the aggregate stays inside it", adv.aggregate, p, p.Addr().BitLen())
 			}
 			seen = append(seen, p)
 			adv.ranges = append(adv.ranges, p)

@@ -226,13 +226,12 @@ func (s *Speaker) deletePath(ctx context.Context, p netip.Prefix, id []byte) err
 	return nil
 }
 
-// apiPath builds the GoBGP path for p: origin IGP, next hop NextHop or
-// 0.0.0.0 (GoBGP then uses each session's local address), and attrs.
+// apiPath builds the GoBGP path for p: origin IGP, the next hop, and
+// attrs. An IPv4 prefix goes with NextHop or 0.0.0.0 (GoBGP then uses
+// each session's local address); an IPv6 prefix as MP_REACH_NLRI
+// (ipv6-unicast) with NextHopIPv6, which Validate requires for IPv6
+// ranges.
 func (s *Speaker) apiPath(p netip.Prefix, attrs routeAttrs) (*api.Path, error) {
-	nh := s.cfg.NextHop
-	if nh == "" {
-		nh = "0.0.0.0"
-	}
 	nlri, err := anypb.New(&api.IPAddressPrefix{Prefix: p.Addr().String(), PrefixLen: uint32(p.Bits())})
 	if err != nil {
 		return nil, fmt.Errorf("encode nlri %s: %w", p, err)
@@ -241,7 +240,18 @@ func (s *Speaker) apiPath(p netip.Prefix, attrs routeAttrs) (*api.Path, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode origin for %s: %w", p, err)
 	}
-	next, err := anypb.New(&api.NextHopAttribute{NextHop: nh})
+	family := ipv4Unicast()
+	var next *anypb.Any
+	if p.Addr().Is4() {
+		nh := s.cfg.NextHop
+		if nh == "" {
+			nh = "0.0.0.0"
+		}
+		next, err = anypb.New(&api.NextHopAttribute{NextHop: nh})
+	} else {
+		family = ipv6Unicast()
+		next, err = anypb.New(&api.MpReachNLRIAttribute{Family: ipv6Unicast(), NextHops: []string{s.cfg.NextHopIPv6}, Nlris: []*anypb.Any{nlri}})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode next hop for %s: %w", p, err)
 	}
@@ -249,5 +259,5 @@ func (s *Speaker) apiPath(p netip.Prefix, attrs routeAttrs) (*api.Path, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode attributes for %s: %w", p, err)
 	}
-	return &api.Path{Family: ipv4Unicast(), Nlri: nlri, Pattrs: append([]*anypb.Any{origin, next}, pattrs...)}, nil
+	return &api.Path{Family: family, Nlri: nlri, Pattrs: append([]*anypb.Any{origin, next}, pattrs...)}, nil
 }

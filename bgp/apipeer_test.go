@@ -60,6 +60,19 @@ func TestAPIPeer(t *testing.T) {
 				p.AfiSafis[0].MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
 				return p
 			}},
+		"IPv6 unicast beside IPv4, graceful restart for both": {cfg: Config{GracefulRestart: true, NextHopIPv6: "2001:db8::2"}, peer: PeerConfig{Address: "198.18.0.1", ASN: 64500},
+			want: func() *api.Peer {
+				p := base()
+				p.AfiSafis = append(p.AfiSafis, &api.AfiSafi{
+					Config:       &api.AfiSafiConfig{Family: ipv6Unicast(), Enabled: true},
+					PrefixLimits: &api.PrefixLimit{Family: ipv6Unicast(), MaxPrefixes: DefaultMaxPrefixes},
+				})
+				p.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: 120, LocalRestarting: true, DeferralTime: 5}
+				for _, af := range p.AfiSafis {
+					af.MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
+				}
+				return p
+			}},
 		"graceful restart time": {cfg: Config{GracefulRestart: true, GracefulRestartSeconds: 30}, peer: PeerConfig{Address: "198.18.0.1", ASN: 64500},
 			want: func() *api.Peer {
 				p := base()

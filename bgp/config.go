@@ -54,6 +54,13 @@ type Config struct {
 	// NextHop is the next hop announced for every prefix. Empty means the
 	// local address of each session.
 	NextHop string `json:"nextHop,omitempty"`
+	// NextHopIPv6 is the next hop of IPv6 prefixes: an IPv6 address of
+	// this director (global, not link-local) that the routers reach. IPv6
+	// prefixes go over the IPv4 sessions as MP-BGP (AFI/SAFI
+	// ipv6-unicast), which have no IPv6 address of their own to send, so
+	// it is required when AllowedPrefixes holds an IPv6 range; with it
+	// every session also negotiates ipv6-unicast.
+	NextHopIPv6 string `json:"nextHopIPv6,omitempty"`
 	// GracefulRestart enables BGP graceful restart (RFC 4724) on every peer.
 	// Off by default: a stopping director withdraws its routes and drains.
 	// On, a stopping director keeps its routes at the routers (no
@@ -209,57 +216,6 @@ func (ps *problems) add(field, format string, args ...any) {
 	*ps = append(*ps, fmt.Errorf("bgp config: %s: %s", field, fmt.Sprintf(format, args...)))
 }
 
-// isHostIPv4 reports whether s is an IPv4 address other than 0.0.0.0.
-func isHostIPv4(s string) bool {
-	a, err := netip.ParseAddr(s)
-	return err == nil && a.Is4() && !a.IsUnspecified()
-}
-
-// checkSpeaker checks the director's own identity: ASN, router ID, listen
-// port and next hop.
-func (c Config) checkSpeaker(ps *problems) {
-	if c.LocalASN == 0 {
-		ps.add("localASN", "must be set")
-	}
-	if !isHostIPv4(c.RouterID) {
-		ps.add("routerID", "%q is not an IPv4 address", c.RouterID)
-	}
-	if c.ListenPort != NoListen && (c.ListenPort < 1 || c.ListenPort > 65535) {
-		ps.add("listenPort", "%d is not a port (use -1 to only dial out)", c.ListenPort)
-	}
-	if c.NextHop != "" && !isHostIPv4(c.NextHop) {
-		ps.add("nextHop", "%q is not an IPv4 address", c.NextHop)
-	}
-	switch {
-	case !c.GracefulRestart && c.GracefulRestartSeconds != 0:
-		ps.add("gracefulRestartSeconds", "set without gracefulRestart: true")
-	case c.GracefulRestartSeconds > maxGracefulRestartSeconds:
-		ps.add("gracefulRestartSeconds", "%d is above the %d the capability carries", c.GracefulRestartSeconds, maxGracefulRestartSeconds)
-	}
-}
-
-// checkAllowedPrefixes checks that the VIP ranges are present, IPv4,
-// canonical and narrower than the default route.
-func (c Config) checkAllowedPrefixes(ps *problems) {
-	if len(c.AllowedPrefixes) == 0 {
-		ps.add("allowedPrefixes", "must list at least one VIP range")
-	}
-	for i, s := range c.AllowedPrefixes {
-		field := fmt.Sprintf("allowedPrefixes[%d]", i)
-		p, err := netip.ParsePrefix(s)
-		switch {
-		case err != nil:
-			ps.add(field, "%q is not a prefix", s)
-		case !p.Addr().Is4():
-			ps.add(field, "%q: only IPv4 is supported", s)
-		case p != p.Masked():
-			ps.add(field, "%q has host bits set (did you mean %s?)", s, p.Masked())
-		case p.Bits() == 0:
-			ps.add(field, "%q would allow announcing a default route", s)
-		}
-	}
-}
-
 // checkAPI checks that an enabled GoBGP API listens on loopback only.
 func (c Config) checkAPI(ps *problems) {
 	if !c.API.Enabled {
@@ -353,15 +309,6 @@ func checkLoopback(hostport string) error {
 		return fmt.Errorf("%s is not a loopback address; the GoBGP API has no authentication", ap.Addr())
 	}
 	return nil
-}
-
-// allowedRanges returns the parsed AllowedPrefixes of a validated Config.
-func (c Config) allowedRanges() []netip.Prefix {
-	out := make([]netip.Prefix, 0, len(c.AllowedPrefixes))
-	for _, s := range c.AllowedPrefixes {
-		out = append(out, netip.MustParsePrefix(s))
-	}
-	return out
 }
 
 // readPassword returns the MD5 password of peer i: its Password, or

@@ -13,7 +13,15 @@ func ipv4Unicast() *api.Family {
 	return &api.Family{Afi: api.Family_AFI_IP, Safi: api.Family_SAFI_UNICAST}
 }
 
-// apiPeer turns one defaulted PeerConfig into GoBGP's peer message.
+// ipv6Unicast returns a fresh IPv6 unicast family message.
+func ipv6Unicast() *api.Family {
+	return &api.Family{Afi: api.Family_AFI_IP6, Safi: api.Family_SAFI_UNICAST}
+}
+
+// apiPeer turns one defaulted PeerConfig into GoBGP's peer message. The
+// session carries ipv4-unicast, and ipv6-unicast too (MP-BGP) when the
+// director announces IPv6 prefixes (Config.NextHopIPv6 set); the prefix
+// limit and graceful restart apply to each family.
 func apiPeer(c Config, p PeerConfig, password string) *api.Peer {
 	peer := &api.Peer{
 		Conf: &api.PeerConf{
@@ -48,6 +56,12 @@ func apiPeer(c Config, p PeerConfig, password string) *api.Peer {
 	if p.TTLSecurityHops != 0 {
 		peer.TtlSecurity = &api.TtlSecurity{Enabled: true, TtlMin: 256 - uint32(p.TTLSecurityHops)}
 	}
+	if c.announcesIPv6() {
+		peer.AfiSafis = append(peer.AfiSafis, &api.AfiSafi{
+			Config:       &api.AfiSafiConfig{Family: ipv6Unicast(), Enabled: true},
+			PrefixLimits: &api.PrefixLimit{Family: ipv6Unicast(), MaxPrefixes: p.MaxPrefixes},
+		})
+	}
 	if c.GracefulRestart {
 		// LocalRestarting sets the Restart State bit and the Forwarding
 		// State bit of the family: IPVS stays programmed across a
@@ -55,7 +69,9 @@ func apiPeer(c Config, p PeerConfig, password string) *api.Peer {
 		// stale routes until this speaker's End-of-RIB.
 		peer.GracefulRestart = &api.GracefulRestart{Enabled: true, RestartTime: c.GracefulRestartSeconds,
 			LocalRestarting: true, DeferralTime: grDeferralSeconds}
-		peer.AfiSafis[0].MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
+		for _, af := range peer.AfiSafis {
+			af.MpGracefulRestart = &api.MpGracefulRestart{Config: &api.MpGracefulRestartConfig{Enabled: true}}
+		}
 	}
 	return peer
 }

@@ -63,7 +63,7 @@ func comparePrefix(a, b netip.Prefix) int {
 }
 
 // CheckAllowed returns an error naming every prefix in desired that is not
-// a canonical IPv4 prefix inside one of the allowed ranges.
+// a canonical prefix inside one of the allowed ranges.
 func CheckAllowed(allowed, desired []netip.Prefix) error {
 	var refused []string
 	for _, p := range desired {
@@ -81,8 +81,8 @@ func refuse(allowed []netip.Prefix, p netip.Prefix) string {
 	switch {
 	case !p.IsValid():
 		return "invalid prefix"
-	case !p.Addr().Is4():
-		return "not IPv4"
+	case p.Addr().Is4In6() || p.Addr().Zone() != "":
+		return "not a plain IPv4 or IPv6 prefix"
 	case p != p.Masked():
 		return "host bits set"
 	}

@@ -3,10 +3,12 @@ package ipam
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 )
 
-// Allocator hands out VIPs from the pools of a Config to Services, named by
+// Allocator hands out VIPs from the pools of a Config to Services (one per
+// address family the Service asks for, all from one L4 cluster), named by
 // an opaque key (the controller uses "namespace/name"). It is safe for
 // concurrent use. It holds allocations in memory only: after a restart the
 // caller rebuilds them with Assign and Reserve from what the API server
@@ -16,9 +18,11 @@ import (
 // Services it serves (Assign, Allocate), whether or not a loaded pool holds
 // them, and the addresses other Services hold (Reserve).
 type Allocator struct {
-	mu        sync.Mutex
-	cfg       *Config
-	byService map[string]Allocation
+	mu  sync.Mutex
+	cfg *Config
+	// byService holds the VIPs of each Service, at most one per family,
+	// in the order the Service asked for the families.
+	byService map[string][]Allocation
 	// foreign are the addresses of Services TLB does not serve.
 	foreign map[string][]netip.Addr
 	// holder maps every held address to the Service holding it.
@@ -34,7 +38,7 @@ type Allocator struct {
 // New returns an Allocator over cfg with no allocations.
 func New(cfg *Config) *Allocator {
 	a := &Allocator{
-		byService: map[string]Allocation{},
+		byService: map[string][]Allocation{},
 		foreign:   map[string][]netip.Addr{},
 		holder:    map[netip.Addr]string{},
 	}
@@ -57,26 +61,31 @@ func (a *Allocator) SetConfig(cfg *Config) {
 	for _, r := range cfg.ranges {
 		a.index[r.prefix] = newPrefixIndex(r.prefix, cfg.pools[r.pool].AvoidBuggyIPs)
 	}
-	for svc, al := range a.byService {
-		a.byService[svc] = a.describe(al.Address)
+	for svc, als := range a.byService {
+		for i, al := range als {
+			als[i] = a.describe(al.Address)
+		}
+		a.byService[svc] = als
 	}
 	for addr, svc := range a.holder {
-		a.take(addr, a.byService[svc].Address == addr)
+		_, reserved := a.foreign[svc]
+		a.take(addr, !reserved)
 	}
 }
 
-// Lookup returns the allocation of svc.
-func (a *Allocator) Lookup(svc string) (Allocation, bool) {
+// Lookup returns the allocations of svc, one per family it holds.
+func (a *Allocator) Lookup(svc string) ([]Allocation, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	al, ok := a.byService[svc]
-	return al, ok
+	als, ok := a.byService[svc]
+	return slices.Clone(als), ok
 }
 
 // Assign records that svc already holds addr, as read back from the API
-// server. It is idempotent and fails only when another Service holds
-// addr. An address in no loaded pool is recorded too, with an empty Pool:
-// it is held all the same.
+// server: it joins the VIPs svc holds, replacing one of the same family.
+// It is idempotent and fails only when another Service holds addr. An
+// address in no loaded pool is recorded too, with an empty Pool: it is
+// held all the same.
 func (a *Allocator) Assign(svc string, addr netip.Addr) (Allocation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -84,7 +93,10 @@ func (a *Allocator) Assign(svc string, addr netip.Addr) (Allocation, error) {
 		return Allocation{}, fmt.Errorf("assign %s to %s: %w (held by %s)", addr, svc, ErrInUse, owner)
 	}
 	al := a.describe(addr)
-	a.record(svc, al)
+	als := slices.DeleteFunc(slices.Clone(a.byService[svc]), func(x Allocation) bool {
+		return FamilyOf(x.Address) == FamilyOf(addr)
+	})
+	a.record(svc, append(als, al))
 	return al, nil
 }
 
@@ -114,46 +126,46 @@ func (a *Allocator) Reserve(holder string, addrs []netip.Addr) (conflicts []neti
 	return conflicts
 }
 
-// Allocate gives svc a VIP that satisfies req. When svc already holds one
-// that satisfies req, that one is returned unchanged. When it holds one that
-// does not (the request changed), the new VIP is chosen first and the old
-// one released only on success, so a failed request changes nothing.
-func (a *Allocator) Allocate(svc string, req Request) (Allocation, error) {
+// Allocate gives svc the VIPs that satisfy req, one per family it asks
+// for, in its order. A VIP svc already holds that still satisfies req is
+// kept, and with it the L4 cluster. When the request changed, the new VIPs
+// are chosen first and the old ones released only on success, so a
+// failed request changes nothing.
+func (a *Allocator) Allocate(svc string, req Request) ([]Allocation, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if cur, ok := a.byService[svc]; ok && satisfies(cur, req) {
-		return cur, nil
-	}
-	al, err := a.choose(svc, req)
+	als, err := a.choose(svc, req)
 	if err != nil {
-		return Allocation{}, fmt.Errorf("allocate a VIP for %s: %w", svc, err)
+		return nil, fmt.Errorf("allocate a VIP for %s: %w", svc, err)
 	}
-	a.record(svc, al)
-	return al, nil
+	a.record(svc, als)
+	return slices.Clone(als), nil
 }
 
-// Release frees what svc holds (its VIP or its reservations) and returns
-// its allocation; ok is false when svc held no VIP.
-func (a *Allocator) Release(svc string) (Allocation, bool) {
+// Release frees what svc holds (its VIPs or its reservations) and returns
+// its allocations; ok is false when svc held no VIP.
+func (a *Allocator) Release(svc string) ([]Allocation, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.releaseLocked(svc)
 }
 
-func (a *Allocator) releaseLocked(svc string) (Allocation, bool) {
+func (a *Allocator) releaseLocked(svc string) ([]Allocation, bool) {
 	for _, addr := range a.foreign[svc] {
 		a.free(addr, false)
 		delete(a.holder, addr)
 	}
 	delete(a.foreign, svc)
-	al, ok := a.byService[svc]
+	als, ok := a.byService[svc]
 	if !ok {
-		return Allocation{}, false
+		return nil, false
 	}
-	a.free(al.Address, true)
+	for _, al := range als {
+		a.free(al.Address, true)
+		delete(a.holder, al.Address)
+	}
 	delete(a.byService, svc)
-	delete(a.holder, al.Address)
-	return al, true
+	return als, true
 }
 
 // PoolUsage counts the used and free addresses of a pool. Used counts
@@ -204,16 +216,26 @@ func (a *Allocator) describe(addr netip.Addr) Allocation {
 	return al
 }
 
-// record gives al to svc, releasing what svc held before.
-func (a *Allocator) record(svc string, al Allocation) {
-	if old, ok := a.byService[svc]; ok && old.Address == al.Address {
-		a.byService[svc] = al
-		return
+// record gives als to svc, releasing what else svc held before.
+func (a *Allocator) record(svc string, als []Allocation) {
+	for _, old := range a.byService[svc] {
+		if !slices.ContainsFunc(als, func(al Allocation) bool { return al.Address == old.Address }) {
+			a.free(old.Address, true)
+			delete(a.holder, old.Address)
+		}
 	}
-	a.releaseLocked(svc)
-	a.byService[svc] = al
-	a.holder[al.Address] = svc
-	a.take(al.Address, true)
+	for _, addr := range a.foreign[svc] {
+		a.free(addr, false)
+		delete(a.holder, addr)
+	}
+	delete(a.foreign, svc)
+	for _, al := range als {
+		if _, held := a.holder[al.Address]; !held {
+			a.holder[al.Address] = svc
+			a.take(al.Address, true)
+		}
+	}
+	a.byService[svc] = slices.Clone(als)
 }
 
 // take marks addr held in the free index and the counters of its pool
@@ -248,20 +270,6 @@ func (a *Allocator) count(addr netip.Addr, allocation bool, d int) {
 	if allocation {
 		step(a.clusterUsed, p.L4Cluster)
 	}
-}
-
-func satisfies(al Allocation, req Request) bool {
-	switch {
-	case al.Pool == "":
-		return false
-	case req.Address.IsValid() && al.Address != req.Address:
-		return false
-	case req.Pool != "" && al.Pool != req.Pool:
-		return false
-	case req.Environment != "" && al.Environment != req.Environment:
-		return false
-	}
-	return true
 }
 
 // addSaturating adds without wrapping; IPv6 pools can be larger than uint64.

@@ -2,6 +2,7 @@ package ipam
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"testing"
 )
@@ -52,17 +53,17 @@ func TestAllocatorScenario(t *testing.T) {
 		err     error
 	}
 	alloc := func(svc string, req Request) func() (Allocation, error) {
-		return func() (Allocation, error) { return a.Allocate(svc, req) }
+		return func() (Allocation, error) { return only(a.Allocate(svc, req)) }
 	}
 	prod := Request{Environment: "production"}
 	steps := []step{
 		{name: "first production VIP goes to the least loaded cluster (tie: by name)", do: alloc("ns/s1", prod), want: ip("203.0.113.0"), cluster: "prod-a"},
 		{name: "next one goes to the other, now less loaded, cluster", do: alloc("ns/s2", prod), want: ip("203.0.113.64"), cluster: "prod-b"},
 		{name: "idempotent re-allocation returns the same VIP", do: alloc("ns/s1", prod), want: ip("203.0.113.0"), cluster: "prod-a"},
-		{name: "specific address honoured when free", do: alloc("ns/s3", Request{Address: ip("203.0.113.70")}), want: ip("203.0.113.70"), cluster: "prod-b"},
-		{name: "can't grab another's IP", do: alloc("ns/s4", Request{Address: ip("203.0.113.0")}), err: ErrInUse},
-		{name: "specific address outside every pool", do: alloc("ns/s4", Request{Address: ip("192.0.2.1")}), err: ErrNotInPool},
-		{name: "specific address in another environment", do: alloc("ns/s4", Request{Environment: "dev", Address: ip("203.0.113.1")}), err: ErrNotInPool},
+		{name: "specific address honoured when free", do: alloc("ns/s3", Request{Addresses: []netip.Addr{ip("203.0.113.70")}}), want: ip("203.0.113.70"), cluster: "prod-b"},
+		{name: "can't grab another's IP", do: alloc("ns/s4", Request{Addresses: []netip.Addr{ip("203.0.113.0")}}), err: ErrInUse},
+		{name: "specific address outside every pool", do: alloc("ns/s4", Request{Addresses: []netip.Addr{ip("192.0.2.1")}}), err: ErrNotInPool},
+		{name: "specific address in another environment", do: alloc("ns/s4", Request{Environment: "dev", Addresses: []netip.Addr{ip("203.0.113.1")}}), err: ErrNotInPool},
 		{name: "pool in another environment", do: alloc("ns/s4", Request{Environment: "dev", Pool: "prod-a-1"}), err: ErrNotInPool},
 		{name: "unknown environment", do: alloc("ns/s4", Request{Environment: "staging"}), err: ErrNotInPool},
 		{name: "dev pool first address", do: alloc("ns/d1", Request{Pool: "dev-1"}), want: ip("198.51.100.10"), cluster: "dev-a"},
@@ -72,20 +73,20 @@ func TestAllocatorScenario(t *testing.T) {
 			if _, ok := a.Release("ns/d1"); !ok {
 				return Allocation{}, errors.New("release found no allocation")
 			}
-			return a.Allocate("ns/d3", Request{Environment: "dev"})
+			return only(a.Allocate("ns/d3", Request{Environment: "dev"}))
 		}, want: ip("198.51.100.10"), cluster: "dev-a"},
 		{name: "release of an unknown Service changes nothing", do: func() (Allocation, error) {
 			if _, ok := a.Release("ns/nope"); ok {
 				return Allocation{}, errors.New("released an allocation nobody held")
 			}
-			return a.Allocate("ns/d3", Request{Environment: "dev"})
+			return only(a.Allocate("ns/d3", Request{Environment: "dev"}))
 		}, want: ip("198.51.100.10")},
 		{name: "changed request moves the VIP", do: alloc("ns/s1", Request{Pool: "prod-b-1"}), want: ip("203.0.113.65"), cluster: "prod-b"},
 		{name: "failed request keeps the old VIP", do: func() (Allocation, error) {
 			if _, err := a.Allocate("ns/s1", Request{Pool: "dev-1"}); !errors.Is(err, ErrExhausted) {
 				return Allocation{}, err
 			}
-			al, _ := a.Lookup("ns/s1")
+			al, _ := onlyHeld(a.Lookup("ns/s1"))
 			return al, nil
 		}, want: ip("203.0.113.65"), cluster: "prod-b"},
 		{name: "the moved-from address is free again", do: alloc("ns/s5", Request{Pool: "prod-a-1"}), want: ip("203.0.113.0"), cluster: "prod-a"},
@@ -95,7 +96,7 @@ func TestAllocatorScenario(t *testing.T) {
 					return Allocation{}, err
 				}
 			}
-			return a.Allocate("ns/c3", Request{Pool: "prod-a-1"})
+			return only(a.Allocate("ns/c3", Request{Pool: "prod-a-1"}))
 		}, err: ErrExhausted},
 		{name: "full cluster is skipped by the scheduler", do: alloc("ns/c3", prod), cluster: "prod-b"},
 	}
@@ -134,7 +135,7 @@ func TestNoTwoServicesShareAnAddress(t *testing.T) {
 	seen := map[netip.Addr]string{}
 	for i := range 254 {
 		svc := "ns/s" + string(rune('a'+i%26)) + string(rune('a'+i/26))
-		al, err := a.Allocate(svc, Request{Environment: "e"})
+		al, err := only(a.Allocate(svc, Request{Environment: "e"}))
 		if err != nil {
 			t.Fatalf("allocation %d: %v", i, err)
 		}
@@ -171,11 +172,11 @@ func TestAssignRebuildsState(t *testing.T) {
 	if al, err := a.Assign("ns/x", ip("192.0.2.1")); err != nil || al.Pool != "" {
 		t.Fatalf("Assign outside pools = %+v, %v; want it held with no pool", al, err)
 	}
-	al, err := a.Allocate("ns/new", Request{Pool: "prod-a-1"})
+	al, err := only(a.Allocate("ns/new", Request{Pool: "prod-a-1"}))
 	if err != nil || al.Address != ip("203.0.113.1") {
 		t.Fatalf("Allocate after Assign = %v, %v; want 203.0.113.1", al.Address, err)
 	}
-	al, err = a.Allocate("ns/old", Request{Environment: "production"})
+	al, err = only(a.Allocate("ns/old", Request{Environment: "production"}))
 	if err != nil || al.Address != ip("203.0.113.0") {
 		t.Fatalf("Allocate for an assigned Service = %v, %v; want its assigned 203.0.113.0", al.Address, err)
 	}
@@ -184,20 +185,39 @@ func TestAssignRebuildsState(t *testing.T) {
 // TestSetConfigKeepsAllocations: removing a pool keeps its VIPs owned.
 func TestSetConfigKeepsAllocations(t *testing.T) {
 	a := New(scenarioConfig(t))
-	al, err := a.Allocate("ns/s", Request{Pool: "dev-1"})
+	al, err := only(a.Allocate("ns/s", Request{Pool: "dev-1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.SetConfig(mustConfig(t, []L4Cluster{{Name: "dev-a", Environment: "dev"}}, nil))
-	got, ok := a.Lookup("ns/s")
+	got, ok := onlyHeld(a.Lookup("ns/s"))
 	if !ok || got.Address != al.Address || got.Pool != "" {
 		t.Fatalf("after pool removal: %+v, %v; want address kept with no pool", got, ok)
 	}
 	a.SetConfig(scenarioConfig(t))
-	if _, err := a.Allocate("ns/t", Request{Address: al.Address}); !errors.Is(err, ErrInUse) {
+	if _, err := a.Allocate("ns/t", Request{Addresses: []netip.Addr{al.Address}}); !errors.Is(err, ErrInUse) {
 		t.Fatalf("address of a removed-then-restored pool: err = %v, want ErrInUse", err)
 	}
 	if u := a.PoolUsage("dev-1"); u.Used != 1 {
 		t.Fatalf("dev-1 used = %d, want 1 after the pool came back", u.Used)
 	}
+}
+
+// only returns the one VIP of a single-family allocation.
+func only(als []Allocation, err error) (Allocation, error) {
+	if err == nil && len(als) != 1 {
+		return Allocation{}, fmt.Errorf("got %d allocations %v, want 1", len(als), als)
+	}
+	if err != nil {
+		return Allocation{}, err
+	}
+	return als[0], nil
+}
+
+// onlyHeld returns the one VIP a Service holds.
+func onlyHeld(als []Allocation, ok bool) (Allocation, bool) {
+	if len(als) != 1 {
+		return Allocation{}, false
+	}
+	return als[0], ok
 }

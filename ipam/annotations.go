@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/tlbproject/tlb/api"
 )
@@ -50,11 +52,11 @@ func ParseAnnotations(ann map[string]string, defaultEnv Environment) (ServiceReq
 		sr.Pool = v
 	}
 	if v, ok := ann[api.AnnotationVIP]; ok {
-		addr, err := netip.ParseAddr(v)
-		if err != nil || addr.Zone() != "" || addr.Is4In6() || !addr.IsGlobalUnicast() {
-			return ServiceRequest{}, fmt.Errorf("annotation %s: %q is not a unicast IP address; set one address from a VIPPool, e.g. \"203.0.113.10\"", api.AnnotationVIP, v)
+		addrs, err := parseVIPs(v)
+		if err != nil {
+			return ServiceRequest{}, err
 		}
-		sr.Address = addr
+		sr.Addresses = addrs
 	}
 	if v, ok := ann[api.AnnotationL7]; ok {
 		b, err := ParseBool(api.AnnotationL7, v)
@@ -63,11 +65,28 @@ func ParseAnnotations(ann map[string]string, defaultEnv Environment) (ServiceReq
 		}
 		sr.L7 = b
 	}
-	if sr.Environment == "" && sr.Pool == "" && !sr.Address.IsValid() {
+	if sr.Environment == "" && sr.Pool == "" && len(sr.Addresses) == 0 {
 		if defaultEnv == "" {
 			return ServiceRequest{}, fmt.Errorf("no annotation %s, %s or %s, and the controller has no default environment; set %s, e.g. \"production\"", api.AnnotationEnvironment, api.AnnotationPool, api.AnnotationVIP, api.AnnotationEnvironment)
 		}
 		sr.Environment = defaultEnv
 	}
 	return sr, nil
+}
+
+// parseVIPs reads tlb.io/vip: one address, or one per family separated by
+// a comma ("203.0.113.10,2001:db8::10").
+func parseVIPs(v string) ([]netip.Addr, error) {
+	var out []netip.Addr
+	for part := range strings.SplitSeq(v, ",") {
+		addr, err := netip.ParseAddr(strings.TrimSpace(part))
+		if err != nil || addr.Zone() != "" || addr.Is4In6() || !addr.IsGlobalUnicast() {
+			return nil, fmt.Errorf("annotation %s: %q is not a unicast IP address; set one address from a VIPPool, or one per family separated by a comma, e.g. \"203.0.113.10\" or \"203.0.113.10,2001:db8::10\"", api.AnnotationVIP, part)
+		}
+		if slices.ContainsFunc(out, func(o netip.Addr) bool { return FamilyOf(o) == FamilyOf(addr) }) {
+			return nil, fmt.Errorf("annotation %s: %q names two %s addresses; set at most one address per family", api.AnnotationVIP, v, FamilyOf(addr))
+		}
+		out = append(out, addr)
+	}
+	return out, nil
 }

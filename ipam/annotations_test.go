@@ -2,6 +2,7 @@ package ipam
 
 import (
 	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,7 +20,11 @@ func TestParseAnnotations(t *testing.T) {
 		"default env":        {ann: nil, def: "dev", want: ServiceRequest{Request: Request{Environment: "dev"}}},
 		"pool skips default": {ann: map[string]string{api.AnnotationPool: "prod-a.1"}, def: "dev", want: ServiceRequest{Request: Request{Pool: "prod-a.1"}}},
 		"vip and l7": {ann: map[string]string{api.AnnotationVIP: "203.0.113.10", api.AnnotationL7: "true"},
-			want: ServiceRequest{Request: Request{Address: netip.MustParseAddr("203.0.113.10")}, L7: true}},
+			want: ServiceRequest{Request: Request{Addresses: []netip.Addr{netip.MustParseAddr("203.0.113.10")}}, L7: true}},
+		"one vip per family": {ann: map[string]string{api.AnnotationVIP: "203.0.113.10, 2001:db8::10"},
+			want: ServiceRequest{Request: Request{Addresses: []netip.Addr{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("2001:db8::10")}}}},
+		"two vips of one family": {ann: map[string]string{api.AnnotationVIP: "2001:db8::10,2001:db8::11"}, wantErr: "names two IPv6 addresses"},
+		"empty second vip":       {ann: map[string]string{api.AnnotationVIP: "203.0.113.10,"}, wantErr: "annotation tlb.io/vip: \"\" is not"},
 		"nothing and no default": {ann: map[string]string{}, wantErr: "set tlb.io/environment"},
 		"bad environment":        {ann: map[string]string{api.AnnotationEnvironment: "Prod!"}, wantErr: "annotation tlb.io/environment: \"Prod!\""},
 		"bad pool":               {ann: map[string]string{api.AnnotationPool: "-x"}, wantErr: "annotation tlb.io/pool"},
@@ -41,7 +46,7 @@ func TestParseAnnotations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
@@ -57,6 +62,8 @@ func FuzzParseAnnotations(f *testing.F) {
 	f.Add("", "", "2001:db8::1", "false")
 	f.Add("Prod", "a..b", "1.2.3.4.5", "TRUE")
 	f.Add("", "", "::ffff:1.2.3.4", "")
+	f.Add("", "", "203.0.113.10,2001:db8::10", "")
+	f.Add("", "", "2001:db8::10,2001:db8::11", "")
 	f.Fuzz(func(t *testing.T, env, pool, vip, l7 string) {
 		ann := map[string]string{}
 		for k, v := range map[string]string{api.AnnotationEnvironment: env, api.AnnotationPool: pool, api.AnnotationVIP: vip, api.AnnotationL7: l7} {
@@ -71,11 +78,16 @@ func FuzzParseAnnotations(f *testing.F) {
 			}
 			return
 		}
-		if sr.Environment == "" && sr.Pool == "" && !sr.Address.IsValid() {
+		if sr.Environment == "" && sr.Pool == "" && len(sr.Addresses) == 0 {
 			t.Fatalf("accepted a request that asks for nothing: %+v", sr)
 		}
-		if sr.Address.IsValid() && (sr.Address.Zone() != "" || sr.Address.Is4In6()) {
-			t.Fatalf("accepted address %s", sr.Address)
+		if len(sr.Addresses) > 2 {
+			t.Fatalf("accepted %d addresses, more than one per family", len(sr.Addresses))
+		}
+		for _, addr := range sr.Addresses {
+			if !addr.IsValid() || addr.Zone() != "" || addr.Is4In6() {
+				t.Fatalf("accepted address %s", addr)
+			}
 		}
 		if sr.Environment != "" && string(sr.Environment) != env {
 			t.Fatalf("environment %q, annotation %q", sr.Environment, env)

@@ -43,29 +43,29 @@ func TestHeldAddressesSurviveAnUnloadedPool(t *testing.T) {
 		t.Fatalf("usage of c = %+v, want 2 VIPs (a reservation is not one of its VIPs)", u)
 	}
 	for i, want := range []string{"203.0.113.3", "203.0.113.4"} {
-		al, err := a.Allocate("ns/new"+string(rune('0'+i)), Request{Environment: "prod"})
+		al, err := only(a.Allocate("ns/new"+string(rune('0'+i)), Request{Environment: "prod"}))
 		if err != nil || al.Address != ip(want) {
 			t.Fatalf("new Service %d got %s, %v; want %s, the lowest address nobody holds", i, al.Address, err, want)
 		}
 	}
 	for _, addr := range []string{"203.0.113.0", "203.0.113.2", "198.51.100.7"} {
-		if _, err := a.Allocate("ns/thief", Request{Address: ip(addr)}); err == nil {
+		if _, err := a.Allocate("ns/thief", Request{Addresses: []netip.Addr{ip(addr)}}); err == nil {
 			t.Fatalf("%s handed to a new Service while another holds it", addr)
 		}
 	}
 	for svc, addr := range held {
-		al, ok := a.Lookup(svc)
+		al, ok := onlyHeld(a.Lookup(svc))
 		if !ok || al.Address != addr {
 			t.Fatalf("%s holds %+v, %v; want %s", svc, al, ok, addr)
 		}
 	}
 	// The holder of a loaded pool's VIP asks again: it keeps its VIP.
-	if al, err := a.Allocate("ns/old-a", Request{Environment: "prod"}); err != nil || al.Address != held["ns/old-a"] || al.Pool != "good" {
+	if al, err := only(a.Allocate("ns/old-a", Request{Environment: "prod"})); err != nil || al.Address != held["ns/old-a"] || al.Pool != "good" {
 		t.Fatalf("old-a re-allocated = %+v, %v; want its own VIP in pool good", al, err)
 	}
 	// A reservation is dropped when its Service lets go of the address.
 	a.Reserve("other/metallb", nil)
-	if al, err := a.Allocate("ns/new9", Request{Environment: "prod"}); err != nil || al.Address != ip("203.0.113.2") {
+	if al, err := only(a.Allocate("ns/new9", Request{Environment: "prod"})); err != nil || al.Address != ip("203.0.113.2") {
 		t.Fatalf("after the reservation ended: %s, %v; want 203.0.113.2", al.Address, err)
 	}
 }
@@ -84,10 +84,10 @@ func TestReserveDoesNotStealAnAllocation(t *testing.T) {
 	if _, ok := a.Release("ns/foreign"); ok {
 		t.Fatal("Release of a reservation reported an allocation")
 	}
-	if al, ok := a.Lookup("ns/ours"); !ok || al.Address != ip("203.0.113.0") {
+	if al, ok := onlyHeld(a.Lookup("ns/ours")); !ok || al.Address != ip("203.0.113.0") {
 		t.Fatalf("ours = %+v, %v after the foreign Service went", al, ok)
 	}
-	if al, err := a.Allocate("ns/next", Request{Pool: "prod-a-1"}); err != nil || al.Address != ip("203.0.113.1") {
+	if al, err := only(a.Allocate("ns/next", Request{Pool: "prod-a-1"})); err != nil || al.Address != ip("203.0.113.1") {
 		t.Fatalf("next = %s, %v; want 203.0.113.1 freed by the released reservation", al.Address, err)
 	}
 }

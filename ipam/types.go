@@ -27,21 +27,30 @@ type VIPPool struct {
 	Name string
 	// L4Cluster is the name of the L4 cluster that serves the pool.
 	L4Cluster string
-	// Prefixes are the CIDRs of the pool. IPv4 and IPv6 are both accepted.
+	// Prefixes are the CIDRs of the pool, of either family or both: a
+	// pool with CIDRs of both families serves dual-stack Services alone.
 	Prefixes []netip.Prefix
 	// AvoidBuggyIPs skips addresses ending in .0 and .255 (IPv4 only),
 	// which some clients mishandle.
 	AvoidBuggyIPs bool
 }
 
-// Request is what a Service asks for. Zero fields mean "any".
+// Request is what a Service asks for. Zero fields mean "any". The VIPs of
+// one Service (one per family) always come from one L4 cluster, whose
+// directors serve them all.
 type Request struct {
 	// Environment restricts the choice to L4 clusters of that environment.
 	Environment Environment
 	// Pool restricts the choice to one pool.
 	Pool string
-	// Address asks for one specific VIP.
-	Address netip.Addr
+	// Addresses asks for specific VIPs, at most one per family.
+	Addresses []netip.Addr
+	// Families are the families wanted, in order (a Service's
+	// spec.ipFamilies). None: the families of Addresses, or else one VIP
+	// of any family.
+	Families []Family
+	// Stack says whether one VIP per family is wanted (see StackPolicy).
+	Stack StackPolicy
 }
 
 // Allocation is a VIP given to one Service.

@@ -20,6 +20,7 @@ type fakeKernel struct {
 	// routeMTU is the default-route link's MTU (0: no default route).
 	routeMTU int
 	fou      map[uint16]string
+	fou6     map[uint16]string
 }
 
 type fakeLink struct {
@@ -64,6 +65,17 @@ func (k *fakeKernel) CreateTunnel(name string) error {
 	k.links[name] = &fakeLink{kind: "ipip"}
 	for _, s := range []string{"arp_ignore", "arp_announce", "rp_filter"} {
 		k.sysctls["net/ipv4/conf/"+name+"/"+s] = "0"
+	}
+	return nil
+}
+
+func (k *fakeKernel) CreateTunnel6(name string) error {
+	if err := k.write("link"); err != nil {
+		return err
+	}
+	k.links[name] = &fakeLink{kind: "ip6tnl"}
+	for _, s := range []string{"disable_ipv6", "accept_dad"} {
+		k.sysctls["net/ipv6/conf/"+name+"/"+s] = "1"
 	}
 	return nil
 }
@@ -125,22 +137,30 @@ func (k *fakeKernel) RouteMTU() (int, error) {
 	return k.routeMTU, nil
 }
 
-func (k *fakeKernel) FOUReceivers() (map[uint16]string, error) {
+func (k *fakeKernel) FOUReceivers(ipv6 bool) (map[uint16]string, error) {
 	out := map[uint16]string{}
-	for p, kind := range k.fou {
+	src := k.fou
+	if ipv6 {
+		src = k.fou6
+	}
+	for p, kind := range src {
 		out[p] = kind
 	}
 	return out, nil
 }
 
-func (k *fakeKernel) AddGUEReceiver(port uint16) error {
+func (k *fakeKernel) AddGUEReceiver(port uint16, ipv6 bool) error {
 	if err := k.write("fou"); err != nil {
 		return err
 	}
-	if k.fou == nil {
-		k.fou = map[uint16]string{}
+	m := &k.fou
+	if ipv6 {
+		m = &k.fou6
 	}
-	k.fou[port] = "gue"
+	if *m == nil {
+		*m = map[uint16]string{}
+	}
+	(*m)[port] = "gue"
 	return nil
 }
 

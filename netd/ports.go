@@ -10,13 +10,16 @@ import (
 type TunnelState struct {
 	// Exists is false when no link has the tunnel's name.
 	Exists bool
-	// Kind is the link type ("ipip" for a usable tunnel).
+	// Kind is the link type ("ipip" for a usable IPv4 tunnel, "ip6tnl"
+	// for an IPv6 one).
 	Kind string
 	// Up is true when the link is administratively up.
 	Up bool
 }
 
-// TunnelAddr is one IPv4 address on the tunnel with its label.
+// TunnelAddr is one address on a tunnel with its label: for an IPv6
+// address, which has none, model.Mark6 when it bears netd's mark (the
+// flags nodad and noprefixroute), "" otherwise.
 type TunnelAddr struct {
 	Prefix netip.Prefix
 	Label  string
@@ -30,11 +33,17 @@ type TunnelLinks interface {
 	// CreateTunnel creates an IPIP link called name; a link that already
 	// exists (e.g. tunl0, made when the ipip module loads) is adopted.
 	CreateTunnel(name string) error
+	// CreateTunnel6 creates an ip6tnl link (IPv6-in-IPv6) without
+	// endpoints called name; an existing one (ip6tnl0, made when the
+	// ip6_tunnel module loads) is adopted.
+	CreateTunnel6(name string) error
 	// SetUp brings the link up.
 	SetUp(name string) error
-	// Addrs lists the link's IPv4 addresses.
+	// Addrs lists the link's addresses, IPv4 and IPv6.
 	Addrs(name string) ([]TunnelAddr, error)
-	// ReplaceAddr adds (or replaces) an address on the link.
+	// ReplaceAddr adds (or replaces) an address on the link; an IPv6 one
+	// with netd's mark (model.Mark6) and without duplicate address
+	// detection.
 	ReplaceAddr(name string, a TunnelAddr) error
 	// DelAddr removes an address from the link.
 	DelAddr(name string, a TunnelAddr) error
@@ -43,11 +52,12 @@ type TunnelLinks interface {
 	// global IPv4 address): the path MTU an MSS is derived from when none
 	// is configured.
 	RouteMTU() (int, error)
-	// FOUReceivers lists the node's IPv4 FOU receivers: UDP port to
-	// encapsulation ("gue" or "direct").
-	FOUReceivers() (map[uint16]string, error)
-	// AddGUEReceiver adds an IPv4 GUE receiver on the UDP port.
-	AddGUEReceiver(port uint16) error
+	// FOUReceivers lists the node's FOU receivers of one family (IPv6
+	// when ipv6): UDP port to encapsulation ("gue" or "direct").
+	FOUReceivers(ipv6 bool) (map[uint16]string, error)
+	// AddGUEReceiver adds a GUE receiver on the UDP port, for GUE over
+	// IPv6 when ipv6.
+	AddGUEReceiver(port uint16, ipv6 bool) error
 }
 
 // Sysctls reads and writes kernel parameters by their /proc/sys path.

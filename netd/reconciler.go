@@ -76,17 +76,33 @@ func (g *Gateway) Observe(desired model.Gateway) (Actual, error) {
 	if a.Tunnel, err = g.links.Tunnel(desired.Tunnel); err != nil {
 		return Actual{}, fmt.Errorf("read tunnel %s: %w", desired.Tunnel, err)
 	}
-	if a.Tunnel.Exists {
-		if a.Addrs, err = g.links.Addrs(desired.Tunnel); err != nil {
-			return Actual{}, fmt.Errorf("list addresses on %s: %w", desired.Tunnel, err)
+	if a.Tunnel6, err = g.links.Tunnel(desired.Tunnel6); err != nil {
+		return Actual{}, fmt.Errorf("read tunnel %s: %w", desired.Tunnel6, err)
+	}
+	for _, t := range []struct {
+		state TunnelState
+		name  string
+		ipv6  bool
+	}{{a.Tunnel, desired.Tunnel, false}, {a.Tunnel6, desired.Tunnel6, true}} {
+		if !t.state.Exists {
+			continue
+		}
+		addrs, err := g.links.Addrs(t.name)
+		if err != nil {
+			return Actual{}, fmt.Errorf("list addresses on %s: %w", t.name, err)
+		}
+		for _, x := range addrs {
+			if x.Prefix.Addr().Is6() == t.ipv6 {
+				a.Addrs = append(a.Addrs, x)
+			}
 		}
 	}
 	a.Sysctls = make(map[string]string)
 	for _, s := range desired.Sysctls() {
 		v, err := g.sysctls.Get(s.Key)
 		if err != nil {
-			if !a.Tunnel.Exists {
-				continue // the tunnel's own keys appear once it exists
+			if !a.Tunnel.Exists || desired.HasIPv6() && !a.Tunnel6.Exists {
+				continue // a tunnel's own keys appear once it exists
 			}
 			return Actual{}, fmt.Errorf("read sysctl %s: %w", s.Key, err)
 		}
@@ -96,15 +112,20 @@ func (g *Gateway) Observe(desired model.Gateway) (Actual, error) {
 		return Actual{}, fmt.Errorf("read mss clamp: %w", err)
 	}
 	if desired.GUEPort != 0 {
-		if a.FOU, err = g.links.FOUReceivers(); err != nil {
+		if a.FOU, err = g.links.FOUReceivers(false); err != nil {
 			return Actual{}, fmt.Errorf("list FOU receivers: %w", err)
+		}
+		if desired.HasIPv6() {
+			if a.FOU6, err = g.links.FOUReceivers(true); err != nil {
+				return Actual{}, fmt.Errorf("list IPv6 FOU receivers: %w", err)
+			}
 		}
 	}
 	return a, nil
 }
 
 // Apply makes the plan's changes in an order that never leaves a VIP bound
-// without the settings DSR needs: tunnel, sysctls, up, GUE receiver,
+// without the settings DSR needs: tunnels, sysctls, up, GUE receiver,
 // clamp, addresses.
 // It returns the number of writes made before any error.
 func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
@@ -113,6 +134,12 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 	if p.CreateTunnel {
 		if err := g.links.CreateTunnel(name); err != nil {
 			return n, fmt.Errorf("create ipip tunnel %s: %w", name, err)
+		}
+		n++
+	}
+	if p.CreateTunnel6 {
+		if err := g.links.CreateTunnel6(desired.Tunnel6); err != nil {
+			return n, fmt.Errorf("create ip6tnl tunnel %s: %w", desired.Tunnel6, err)
 		}
 		n++
 	}
@@ -128,9 +155,21 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 		}
 		n++
 	}
+	if p.BringUp6 {
+		if err := g.links.SetUp(desired.Tunnel6); err != nil {
+			return n, fmt.Errorf("bring tunnel %s up: %w", desired.Tunnel6, err)
+		}
+		n++
+	}
 	if p.AddGUE != 0 {
-		if err := g.links.AddGUEReceiver(p.AddGUE); err != nil {
+		if err := g.links.AddGUEReceiver(p.AddGUE, false); err != nil {
 			return n, fmt.Errorf("add gue receiver on udp port %d: %w", p.AddGUE, err)
+		}
+		n++
+	}
+	if p.AddGUE6 != 0 {
+		if err := g.links.AddGUEReceiver(p.AddGUE6, true); err != nil {
+			return n, fmt.Errorf("add ipv6 gue receiver on udp port %d: %w", p.AddGUE6, err)
 		}
 		n++
 	}
@@ -145,17 +184,17 @@ func (g *Gateway) Apply(desired model.Gateway, p Plan) (int, error) {
 		}
 		n++
 	}
-	label := desired.AddrLabel()
 	for _, v := range p.AddVIPs {
-		a := TunnelAddr{Prefix: netip.PrefixFrom(v, 32), Label: label}
-		if err := g.links.ReplaceAddr(name, a); err != nil {
-			return n, fmt.Errorf("bind VIP %s on %s: %w", v, name, err)
+		a := TunnelAddr{Prefix: netip.PrefixFrom(v, v.BitLen()), Label: desired.LabelFor(v)}
+		if err := g.links.ReplaceAddr(desired.TunnelFor(v), a); err != nil {
+			return n, fmt.Errorf("bind VIP %s on %s: %w", v, desired.TunnelFor(v), err)
 		}
 		n++
 	}
 	for _, a := range p.DelVIPs {
-		if err := g.links.DelAddr(name, a); err != nil {
-			return n, fmt.Errorf("unbind VIP %s from %s: %w", a.Prefix, name, err)
+		dev := desired.TunnelFor(a.Prefix.Addr())
+		if err := g.links.DelAddr(dev, a); err != nil {
+			return n, fmt.Errorf("unbind VIP %s from %s: %w", a.Prefix, dev, err)
 		}
 		n++
 	}

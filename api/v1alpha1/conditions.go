@@ -18,9 +18,6 @@ const (
 	// ReasonNotLoaded: another object makes the set invalid, so this
 	// spec is not loaded yet; the message names that object.
 	ReasonNotLoaded = "NotLoaded"
-	// ReasonIPv6NotServed: the pool has an IPv6 CIDR, and the L4 data
-	// path does not serve IPv6 VIPs yet; nothing is allocated from it.
-	ReasonIPv6NotServed = "IPv6NotServed"
 	// ReasonNoVIPPool: no VIPPool that the controller allocates from
 	// names this L4Cluster, so it gets no VIPs.
 	ReasonNoVIPPool = "NoVIPPool"

@@ -39,7 +39,8 @@ type VIPPoolBGP struct {
 	LocalPreference *int64 `json:"localPreference,omitempty"`
 	// AggregationLength, when set, announces the pool's routes as their
 	// covering prefix of this length (e.g. 24: one /24 however many VIPs
-	// of it are up). At least the length of every CIDR, at most 32.
+	// of it are up). At least the length of every CIDR, at most 32 for
+	// IPv4 CIDRs and 128 for IPv6 ones.
 	AggregationLength *int32 `json:"aggregationLength,omitempty"`
 }
 

@@ -147,6 +147,28 @@ func ip(ctx context.Context, args ...string) error {
 	return nil
 }
 
+// AddIPv6 puts IPv6 addresses on the lab's link, routerAddr on the
+// router's side and directorAddr on the speakers' side, in one /64, so
+// that BIRD resolves a speaker's IPv6 next hop on it as it does the IPv4
+// ones. It returns the function that removes them.
+func (l *Lab) AddIPv6(ctx context.Context, routerAddr, directorAddr string) (func(), error) {
+	remove := func() {
+		_ = ip(context.Background(), "-n", l.Router, "addr", "del", routerAddr+"/64", "dev", l.RouterIf)
+		_ = ip(context.Background(), "-n", l.Directors, "addr", "del", directorAddr+"/64", "dev", l.DirectorIf)
+	}
+	// nodad: usable at once, no duplicate address detection to wait for.
+	for _, s := range [][]string{
+		{"-n", l.Router, "addr", "add", routerAddr + "/64", "dev", l.RouterIf, "nodad"},
+		{"-n", l.Directors, "addr", "add", directorAddr + "/64", "dev", l.DirectorIf, "nodad"},
+	} {
+		if err := ip(ctx, s...); err != nil {
+			remove()
+			return nil, err
+		}
+	}
+	return remove, nil
+}
+
 // AddRouterAddr gives the router a second address on its link (a /32,
 // e.g. a second router of another rack) and returns the function that
 // removes it.

@@ -47,6 +47,10 @@ type RouterConfig struct {
 	// session: BIRD keeps a restarting speaker's routes, marked stale,
 	// until its End-of-RIB or the restart time.
 	GracefulRestart bool
+	// IPv6 adds an ipv6 channel to every session: IPv6 unicast routes
+	// over the IPv4 sessions (MP-BGP), imported like the IPv4 ones and
+	// installed, ECMP merged, into the namespace's kernel IPv6 table.
+	IPv6 bool
 }
 
 // Router is one running BIRD in a network namespace.
@@ -60,7 +64,7 @@ type Router struct {
 }
 
 // BIRD 2 config: import everything the speakers send, export nothing to
-// them, and install ECMP (merge paths) into the namespace's kernel table.
+// them, and install ECMP (merge paths) into the namespace's kernel tables.
 // Speakers are on the router's links, so next hops resolve directly, for
 // iBGP sessions too.
 var birdConf = template.Must(template.New("bird").Parse(`
@@ -72,6 +76,13 @@ protocol kernel {
   merge paths on;
   scan time 1;
 }
+{{- if .IPv6}}
+protocol kernel {
+  ipv6 { import none; export all; };
+  merge paths on;
+  scan time 1;
+}
+{{- end}}
 {{- with .BFD}}
 protocol bfd {
   interface "*" { min rx interval {{.MinRxMilliseconds}} ms; min tx interval {{.MinTxMilliseconds}} ms; multiplier {{.Multiplier}}; };
@@ -96,6 +107,9 @@ protocol bgp {{.Name}} {
   bfd on;
 {{- end}}
   ipv4 { import all; export none; };
+{{- if $.IPv6}}
+  ipv6 { import all; export none; };
+{{- end}}
 }
 {{end}}`))
 
@@ -125,7 +139,7 @@ func StartRouter(ctx context.Context, netns, dir string, cfg RouterConfig) (*Rou
 	}
 	err = birdConf.Execute(f, map[string]any{
 		"RouterID": cfg.RouterID, "Dir": dir, "ASN": cfg.ASN, "Hold": hold, "Keepalive": keep, "Neighbors": cfg.Neighbors, "BFD": cfg.BFD,
-		"GracefulRestart": cfg.GracefulRestart,
+		"GracefulRestart": cfg.GracefulRestart, "IPv6": cfg.IPv6,
 	})
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -6,10 +6,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -52,6 +54,10 @@ type dc struct {
 	// app i+1 at appAddrs[i] (appAddr(i)); dcOptions.apps of them.
 	apps     []*topo.Node
 	appAddrs []string
+
+	// directorAddr6 and gatewayAddr6 are the nodes' IPv6 addresses, with
+	// dcOptions.ipv6 (dualstack_lab_test.go).
+	directorAddr6, gatewayAddr6 []string
 }
 
 func labBin(t *testing.T) string {
@@ -108,7 +114,10 @@ func buildDCWith(t *testing.T, opts dcOptions) *dc {
 		app.AddRoute(t, "default", fmt.Sprintf("198.18.%d.1", 21+i))
 		d.apps, d.appAddrs = append(d.apps, app), append(d.appAddrs, addr)
 	}
-	rc := birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs}
+	if opts.ipv6 {
+		d.addIPv6(t)
+	}
+	rc := birdlab.RouterConfig{RouterID: "198.18.0.1", ASN: 64500, Neighbors: nbrs, IPv6: opts.ipv6}
 	if opts.bfd {
 		rc.BFD = &birdlab.BFD{MinRxMilliseconds: 100, MinTxMilliseconds: 100, Multiplier: 5}
 	}
@@ -117,27 +126,25 @@ func buildDCWith(t *testing.T, opts dcOptions) *dc {
 	tmp := t.TempDir()
 	for i, gw := range d.gateways {
 		vips := opts.served()
-		cfg := writeFile(t, tmp, gw.Name+".yaml", fmt.Sprintf("netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\nvips: [%s]\n", strings.Join(vips, ", ")))
+		cfg := writeFile(t, tmp, gw.Name+".yaml", fmt.Sprintf("netd:\n  metricsAddress: 127.0.0.1:9101\n  mss: 1440\nvips: ['%s']\n", strings.Join(vips, "', '")))
 		gw.Start(t, filepath.Join(d.bin, "netd"), "run", "--config", cfg)
-		waitUntil(t, 60*time.Second, gw.Name+" binds the VIPs on tunl0", func() bool {
-			out, _ := gw.Cmd("ip", "-br", "addr", "show", "dev", "tunl0").CombinedOutput()
-			for _, v := range vips {
-				if !strings.Contains(string(out), v+"/32") {
-					return false
-				}
-			}
-			return true
+		waitUntil(t, 60*time.Second, gw.Name+" binds the VIPs on its tunnels", func() bool {
+			return !slices.ContainsFunc(vips, func(v string) bool { return !bound(gw, v) })
 		})
 		if opts.envoy {
 			continue
 		}
 		var n atomic.Int64
 		d.accepted = append(d.accepted, &n)
-		echo(t, gw, &n)
+		echo(t, gw, vip, &n)
 		ok := &atomic.Bool{}
 		ok.Store(true)
 		d.healthy = append(d.healthy, ok)
 		healthEndpoint(t, gw, d.gatewayAddr[i], ok)
+		if opts.ipv6 {
+			echo(t, gw, vip6, &n)
+			healthEndpoint(t, gw, d.gatewayAddr6[i], ok)
+		}
 	}
 	for i, dir := range d.directors {
 		d.tlbConfig = append(d.tlbConfig, writeFile(t, tmp, dir.Name+".yaml", d.directorConfig(i, filepath.Join(tmp, dir.Name))))
@@ -151,13 +158,14 @@ func buildDCWith(t *testing.T, opts dcOptions) *dc {
 // HTTP health checks.
 func (d *dc) directorConfig(i int, runtimeDir string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n  drainPeriod: %s\n", runtimeDir, vipSubnet, drain)
+	ranges := strings.Join(d.opts.ranges(), ", ")
+	fmt.Fprintf(&b, "director:\n  metricsAddress: 127.0.0.1:9100\n  runtimeDir: %s\n  vipRanges: [%s]\n  drainPeriod: %s\n", runtimeDir, ranges, drain)
 	b.WriteString("services:\n")
 	for _, v := range d.opts.served() {
 		for k, port := range d.opts.servicePorts() {
 			fmt.Fprintf(&b, "  - vip: %s\n    port: %d\n    protocol: tcp\n    scheduler: mh\n    realServers:\n", v, port)
-			for _, g := range d.gatewayAddr {
-				fmt.Fprintf(&b, "      - {address: %s, weight: 1}\n", g)
+			for _, g := range d.gatewaysOf(v) {
+				fmt.Fprintf(&b, "      - {address: '%s', weight: 1}\n", g)
 			}
 			if bs := d.opts.l7Backends[v]; len(bs) > 0 && k == 0 {
 				fmt.Fprintf(&b, "    l7Backends: [%s]\n", strings.Join(bs, ", "))
@@ -165,7 +173,10 @@ func (d *dc) directorConfig(i int, runtimeDir string) string {
 		}
 	}
 	fmt.Fprintf(&b, "bgp:\n  localASN: 64512\n  routerID: %s\n  allowedPrefixes: [%s]\n  peers:\n    - {address: 198.18.%d.1, asn: 64500, localAddress: %s, holdTimeSeconds: 3, keepaliveSeconds: 1, bfd: {enabled: %t}}\n",
-		d.directorAddr[i], vipSubnet, i+1, d.directorAddr[i], d.opts.bfd)
+		d.directorAddr[i], ranges, i+1, d.directorAddr[i], d.opts.bfd)
+	if d.opts.ipv6 {
+		fmt.Fprintf(&b, "  nextHopIPv6: '%s'\n", d.directorAddr6[i])
+	}
 	// The gateways' health: the test's endpoint, or Envoy's read-only
 	// stats listener, which answers 503 once Envoy is draining.
 	port, path := 8081, "/healthz"
@@ -201,10 +212,17 @@ func (d *dc) startBoth(t *testing.T) {
 
 func (d *dc) waitKernelNextHops(t *testing.T, n int) {
 	t.Helper()
-	waitUntil(t, 30*time.Second, fmt.Sprintf("the router's kernel has a %d-nexthop route", n), func() bool {
-		out, _ := d.router.Cmd("ip", "route", "show", vipSubnet).CombinedOutput()
+	d.waitKernelNextHopsOf(t, vipSubnet, n)
+}
+
+// waitKernelNextHopsOf waits until the router's kernel routes prefix (of
+// either family) through n next hops.
+func (d *dc) waitKernelNextHopsOf(t *testing.T, prefix string, n int) {
+	t.Helper()
+	waitUntil(t, 30*time.Second, fmt.Sprintf("the router's kernel has a %d-nexthop route to %s", n, prefix), func() bool {
+		out, _ := d.router.Cmd("ip", ipFamily(prefix), "route", "show", prefix).CombinedOutput()
 		if n == 1 {
-			return strings.Contains(string(out), vipSubnet) && !strings.Contains(string(out), "nexthop")
+			return strings.Contains(string(out), prefix) && !strings.Contains(string(out), "nexthop")
 		}
 		return strings.Count(string(out), "nexthop via") == n
 	})
@@ -228,6 +246,9 @@ func (d *dc) diagnose(t *testing.T) {
 		t.Logf("%s$ %s (err %v)\n%s", n.Name, strings.Join(args, " "), err, out)
 	}
 	show(d.router, "ip", "route")
+	if d.opts.ipv6 {
+		show(d.router, "ip", "-6", "route")
+	}
 	for i, n := range d.directors {
 		show(n, "ipvsadm", "-Ln", "--stats")
 		show(n, "ip", "route", "show", "table", "local")
@@ -240,7 +261,7 @@ func (d *dc) diagnose(t *testing.T) {
 
 // healthEndpoint serves GET /healthz on <gateway>:8081: 200 while ok, else 503.
 func healthEndpoint(t *testing.T, gw *topo.Node, addr string, ok *atomic.Bool) {
-	ln, err := gw.Listen("tcp", addr+":8081")
+	ln, err := gw.Listen("tcp", net.JoinHostPort(addr, "8081"))
 	if err != nil {
 		t.Fatalf("health endpoint in %s: %v", gw.Name, err)
 	}
@@ -253,9 +274,10 @@ func healthEndpoint(t *testing.T, gw *topo.Node, addr string, ok *atomic.Bool) {
 	t.Cleanup(func() { _ = srv.Close() })
 }
 
-// echo serves a TCP echo on VIP:80 inside gateway gw, counting connections.
-func echo(t *testing.T, gw *topo.Node, accepted *atomic.Int64) {
-	ln, err := gw.Listen("tcp", vip+":80")
+// echo serves a TCP echo on addr:80 (a VIP) inside gateway gw, counting
+// connections.
+func echo(t *testing.T, gw *topo.Node, addr string, accepted *atomic.Int64) {
+	ln, err := gw.Listen("tcp", net.JoinHostPort(addr, "80"))
 	if err != nil {
 		t.Fatalf("listen on the VIP in %s: %v", gw.Name, err)
 	}

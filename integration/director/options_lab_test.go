@@ -2,6 +2,8 @@
 
 package director_test
 
+import "slices"
+
 // dcOptions vary the data center; the zero value is the one the director
 // tests of issue 3 use (one VIP, subnet announcements).
 type dcOptions struct {
@@ -23,6 +25,11 @@ type dcOptions struct {
 	envoy bool
 	// bfd turns BFD on between each director and BIRD (100 ms x 5).
 	bfd bool
+	// ipv6 makes the data center dual-stack (dualstack_lab_test.go):
+	// every node gets an IPv6 address beside its IPv4 one, the VIPs'
+	// Service gets vip6 (in vip6Subnet) over the gateways' IPv6
+	// addresses, and the directors announce both ranges to BIRD.
+	ipv6 bool
 }
 
 func (o dcOptions) servicePorts() []int {
@@ -33,8 +40,20 @@ func (o dcOptions) servicePorts() []int {
 }
 
 func (o dcOptions) served() []string {
-	if len(o.vips) == 0 {
-		return []string{vip}
+	vips := o.vips
+	if len(vips) == 0 {
+		vips = []string{vip}
 	}
-	return o.vips
+	if o.ipv6 {
+		vips = append(slices.Clone(vips), vip6)
+	}
+	return vips
+}
+
+// ranges are the directors' vipRanges, announced to BIRD.
+func (o dcOptions) ranges() []string {
+	if o.ipv6 {
+		return []string{vipSubnet, vip6Subnet}
+	}
+	return []string{vipSubnet}
 }

@@ -65,12 +65,17 @@ func (s *stream) state() (time.Time, int, error) {
 // openStreams dials n streams to the VIP from the client and runs them
 // until ctx ends; wg is done when all have stopped.
 func (d *dc) openStreams(ctx context.Context, n int, tick time.Duration) ([]*stream, *sync.WaitGroup, error) {
+	return d.openStreamsTo(ctx, vip+":80", n, tick)
+}
+
+// openStreamsTo is openStreams to service (VIP:port, [IPv6]:port).
+func (d *dc) openStreamsTo(ctx context.Context, service string, n int, tick time.Duration) ([]*stream, *sync.WaitGroup, error) {
 	var ss []*stream
 	var wg sync.WaitGroup
 	for i := range n {
-		c, err := d.client.DialContext(ctx, "tcp", vip+":80")
+		c, err := d.client.DialContext(ctx, "tcp", service)
 		if err != nil {
-			return nil, nil, fmt.Errorf("stream %d: dial the VIP: %w", i, err)
+			return nil, nil, fmt.Errorf("stream %d: dial %s: %w", i, service, err)
 		}
 		s := &stream{}
 		ss = append(ss, s)
@@ -109,8 +114,11 @@ func broken(ss []*stream) (int, error) {
 }
 
 // request opens one short connection to the VIP: connect, echo, close.
-func (d *dc) request() error {
-	c, err := d.client.DialContext(context.Background(), "tcp", vip+":80")
+func (d *dc) request() error { return d.requestTo(vip + ":80") }
+
+// requestTo is request to service (VIP:port, [IPv6]:port).
+func (d *dc) requestTo(service string) error {
+	c, err := d.client.DialContext(context.Background(), "tcp", service)
 	if err != nil {
 		return err
 	}
@@ -259,14 +267,20 @@ func (d *dc) newFlows(n int) ([]int64, error) {
 // directors; event names what the test does to them next, for the log.
 func (d *dc) openSpreadStreams(ctx context.Context, t *testing.T, n int, event string) ([]*stream, *sync.WaitGroup) {
 	t.Helper()
-	ss, wg, err := d.openStreams(ctx, n, 200*time.Millisecond)
+	return d.openSpreadStreamsTo(ctx, t, vip+":80", n, event)
+}
+
+// openSpreadStreamsTo is openSpreadStreams to service (VIP:port, [IPv6]:port).
+func (d *dc) openSpreadStreamsTo(ctx context.Context, t *testing.T, service string, n int, event string) ([]*stream, *sync.WaitGroup) {
+	t.Helper()
+	ss, wg, err := d.openStreamsTo(ctx, service, n, 200*time.Millisecond)
 	if err != nil {
 		d.diagnose(t)
 		t.Fatal(err)
 	}
-	waitUntil(t, 60*time.Second, "every stream exchanged data", func() bool { return allProgressedSince(ss, time.Time{}) })
-	per := []int{d.ipvsConns(0, "ESTABLISHED"), d.ipvsConns(1, "ESTABLISHED")}
-	t.Logf("streams per director before the %s (IPVS ESTABLISHED entries): %v", event, per)
+	waitUntil(t, 60*time.Second, "every stream to "+service+" exchanged data", func() bool { return allProgressedSince(ss, time.Time{}) })
+	per := []int{d.ipvsConnsTo(0, service, "ESTABLISHED", nil), d.ipvsConnsTo(1, service, "ESTABLISHED", nil)}
+	t.Logf("streams to %s per director before the %s (IPVS ESTABLISHED entries): %v", service, event, per)
 	if per[0] == 0 || per[1] == 0 {
 		t.Fatalf("ECMP did not spread %d streams over both directors: %v", n, per)
 	}

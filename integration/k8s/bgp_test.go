@@ -118,7 +118,7 @@ func TestBGPFieldsRefusedByTheSchema(t *testing.T) {
 		mut(&p.Spec)
 		return p
 	}
-	lp, agg := int64(1<<32), int32(33)
+	lp, agg, agg129 := int64(1<<32), int32(33), int32(129)
 	pool := func(b v1alpha1.VIPPoolBGP) any {
 		return &v1alpha1.VIPPool{TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "VIPPool"},
 			ObjectMeta: metav1.ObjectMeta{Name: "refused"}, Spec: v1alpha1.VIPPoolSpec{CIDRs: []string{"203.0.113.192/28"}, L4Cluster: "x", BGP: &b}}
@@ -155,6 +155,7 @@ func TestBGPFieldsRefusedByTheSchema(t *testing.T) {
 		"pool large":         {pool(v1alpha1.VIPPoolBGP{LargeCommunities: []string{"1:2"}}), "spec.bgp.largeCommunities[0]"},
 		"pool local pref":    {pool(v1alpha1.VIPPoolBGP{LocalPreference: &lp}), "spec.bgp.localPreference"},
 		"pool aggregate len": {pool(v1alpha1.VIPPoolBGP{AggregationLength: &agg}), "spec.bgp.aggregationLength"},
+		"pool aggregate 129": {pool(v1alpha1.VIPPoolBGP{AggregationLength: &agg129}), "spec.bgp.aggregationLength"},
 	}
 	for name, tc := range cases {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tc.obj)
@@ -176,4 +177,17 @@ func TestBGPFieldsRefusedByTheSchema(t *testing.T) {
 			t.Errorf("%s: error %q does not name %s", name, err, tc.wantField)
 		}
 	}
+	// An IPv6 pool may aggregate beyond /32.
+	agg120 := int32(120)
+	v6 := &v1alpha1.VIPPool{TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "VIPPool"},
+		ObjectMeta: metav1.ObjectMeta{Name: "v6-aggregate"},
+		Spec:       v1alpha1.VIPPoolSpec{CIDRs: []string{"2001:db8:61::/120"}, L4Cluster: "x", BGP: &v1alpha1.VIPPoolBGP{AggregationLength: &agg120}}}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dc.Resource(v1alpha1.VIPPoolResource).Create(context.Background(), &unstructured.Unstructured{Object: m}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("an IPv6 VIPPool aggregating to /120 was refused: %v", err)
+	}
+	_ = dc.Resource(v1alpha1.VIPPoolResource).Delete(context.Background(), "v6-aggregate", metav1.DeleteOptions{})
 }

@@ -24,8 +24,8 @@ import (
 )
 
 // TestPoolStatusReadyAndPrinterColumns: item 8 of issue 25, on the real
-// API server. A VIPPool with an IPv6 CIDR is refused by the API server
-// naming the field; a good pool and its L4Cluster get the Ready condition
+// API server. A VIPPool with a CIDR not in network form, IPv4 or IPv6, is
+// refused by the API server naming the field; a good pool and its L4Cluster get the Ready condition
 // and counts that follow the Services taking VIPs; `kubectl get vippools`
 // and `kubectl get l4clusters` show CIDRs, Used, Free, Ready and Age (the
 // API server's Table, which kubectl prints).
@@ -33,15 +33,15 @@ func TestPoolStatusReadyAndPrinterColumns(t *testing.T) {
 	ctx := context.Background()
 	kc, dc := clients(t)
 
-	for _, cidrs := range [][]string{{"2001:db8::/120"}, {"192.0.2.136/29", "2001:db8:1::/64"}} {
+	for _, cidrs := range [][]string{{"2001:db8::1/120"}, {"192.0.2.136/29", "2001:db8:1::1/64"}} {
 		_, err := dc.Resource(v1alpha1.VIPPoolResource).Create(ctx, unstructuredOf(t, &v1alpha1.VIPPool{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "VIPPool"},
 			ObjectMeta: metav1.ObjectMeta{Name: "t8-v6"},
 			Spec:       v1alpha1.VIPPoolSpec{CIDRs: cidrs, L4Cluster: "t8"},
 		}), metav1.CreateOptions{})
 		field := fmt.Sprintf("spec.cidrs[%d]", len(cidrs)-1)
-		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "IPv6 VIPs are not served yet") {
-			t.Fatalf("VIPPool with CIDRs %v: err = %v, want Invalid naming %s and saying IPv6 VIPs are not served yet", cidrs, err, field)
+		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), field) || !strings.Contains(err.Error(), "must be a CIDR in network form") {
+			t.Fatalf("VIPPool with CIDRs %v: err = %v, want Invalid naming %s and asking for network form", cidrs, err, field)
 		}
 	}
 

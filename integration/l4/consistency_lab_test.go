@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/moby/ipvs"
+
+	"github.com/tlbproject/tlb/integration/flowprobe"
 )
 
 // TestDirectorsAgreeOnFlowsAfterChurn is proof 3: two directors given the
@@ -30,14 +32,14 @@ func TestDirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 	reconcile(t, d1, webService(shuffled, nil))
 	reconcile(t, d2, webService(reversed, nil))
 
-	ports := portRange(20000, flows)
+	ports := flowprobe.PortRange(20000, flows)
 	f1, f2 := p.flows(t, 0, ports), p.flows(t, 1, ports)
-	t.Logf("round 1: %d flows, spread over real servers %v", flows, spread(f1))
-	if n := disagreements(f1, f2); n != 0 {
+	t.Logf("round 1: %d flows, spread over real servers %v", flows, flowprobe.Spread(f1))
+	if n := flowprobe.Disagreements(f1, f2); n != 0 {
 		t.Fatalf("round 1: directors disagree on %d of %d flows", n, flows)
 	}
-	if len(spread(f1)) != len(set) {
-		t.Fatalf("round 1: flows reached %d of %d real servers", len(spread(f1)), len(set))
+	if len(flowprobe.Spread(f1)) != len(set) {
+		t.Fatalf("round 1: flows reached %d of %d real servers", len(flowprobe.Spread(f1)), len(set))
 	}
 
 	// Churn on director 1: remove 198.18.100.30, re-add it, add .55.
@@ -66,12 +68,12 @@ func TestDirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 	o1, o2 := destOrder(t, h1), destOrder(t, h2)
 	t.Logf("kernel list order after churn: %v; fresh: %v", o1, o2)
 
-	ports = portRange(30000, flows)
+	ports = flowprobe.PortRange(30000, flows)
 	f1, f2, f3 := p.flows(t, 0, ports), p.flows(t, 1, ports), p.flows(t, 2, ports)
-	naive := disagreements(f3, f2)
+	naive := flowprobe.Disagreements(f3, f2)
 	t.Logf("round 2: %d flows over %d real servers; churned director vs fresh: %d disagree; naive ipvsadm churn vs fresh: %d disagree (%.1f%%)",
-		flows, len(final), disagreements(f1, f2), naive, 100*float64(naive)/flows)
-	if n := disagreements(f1, f2); n != 0 {
+		flows, len(final), flowprobe.Disagreements(f1, f2), naive, 100*float64(naive)/flows)
+	if n := flowprobe.Disagreements(f1, f2); n != 0 {
 		t.Fatalf("round 2: churned and fresh directors disagree on %d of %d flows", n, flows)
 	}
 	if !slices.Equal(o1, o2) {
@@ -80,8 +82,8 @@ func TestDirectorsAgreeOnFlowsAfterChurn(t *testing.T) {
 	if naive == 0 {
 		t.Errorf("naive ipvsadm churn agreed on every flow: this comparison cannot detect order drift")
 	}
-	if spread(f1)[realServers(55)[0].String()] == 0 {
-		t.Errorf("the added real server got no flows: %v", spread(f1))
+	if flowprobe.Spread(f1)[realServers(55)[0].String()] == 0 {
+		t.Errorf("the added real server got no flows: %v", flowprobe.Spread(f1))
 	}
 }
 
@@ -99,7 +101,7 @@ func TestRemovingOneGatewayMovesAboutOneNth(t *testing.T) {
 	reconcile(t, dLess, webService(set, nil))
 	reconcile(t, dLess, webService(slices.DeleteFunc(slices.Clone(set), func(a netip.Addr) bool { return a == removed }), nil))
 
-	ports := portRange(40000, flows)
+	ports := flowprobe.PortRange(40000, flows)
 	before, after := p.flows(t, 0, ports), p.flows(t, 1, ports)
 	moved, onRemoved, movedOthers := 0, 0, 0
 	for port, rs := range before {

@@ -3,16 +3,11 @@
 package l4
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/tlbproject/tlb/integration/flowprobe"
 	"github.com/tlbproject/tlb/integration/topo"
 )
 
@@ -68,99 +63,5 @@ func realServers(xs ...int) []netip.Addr {
 // and returns, per port, the real server director k chose.
 func (p *probeLab) flows(t *testing.T, k int, ports []int) map[int]string {
 	t.Helper()
-	src := netip.MustParseAddr(probeClient).As4()
-	dst := vip.As4()
-	err := p.clients[k].Do(func() error {
-		for _, port := range ports {
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				return fmt.Errorf("socket: %w", err)
-			}
-			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-			if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: src, Port: port}); err != nil {
-				unix.Close(fd)
-				return fmt.Errorf("bind port %d: %w", port, err)
-			}
-			err = unix.Connect(fd, &unix.SockaddrInet4{Addr: dst, Port: 80})
-			// The SYN has left once connect returns; closing a socket in
-			// SYN_SENT sends nothing more.
-			unix.Close(fd)
-			if err != nil && !errors.Is(err, unix.EINPROGRESS) {
-				return fmt.Errorf("connect from port %d: %w", port, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("probe through %s: %v", p.clients[k].Name, err)
-	}
-	want := make(map[int]bool, len(ports))
-	for _, port := range ports {
-		want[port] = true
-	}
-	var got map[int]string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got = p.connTable(t, k, want)
-		if len(got) == len(ports) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	if len(got) != len(ports) {
-		t.Fatalf("director %s has connection entries for %d of %d probe flows", p.dirs[k].Name, len(got), len(ports))
-	}
-	return got
-}
-
-// connTable reads director k's IPVS connection table (ipvsadm -Lnc) for
-// flows from the probe client on the given ports.
-func (p *probeLab) connTable(t *testing.T, k int, ports map[int]bool) map[int]string {
-	t.Helper()
-	out := p.dirs[k].Run(t, "ipvsadm", "-Lnc")
-	m := map[int]string{}
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		// pro expire state source virtual destination
-		if len(f) < 6 || f[0] != "TCP" || f[4] != vip.String()+":80" {
-			continue
-		}
-		host, portS, ok := strings.Cut(f[3], ":")
-		if !ok || host != probeClient {
-			continue
-		}
-		port, err := strconv.Atoi(portS)
-		if err != nil || !ports[port] {
-			continue
-		}
-		m[port] = strings.TrimSuffix(f[5], ":80")
-	}
-	return m
-}
-
-func portRange(from, n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = from + i
-	}
-	return out
-}
-
-// disagreements counts ports mapped to different real servers.
-func disagreements(a, b map[int]string) int {
-	n := 0
-	for port, rs := range a {
-		if b[port] != rs {
-			n++
-		}
-	}
-	return n
-}
-
-func spread(m map[int]string) map[string]int {
-	out := map[string]int{}
-	for _, rs := range m {
-		out[rs]++
-	}
-	return out
+	return flowprobe.Flows(t, p.clients[k], p.dirs[k], netip.MustParseAddr(probeClient), netip.AddrPortFrom(vip, 80), ports)
 }

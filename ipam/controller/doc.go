@@ -6,9 +6,8 @@
 // cluster, in one write to the status subresource; and it writes the
 // used/free counts and the Ready condition of pools and clusters to their
 // status (statusplan.go plans it; nothing is written when it is
-// unchanged). A pool that no director could serve (ipam.CheckServed: an
-// IPv6 CIDR) is left out of the allocator and says so in its Ready
-// condition.
+// unchanged). A Service gets one VIP per family its spec.ipFamilies and
+// spec.ipFamilyPolicy ask for, from pools of one L4 cluster.
 //
 // It follows the sample-controller pattern (informers, a typed rate-limited
 // workqueue of keys, DeepCopy before writing, Forget on success and

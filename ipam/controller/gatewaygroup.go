@@ -38,7 +38,7 @@ func CheckGatewayGroup(group string, req ipam.Request, pools []v1alpha1.VIPPool,
 		if req.Pool != "" && p.Name == req.Pool {
 			env = envOf[p.Spec.L4Cluster]
 		}
-		if req.Pool == "" && req.Address.IsValid() && poolHolds(p, req.Address) {
+		if req.Pool == "" && len(req.Addresses) > 0 && poolHolds(p, req.Addresses[0]) {
 			env = envOf[p.Spec.L4Cluster]
 		}
 	}

@@ -43,8 +43,8 @@ func TestCheckGatewayGroup(t *testing.T) {
 		"unknown group":                     {group: "nope", req: ipam.Request{Environment: "dev"}, want: `gateway group "nope"`},
 		"environment from the pool":         {group: "lab", req: ipam.Request{Pool: "dev-pool"}},
 		"pool of another environment":       {group: "edge", req: ipam.Request{Pool: "dev-pool"}, want: `environment "dev"`},
-		"environment from the address":      {group: "edge", req: ipam.Request{Address: netip.MustParseAddr("203.0.113.5")}},
-		"address in no pool":                {group: "edge", req: ipam.Request{Address: netip.MustParseAddr("192.0.2.1")}, want: "environment is unknown"},
+		"environment from the address":      {group: "edge", req: ipam.Request{Addresses: []netip.Addr{netip.MustParseAddr("203.0.113.5")}}},
+		"address in no pool":                {group: "edge", req: ipam.Request{Addresses: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}, want: "environment is unknown"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := CheckGatewayGroup(tc.group, tc.req, pools, clusters)

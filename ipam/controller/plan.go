@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,8 +19,8 @@ type servicePlan struct {
 	ingress     []corev1.LoadBalancerIngress
 }
 
-// planFor returns the desired state for an allocation; a zero Allocation
-// means "nothing of ours", as for a Service that left TLB or is deleted.
+// planFor returns the desired state for the allocations of a Service;
+// none means "nothing of ours", as for a Service that left TLB or is deleted.
 //
 // The VIP is written with ipMode Proxy: every packet to it must take
 // TLB's path (router, director, tunnel, gateway node), so no node's
@@ -31,18 +32,33 @@ type servicePlan struct {
 // Gateway's VIP (no endpoints); in-cluster clients skip the directors
 // and gateways. See "Living with kube-proxy and CNIs" in
 // docs/kubernetes.md.
-func planFor(al ipam.Allocation) servicePlan {
-	if !al.Address.IsValid() {
+//
+// A dual-stack Service has one ingress per VIP, in the order of its
+// spec.ipFamilies; its VIPs share one L4 cluster, and
+// tlb.io/assigned-pool names their pools comma separated when they differ.
+func planFor(als []ipam.Allocation) servicePlan {
+	if len(als) == 0 {
 		return servicePlan{}
 	}
-	mode := corev1.LoadBalancerIPModeProxy
-	return servicePlan{
-		annotations: map[string]string{
-			api.AnnotationAssignedPool:      al.Pool,
-			api.AnnotationAssignedL4Cluster: al.L4Cluster,
-		},
-		ingress: []corev1.LoadBalancerIngress{{IP: al.Address.String(), IPMode: &mode}},
+	_, pools := vipList(als)
+	p := servicePlan{annotations: map[string]string{
+		api.AnnotationAssignedPool:      strings.Join(pools, ","),
+		api.AnnotationAssignedL4Cluster: als[0].L4Cluster,
+	}}
+	for _, al := range als {
+		mode := corev1.LoadBalancerIPModeProxy
+		p.ingress = append(p.ingress, corev1.LoadBalancerIngress{IP: al.Address.String(), IPMode: &mode})
 	}
+	return p
+}
+
+// joinAddrs joins addresses with a comma, as tlb.io/vip takes them.
+func joinAddrs(addrs []netip.Addr) string {
+	s := make([]string, len(addrs))
+	for i, a := range addrs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ",")
 }
 
 // diffService compares svc with p and returns the one write that brings
@@ -96,14 +112,6 @@ func ipMode(in corev1.LoadBalancerIngress) corev1.LoadBalancerIPMode {
 		return corev1.LoadBalancerIPModeVIP
 	}
 	return *in.IPMode
-}
-
-// statusIP returns the first ingress IP recorded in svc's status.
-func statusIP(svc *corev1.Service) (netip.Addr, bool) {
-	if ips := statusIPs(svc); len(ips) > 0 {
-		return ips[0], true
-	}
-	return netip.Addr{}, false
 }
 
 // statusIPs returns every ingress IP recorded in svc's status.

@@ -66,29 +66,29 @@ func TestDiffService(t *testing.T) {
 		wantWrite bool
 		check     func(t *testing.T, w *corev1.Service)
 	}{
-		"fresh service: one write with VIP and annotations": {svc: &corev1.Service{}, plan: planFor(al), wantWrite: true,
+		"fresh service: one write with VIP and annotations": {svc: &corev1.Service{}, plan: planFor([]ipam.Allocation{al}), wantWrite: true,
 			check: func(t *testing.T, w *corev1.Service) {
 				if w.Annotations[api.AnnotationAssignedPool] != "p" || w.Annotations[api.AnnotationAssignedL4Cluster] != "c" || len(w.Finalizers) != 0 {
 					t.Errorf("meta = %+v", w.ObjectMeta)
 				}
 				proxyMode(t, w)
 			}},
-		"in sync: no write": {svc: done, plan: planFor(al)},
-		"ipMode VIP of an earlier version: rewritten as Proxy": {svc: vipMode, plan: planFor(al), wantWrite: true, check: proxyMode},
-		"ipMode unset: written as Proxy":                       {svc: unsetMode, plan: planFor(al), wantWrite: true, check: proxyMode},
-		"legacy finalizer: removed, the rest kept": {svc: legacy, plan: planFor(al), wantWrite: true,
+		"in sync: no write": {svc: done, plan: planFor([]ipam.Allocation{al})},
+		"ipMode VIP of an earlier version: rewritten as Proxy": {svc: vipMode, plan: planFor([]ipam.Allocation{al}), wantWrite: true, check: proxyMode},
+		"ipMode unset: written as Proxy":                       {svc: unsetMode, plan: planFor([]ipam.Allocation{al}), wantWrite: true, check: proxyMode},
+		"legacy finalizer: removed, the rest kept": {svc: legacy, plan: planFor([]ipam.Allocation{al}), wantWrite: true,
 			check: func(t *testing.T, w *corev1.Service) {
 				if !slices.Equal(w.Finalizers, []string{"other"}) || w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.5" || w.Annotations[api.AnnotationAssignedPool] != "p" {
 					t.Errorf("write = %+v %+v", w.ObjectMeta, w.Status)
 				}
 			}},
-		"moved VIP": {svc: done, plan: planFor(ipam.Allocation{Address: netip.MustParseAddr("203.0.113.6"), Pool: "p", L4Cluster: "c"}), wantWrite: true,
+		"moved VIP": {svc: done, plan: planFor([]ipam.Allocation{{Address: netip.MustParseAddr("203.0.113.6"), Pool: "p", L4Cluster: "c"}}), wantWrite: true,
 			check: func(t *testing.T, w *corev1.Service) {
 				if w.Status.LoadBalancer.Ingress[0].IP != "203.0.113.6" {
 					t.Errorf("status = %+v", w.Status)
 				}
 			}},
-		"leaving: everything of ours removed, nothing else": {svc: legacy, plan: planFor(ipam.Allocation{}), wantWrite: true,
+		"leaving: everything of ours removed, nothing else": {svc: legacy, plan: planFor(nil), wantWrite: true,
 			check: func(t *testing.T, w *corev1.Service) {
 				if !slices.Equal(w.Finalizers, []string{"other"}) || w.Annotations["user"] != "x" || len(w.Annotations) != 1 {
 					t.Errorf("meta = %+v", w.ObjectMeta)

@@ -51,20 +51,16 @@ func (c *Controller) readConfig() ([]v1alpha1.VIPPool, []v1alpha1.L4Cluster, mod
 type model struct {
 	// cfg is what the allocator serves; nil when the objects are invalid.
 	cfg *ipam.Config
-	// refused are the pools left out of cfg because no director could
-	// serve them (ipam.CheckServed), with why, by name.
-	refused map[string]error
 }
 
 // modelConfig converts VIPPool and L4Cluster objects into the allocator's
-// validated Config, leaving out (refused) the pools that
-// ipam.CheckServed refuses.
+// validated Config. Pools of either family, or both, are accepted.
 func modelConfig(pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster) (model, error) {
 	var mc []ipam.L4Cluster
 	for _, cl := range clusters {
 		mc = append(mc, ipam.L4Cluster{Name: cl.Name, Environment: ipam.Environment(cl.Spec.Environment), Capacity: int(cl.Spec.Capacity)})
 	}
-	m := model{refused: map[string]error{}}
+	var m model
 	var mp []ipam.VIPPool
 	for _, p := range pools {
 		vp := ipam.VIPPool{Name: p.Name, L4Cluster: p.Spec.L4Cluster, AvoidBuggyIPs: p.Spec.AvoidBuggyIPs}
@@ -74,10 +70,6 @@ func modelConfig(pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster) (model
 				return m, fmt.Errorf("%w: VIPPool %q: spec.cidrs[%d] %q is not a CIDR", ipam.ErrInvalidConfig, p.Name, i, s)
 			}
 			vp.Prefixes = append(vp.Prefixes, pfx)
-		}
-		if err := ipam.CheckServed(vp); err != nil {
-			m.refused[p.Name] = err
-			continue
 		}
 		mp = append(mp, vp)
 	}
@@ -106,9 +98,6 @@ func (c *Controller) applyConfig() error {
 		c.configValid.Store(false)
 		c.metrics.configValid.Set(0)
 		c.load.err = err
-		if m.refused != nil {
-			c.load.refused = m.refused
-		}
 		c.poolQueue.AddAfter(statusKey, statusDelay)
 		return err
 	}
@@ -149,15 +138,7 @@ func (c *Controller) rebuild() {
 			continue
 		}
 		c.queue.Add(key)
-		ip, ok := statusIP(svc)
-		if !ok {
-			continue
-		}
-		if _, err := c.alloc.Assign(key, ip); err != nil {
-			c.log.Warn("VIP recorded in status cannot be kept", "service", key, "vip", ip, "err", err)
-			continue
-		}
-		vips++
+		vips += c.assignFromStatus(key, svc)
 	}
 	c.log.Info("allocations rebuilt from the API server", "vips", vips, "otherServicesHoldingAddresses", reserved)
 }

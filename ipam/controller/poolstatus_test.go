@@ -18,10 +18,9 @@ import (
 )
 
 // TestPoolStatusWrittenOnlyWhenChanged runs the pool half of the
-// controller step by step on fake clients: a VIPPool with an IPv6 CIDR
-// (one that predates the CRD's rule) is left out of the allocator and
-// says why in its Ready condition, the IPv4 pool says Ready with its
-// counts, and writing status again with nothing changed writes nothing.
+// controller step by step on fake clients: a VIPPool of IPv6 and one of
+// IPv4 both say Ready with their counts, and writing status again with
+// nothing changed writes nothing.
 func TestPoolStatusWrittenOnlyWhenChanged(t *testing.T) {
 	dc := fakePools(t, pool("v4", "c", "203.0.113.0/30"), pool("v6", "c", "2001:db8::/126"))
 	c, err := New(Options{Client: fake.NewClientset(), Dynamic: dc, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -37,11 +36,11 @@ func TestPoolStatusWrittenOnlyWhenChanged(t *testing.T) {
 	if err := c.applyConfig(); err != nil {
 		t.Fatalf("a set with an IPv6 pool is refused as a whole: %v", err)
 	}
-	if _, err := c.alloc.Allocate("ns/a", ipam.Request{Environment: "prod"}); err != nil {
+	if _, err := c.alloc.Allocate("ns/a", ipam.Request{Environment: "prod", Families: []ipam.Family{ipam.IPv4}}); err != nil {
 		t.Fatal(err)
 	}
-	if u := c.alloc.PoolUsage("v6"); u != (ipam.Usage{}) {
-		t.Fatalf("the IPv6 pool is loaded: %+v", u)
+	if u := c.alloc.PoolUsage("v6"); u != (ipam.Usage{Free: 4}) {
+		t.Fatalf("the IPv6 pool counts %+v, want 4 free", u)
 	}
 	statusWrites := func() int {
 		n := 0
@@ -79,8 +78,8 @@ func TestPoolStatusWrittenOnlyWhenChanged(t *testing.T) {
 	if r := v4.Status.Conditions[0]; v4.Status.Used != 1 || v4.Status.Free != 3 || r.Status != metav1.ConditionTrue || r.Reason != v1alpha1.ReasonAllocating {
 		t.Errorf("v4 status %+v, want used 1, free 3, Ready True", v4.Status)
 	}
-	if r := v6.Status.Conditions[0]; v6.Status.Used != 0 || v6.Status.Free != 0 || r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.ReasonIPv6NotServed {
-		t.Errorf("v6 status %+v, want nothing counted, Ready False IPv6NotServed", v6.Status)
+	if r := v6.Status.Conditions[0]; v6.Status.Used != 0 || v6.Status.Free != 4 || r.Status != metav1.ConditionTrue || r.Reason != v1alpha1.ReasonAllocating {
+		t.Errorf("v6 status %+v, want used 0, free 4, Ready True", v6.Status)
 	}
 	if err := c.writePoolStatus(ctx); err != nil {
 		t.Fatal(err)

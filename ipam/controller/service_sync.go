@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -58,7 +60,7 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 			}
 			return nil
 		}
-		if err := c.apply(ctx, svc, planFor(ipam.Allocation{})); err != nil {
+		if err := c.apply(ctx, svc, planFor(nil)); err != nil {
 			return err
 		}
 		c.release(key, svc)
@@ -66,15 +68,14 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 	}
 
 	if _, held := c.alloc.Lookup(key); !held {
-		// A VIP recorded in status (say, before a restart) is held,
-		// whether or not a loaded pool holds it.
-		if ip, ok := statusIP(svc); ok {
-			if _, err := c.alloc.Assign(key, ip); err != nil {
-				c.log.Warn("VIP recorded in status cannot be kept", "service", key, "vip", ip, "err", err)
-			}
-		}
+		// The VIPs recorded in status (say, before a restart) are held,
+		// whether or not a loaded pool holds them.
+		c.assignFromStatus(key, svc)
 	}
 	req, err := ipam.ParseAnnotations(svc.Annotations, c.opts.DefaultEnvironment)
+	if err == nil {
+		req.Request, err = familyRequest(svc, req.Request)
+	}
 	if err != nil {
 		// The user's input is wrong: say what to fix, keep what exists.
 		c.reject(svc, ReasonInvalidAnnotation, err)
@@ -90,25 +91,29 @@ func (c *Controller) syncService(ctx context.Context, key string) error {
 		}
 	}
 	before, held := c.alloc.Lookup(key)
-	if held && before.Pool == "" && !c.configValid.Load() {
+	if i := slices.IndexFunc(before, func(al ipam.Allocation) bool { return al.Pool == "" }); i >= 0 && !c.configValid.Load() {
 		// Its pool may be one the controller could not load: moving the
 		// VIP now would be a guess. Keep it until the pools are valid.
-		c.reject(svc, ReasonPoolNotLoaded, fmt.Errorf("VIP %s of Service %s is in no loaded VIPPool while the VIPPool configuration is invalid", before.Address, key))
+		c.reject(svc, ReasonPoolNotLoaded, fmt.Errorf("VIP %s of Service %s is in no loaded VIPPool while the VIPPool configuration is invalid", before[i].Address, key))
 		return nil
 	}
-	al, err := c.alloc.Allocate(key, req.Request)
+	als, err := c.alloc.Allocate(key, req.Request)
 	if err != nil {
+		if req.Stack == ipam.RequireDualStack {
+			err = fmt.Errorf("spec.ipFamilyPolicy RequireDualStack needs one VIP of each of spec.ipFamilies %v from one L4Cluster: %w", svc.Spec.IPFamilies, err)
+		}
 		c.reject(svc, reasonFor(err), err)
 		return nil
 	}
 	c.markPending(key, false)
-	if err := c.apply(ctx, svc, planFor(al)); err != nil {
+	if err := c.apply(ctx, svc, planFor(als)); err != nil {
 		return err
 	}
-	if !held || before.Address != al.Address {
+	if !held || !slices.Equal(before, als) {
+		vips, pools := vipList(als)
 		c.metrics.allocations.Inc()
-		c.recorder.Eventf(svc, corev1.EventTypeNormal, ReasonAllocated, "VIP %s from VIPPool %s, L4Cluster %s", al.Address, al.Pool, al.L4Cluster)
-		c.log.Info("VIP allocated", "service", key, "vip", al.Address, "pool", al.Pool, "l4Cluster", al.L4Cluster)
+		c.recorder.Eventf(svc, corev1.EventTypeNormal, ReasonAllocated, "VIP %s from VIPPool %s, L4Cluster %s", joinAddrs(vips), strings.Join(pools, ","), als[0].L4Cluster)
+		c.log.Info("VIP allocated", "service", key, "vip", vips, "pool", pools, "l4Cluster", als[0].L4Cluster)
 		c.poolQueue.AddAfter(statusKey, statusDelay)
 		if held {
 			c.retryPending()
@@ -135,14 +140,15 @@ func (c *Controller) apply(ctx context.Context, svc *corev1.Service, p servicePl
 // release frees the VIP of key; svc (nil when gone) receives an Event.
 func (c *Controller) release(key string, svc *corev1.Service) {
 	c.markPending(key, false)
-	al, ok := c.alloc.Release(key)
+	als, ok := c.alloc.Release(key)
 	if !ok {
 		return
 	}
+	vips, pools := vipList(als)
 	c.metrics.releases.Inc()
-	c.log.Info("VIP released", "service", key, "vip", al.Address, "pool", al.Pool)
-	if svc != nil {
-		c.recorder.Eventf(svc, corev1.EventTypeNormal, ReasonReleased, "VIP %s returned to VIPPool %s", al.Address, al.Pool)
+	c.log.Info("VIP released", "service", key, "vip", vips, "pool", pools)
+	if svc != nil && len(als) > 0 {
+		c.recorder.Eventf(svc, corev1.EventTypeNormal, ReasonReleased, "VIP %s returned to VIPPool %s", joinAddrs(vips), strings.Join(pools, ","))
 	}
 	c.poolQueue.AddAfter(statusKey, statusDelay)
 	c.retryPending()

@@ -21,23 +21,17 @@ type loaded struct {
 	pools, clusters map[string]int64
 	// poolsOf counts the held pools of each cluster.
 	poolsOf map[string]int
-	// refused are the pools left out because no director could serve
-	// them, with why.
-	refused map[string]error
 	// err is why the cached objects are not loaded; nil when they are.
 	err error
 }
 
 // loadedFrom records the objects of a model the allocator now holds.
 func loadedFrom(pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster, m model) loaded {
-	l := loaded{pools: map[string]int64{}, clusters: map[string]int64{}, poolsOf: map[string]int{}, refused: m.refused}
+	l := loaded{pools: map[string]int64{}, clusters: map[string]int64{}, poolsOf: map[string]int{}}
 	for _, cl := range clusters {
 		l.clusters[cl.Name] = cl.Generation
 	}
 	for _, p := range pools {
-		if _, no := m.refused[p.Name]; no {
-			continue
-		}
 		l.pools[p.Name] = p.Generation
 		l.poolsOf[p.Spec.L4Cluster]++
 	}
@@ -48,9 +42,6 @@ func loadedFrom(pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster, m model
 func (l loaded) poolReady(p *v1alpha1.VIPPool) metav1.Condition {
 	cond := func(ok bool, reason, msg string) metav1.Condition {
 		return ready(p.Generation, ok, reason, msg)
-	}
-	if err, no := l.refused[p.Name]; no {
-		return cond(false, v1alpha1.ReasonIPv6NotServed, err.Error())
 	}
 	if names(l.err, "VIPPool", p.Name) {
 		return cond(false, v1alpha1.ReasonInvalid, l.err.Error())

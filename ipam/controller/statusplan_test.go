@@ -29,7 +29,7 @@ func loadedOf(t *testing.T, good loaded, pools []*v1alpha1.VIPPool, clusters []*
 	}
 	m, err := modelConfig(ps, cs)
 	if err != nil {
-		good.err, good.refused = err, m.refused
+		good.err = err
 		return good
 	}
 	return loadedFrom(ps, cs, m)
@@ -57,9 +57,9 @@ func TestReadyCondition(t *testing.T) {
 		reason, msg string
 	}{
 		"IPv4 pool":                   {valid.poolReady(v4), metav1.ConditionTrue, v1alpha1.ReasonAllocating, "allocated from this pool"},
-		"pool with an IPv6 CIDR":      {valid.poolReady(v6), metav1.ConditionFalse, v1alpha1.ReasonIPv6NotServed, "spec.cidrs[1] 2001:db8::/120: IPv6 VIPs are not served yet"},
+		"pool with an IPv6 CIDR":      {valid.poolReady(v6), metav1.ConditionTrue, v1alpha1.ReasonAllocating, "allocated from this pool"},
 		"cluster with IPv4 pools":     {valid.clusterReady(prod), metav1.ConditionTrue, v1alpha1.ReasonAllocating, "allocated to this L4Cluster"},
-		"cluster with IPv6 pool only": {valid.clusterReady(onlyV6), metav1.ConditionFalse, v1alpha1.ReasonNoVIPPool, "spec.l4Cluster: only-v6"},
+		"cluster with IPv6 pool only": {valid.clusterReady(onlyV6), metav1.ConditionTrue, v1alpha1.ReasonAllocating, "allocated to this L4Cluster"},
 		"pool the overlap names":      {invalid.poolReady(overlap), metav1.ConditionFalse, v1alpha1.ReasonInvalid, `VIPPool "overlap": CIDR 203.0.113.128/25 overlaps`},
 		"edited pool, set invalid":    {invalid.poolReady(v4edited), metav1.ConditionFalse, v1alpha1.ReasonNotLoaded, `not loaded while the VIPPools and L4Clusters are invalid: invalid VIP pool configuration: VIPPool "overlap"`},
 		"loaded pool, set invalid":    {invalid.poolReady(v4), metav1.ConditionTrue, v1alpha1.ReasonAllocating, ""},

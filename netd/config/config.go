@@ -44,7 +44,8 @@ const MaxFileSize = 1 << 20
 type File struct {
 	// Netd holds the daemon's own settings.
 	Netd Settings `json:"netd"`
-	// VIPs are the IPv4 addresses this gateway serves.
+	// VIPs are the addresses this gateway serves: IPv4 VIPs are bound on
+	// the IPIP tunnel, IPv6 VIPs on the ip6tnl tunnel ip6tnl0.
 	VIPs []string `json:"vips"`
 	// Ports redirect external VIP ports to local listener ports.
 	Ports []Port `json:"ports,omitempty"`
@@ -194,8 +195,10 @@ func parseVIP(s string) (netip.Addr, error) {
 		return netip.Addr{}, fmt.Errorf("%q is not an IP address", s)
 	}
 	switch {
-	case !a.Is4():
-		return netip.Addr{}, fmt.Errorf("%q is not IPv4 (IPIP carries IPv4 only)", s)
+	case a.Zone() != "":
+		return netip.Addr{}, fmt.Errorf("%q carries a zone; a VIP is a global address", s)
+	case a.Is4In6():
+		return netip.Addr{}, fmt.Errorf("%q is IPv4-mapped; write it as %s", s, a.Unmap())
 	case a.IsUnspecified(), a.IsLoopback(), a.IsMulticast(), a.IsLinkLocalUnicast(),
 		a == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
 		return netip.Addr{}, fmt.Errorf("%s is not a unicast address a VIP can use", a)

@@ -27,34 +27,40 @@ netd:
 vips: [203.0.113.11, 203.0.113.10]
 `,
 			want: Config{MetricsAddress: "127.0.0.1:9200", Gateway: model.Gateway{
-				Tunnel: "tunl0", MSS: 1400,
+				Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSS: 1400,
 				VIPs: []netip.Addr{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11")},
 			}},
 		},
 		"defaults": {
 			in: "vips: [198.51.100.1]\n",
 			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{
-				Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}, VIPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")},
+				Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}, VIPs: []netip.Addr{netip.MustParseAddr("198.51.100.1")},
 			}},
 		},
 		"empty file": {in: "  \n", wantErr: "the file is empty"},
 		"explicit no vips": {
 			in:   "vips: []\n",
-			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}, VIPs: []netip.Addr{}}},
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}, VIPs: []netip.Addr{}}},
 		},
 		"unknown top-level field": {in: "vip: [203.0.113.10]\n", wantErr: `unknown field "vip"`},
 		"unknown netd field":      {in: "netd:\n  msss: 1400\n", wantErr: `unknown field "msss"`},
 		"bad vip":                 {in: "vips: [203.0.113.10, nope]\n", wantErr: "vips[1]"},
-		"ipv6 vip":                {in: "vips: ['2001:db8::1']\n", wantErr: "vips[0]"},
-		"loopback vip":            {in: "vips: [127.0.0.1]\n", wantErr: "vips[0]"},
-		"duplicate vip":           {in: "vips: [203.0.113.10, 203.0.113.10]\n", wantErr: "vips[1]: 203.0.113.10 repeats vips[0]"},
-		"mss too small":           {in: "netd:\n  mss: 100\n", wantErr: "netd.mss"},
-		"mss too large":           {in: "netd:\n  mss: 65496\n", wantErr: "netd.mss: 65496 is outside 536..65495"},
-		"mss jumbo":               {in: "netd:\n  mss: 8940\nvips: []\n", want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSS: 8940, VIPs: []netip.Addr{}}}},
+		"ipv6 vip": {in: "vips: ['2001:db8::1', 203.0.113.10]\n", want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{
+			Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU},
+			VIPs: []netip.Addr{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("2001:db8::1")}}}},
+		"ipv4-mapped vip":     {in: "vips: ['::ffff:203.0.113.10']\n", wantErr: "vips[0]: \"::ffff:203.0.113.10\" is IPv4-mapped; write it as 203.0.113.10"},
+		"ipv6 link-local vip": {in: "vips: ['fe80::1']\n", wantErr: "vips[0]"},
+		"ipv6 vip in the port map": {in: "vips: ['2001:db8::1']\nports:\n- {vip: '2001:db8::1', port: 443, targetPort: 10443}\n",
+			wantErr: "ports[0].vip: 2001:db8::1 is IPv6; the port map redirects IPv4 VIPs only"},
+		"loopback vip":  {in: "vips: [127.0.0.1]\n", wantErr: "vips[0]"},
+		"duplicate vip": {in: "vips: [203.0.113.10, 203.0.113.10]\n", wantErr: "vips[1]: 203.0.113.10 repeats vips[0]"},
+		"mss too small": {in: "netd:\n  mss: 100\n", wantErr: "netd.mss"},
+		"mss too large": {in: "netd:\n  mss: 65496\n", wantErr: "netd.mss: 65496 is outside 536..65495"},
+		"mss jumbo":     {in: "netd:\n  mss: 8940\nvips: []\n", want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSS: 8940, VIPs: []netip.Addr{}}}},
 		"mss off": {in: "netd:\n  mss: \"off\"\nvips: []\n",
-			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSOff}, VIPs: []netip.Addr{}}}},
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSOff}, VIPs: []netip.Addr{}}}},
 		"mss auto with mtu and gue": {in: "netd:\n  mss: auto\n  mtu: 9000\n  gue: {port: 6080}\nvips: []\n",
-			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU, MTU: 9000}, GUEPort: 6080, VIPs: []netip.Addr{}}}},
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU, MTU: 9000}, GUEPort: 6080, VIPs: []netip.Addr{}}}},
 		"mss unknown word":      {in: "netd:\n  mss: max\n", wantErr: `netd.mss: "max" is neither a number nor auto or off`},
 		"mss wrong type":        {in: "netd:\n  mss: [1]\n", wantErr: "netd.mss"},
 		"mtu too small":         {in: "netd:\n  mtu: 500\n", wantErr: "netd.mtu: 500 is outside 576..65535"},
@@ -76,7 +82,7 @@ ports:
 - {vip: 203.0.113.10, protocol: tcp, port: 80, targetPort: 8080}
 `,
 			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{
-				Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU},
+				Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU},
 				VIPs: []netip.Addr{netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11")},
 				Ports: []model.PortMap{
 					{VIP: netip.MustParseAddr("203.0.113.10"), Protocol: "tcp", Port: 80, TargetPort: 8080},
@@ -102,7 +108,7 @@ ports:
 		"port negative":      {in: portsFile("{vip: 203.0.113.10, port: -1, targetPort: 8081}"), wantErr: "ports[1].port"},
 		"listener ports": {
 			in: "netd:\n  listenerPorts: [{port: 443, targetPort: 10443}, {port: 80, targetPort: 10080}]\n",
-			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}},
+			want: Config{MetricsAddress: DefaultMetricsAddress, Gateway: model.Gateway{Tunnel: "tunl0", Tunnel6: "ip6tnl0", MSSPolicy: model.MSSPolicy{Mode: model.MSSFromMTU}},
 				ListenerPorts: map[uint16]uint16{80: 10080, 443: 10443}},
 		},
 		"listener port zero": {in: "netd:\n  listenerPorts: [{port: 0, targetPort: 10443}]\n",
@@ -161,6 +167,7 @@ func FuzzParse(f *testing.F) {
 		"netd:\n  metricsAddress: 127.0.0.1:9101\n  tunnel: tunl0\n  mss: 1440\nvips: [203.0.113.10, 203.0.113.11]\n",
 		"netd: {mss: 99999}\n",
 		"vips: [\"::1\"]\n",
+		"vips: [\"2001:db8::1\", 203.0.113.10]\n",
 		"netd:\n  tunnel: \"\\u0000\"\n",
 		"- a\n- b\n",
 		"vips: [1.2.3.4, 1.2.3.4]\n",
@@ -189,8 +196,8 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted MTU %d (%+v)", m, g.MSSPolicy)
 		}
 		for i, v := range g.VIPs {
-			if !v.Is4() || (i > 0 && g.VIPs[i-1].Compare(v) >= 0) {
-				t.Fatalf("VIPs not sorted unique IPv4: %v", g.VIPs)
+			if v.Is4In6() || v.Zone() != "" || (i > 0 && g.VIPs[i-1].Compare(v) >= 0) {
+				t.Fatalf("VIPs not sorted unique plain addresses: %v", g.VIPs)
 			}
 		}
 		for i, p := range g.Ports {

@@ -27,6 +27,9 @@ func validatePorts(in []Port, vips map[netip.Addr]int) ([]model.PortMap, error) 
 		if _, ok := vips[a]; !ok {
 			return nil, fmt.Errorf("%s.vip: %s is not one of vips", field, a)
 		}
+		if !a.Is4() {
+			return nil, fmt.Errorf("%s.vip: %s is IPv6; the port map redirects IPv4 VIPs only", field, a)
+		}
 		proto := p.Protocol
 		if proto == "" {
 			proto = model.ProtocolTCP

@@ -23,8 +23,10 @@ const (
 	// ClampTable is the inet table netd owns; it never touches any other.
 	ClampTable = "tlb_netd"
 	clampSet   = "vips"
+	clampSet6  = "vips6"
 	clampChain = "mss_clamp"
 	tagPrefix  = "tlb-netd mss="
+	tagPrefix6 = "tlb-netd mss6="
 )
 
 // Clamp maintains netd's nftables table, which lowers the MSS option of
@@ -33,12 +35,18 @@ const (
 //
 //	table inet tlb_netd {
 //	  set vips { type ipv4_addr; elements = { ... } }
+//	  set vips6 { type ipv6_addr; elements = { ... } }
 //	  chain mss_clamp {
 //	    type filter hook output priority mangle; policy accept;
 //	    meta nfproto ipv4 meta l4proto tcp ip saddr @vips tcp flags & syn == syn
 //	      tcp option maxseg size > MSS tcp option maxseg size set MSS
+//	    meta nfproto ipv6 meta l4proto tcp ip6 saddr @vips6 tcp flags & syn == syn
+//	      tcp option maxseg size > MSS6 tcp option maxseg size set MSS6
 //	  }
 //	}
+//
+// MSS6 is model.IPv6MSS(MSS): an IPv6 VIP's segments carry 40 bytes more
+// of headers (inner and outer).
 //
 // The rule only rewrites an option that is larger than MSS; it drops
 // nothing, so ICMP "fragmentation needed" and everything else pass.
@@ -90,19 +98,23 @@ func (c *Clamp) State() (netd.ClampState, error) {
 			return netd.ClampState{}, err
 		}
 	}
-	set, ok, err := readClampSet(conn, t)
+	set, set6, ok, err := readClampSets(conn, t)
 	if err != nil || !ok {
 		return netd.ClampState{}, err
 	}
-	mss, ok, err := readClampRule(conn, t, clampCh, set)
+	mss, ok, err := readClampRules(conn, t, clampCh, set, set6)
 	if err != nil || !ok {
 		return netd.ClampState{}, err
 	}
-	vips, ok, err := readVIPs(conn, set)
+	vips, ok, err := readVIPs(conn, set, 4)
 	if err != nil || !ok {
 		return netd.ClampState{}, err
 	}
-	return netd.ClampState{Intact: true, MSS: mss, VIPs: vips, Ports: ports}, nil
+	vips6, ok, err := readVIPs(conn, set6, 16)
+	if err != nil || !ok {
+		return netd.ClampState{}, err
+	}
+	return netd.ClampState{Intact: true, MSS: mss, VIPs: append(vips, vips6...), Ports: ports}, nil
 }
 
 // findTable returns netd's table, nil when there is none.
@@ -144,24 +156,34 @@ func readChains(conn *nftables.Conn) (clampCh, portCh *nftables.Chain, ok bool, 
 	return clampCh, portCh, clampCh != nil, nil
 }
 
-// readClampSet returns the VIP set of table t; ok is false unless it is
-// the table's only set, of IPv4 addresses, neither interval nor map.
-func readClampSet(conn *nftables.Conn, t *nftables.Table) (set *nftables.Set, ok bool, err error) {
+// readClampSets returns the IPv4 and IPv6 VIP sets of table t; ok is
+// false unless they are the table's only sets, of the right key types,
+// neither interval nor map.
+func readClampSets(conn *nftables.Conn, t *nftables.Table) (set, set6 *nftables.Set, ok bool, err error) {
 	sets, err := conn.GetSets(t)
 	if err != nil {
-		return nil, false, fmt.Errorf("list sets of table %s: %w", ClampTable, err)
+		return nil, nil, false, fmt.Errorf("list sets of table %s: %w", ClampTable, err)
 	}
-	if len(sets) != 1 || sets[0].Name != clampSet || sets[0].KeyType.Name != nftables.TypeIPAddr.Name ||
-		sets[0].Interval || sets[0].IsMap {
-		return nil, false, nil
+	for _, x := range sets {
+		switch {
+		case x.Interval || x.IsMap:
+			return nil, nil, false, nil
+		case x.Name == clampSet && x.KeyType.Name == nftables.TypeIPAddr.Name:
+			set = x
+		case x.Name == clampSet6 && x.KeyType.Name == nftables.TypeIP6Addr.Name:
+			set6 = x
+		default:
+			return nil, nil, false, nil
+		}
 	}
-	return sets[0], true, nil
+	return set, set6, set != nil && set6 != nil, nil
 }
 
-// readClampRule returns the MSS the clamp chain's rule sets, 0 when the
-// chain is empty (the clamp is off); ok is false unless the chain holds
-// no rule or that one rule, tagged, of the shape clampExprs builds.
-func readClampRule(conn *nftables.Conn, t *nftables.Table, ch *nftables.Chain, set *nftables.Set) (mss uint16, ok bool, err error) {
+// readClampRules returns the MSS the clamp chain's IPv4 rule sets, 0 when
+// the chain is empty (the clamp is off); ok is false unless the chain
+// holds no rule or the two rules, tagged, of the shapes clampExprs
+// builds, the IPv6 one with model.IPv6MSS of the IPv4 one's MSS.
+func readClampRules(conn *nftables.Conn, t *nftables.Table, ch *nftables.Chain, set, set6 *nftables.Set) (mss uint16, ok bool, err error) {
 	rules, err := conn.GetRules(t, ch)
 	if err != nil {
 		return 0, false, fmt.Errorf("list rules of chain %s %s: %w", ClampTable, clampChain, err)
@@ -169,27 +191,29 @@ func readClampRule(conn *nftables.Conn, t *nftables.Table, ch *nftables.Chain, s
 	if len(rules) == 0 {
 		return 0, true, nil // the clamp is off
 	}
-	if len(rules) != 1 {
+	if len(rules) != 2 {
 		return 0, false, nil
 	}
-	mss, ok = parseTag(rules[0].UserData)
-	if !ok || len(rules[0].Exprs) != len(clampExprs(set, mss)) {
+	mss, ok = parseTag(rules[0].UserData, tagPrefix)
+	mss6, ok6 := parseTag(rules[1].UserData, tagPrefix6)
+	if !ok || !ok6 || mss6 != model.IPv6MSS(mss) ||
+		len(rules[0].Exprs) != len(clampExprs(set, mss, false)) || len(rules[1].Exprs) != len(clampExprs(set6, mss6, true)) {
 		return 0, false, nil
 	}
 	return mss, true, nil
 }
 
-// readVIPs returns the addresses in the VIP set; ok is false when one is
-// not IPv4.
-func readVIPs(conn *nftables.Conn, set *nftables.Set) (vips []netip.Addr, ok bool, err error) {
+// readVIPs returns the addresses in a VIP set; ok is false when one is not
+// of size bytes (4 for IPv4, 16 for IPv6).
+func readVIPs(conn *nftables.Conn, set *nftables.Set, size int) (vips []netip.Addr, ok bool, err error) {
 	elems, err := conn.GetSetElements(set)
 	if err != nil {
-		return nil, false, fmt.Errorf("list elements of set %s %s: %w", ClampTable, clampSet, err)
+		return nil, false, fmt.Errorf("list elements of set %s %s: %w", ClampTable, set.Name, err)
 	}
 	vips = make([]netip.Addr, 0, len(elems))
 	for _, e := range elems {
 		a, ok := netip.AddrFromSlice(e.Key)
-		if !ok || !a.Is4() {
+		if !ok || len(e.Key) != size || a.Is4In6() {
 			return nil, false, nil
 		}
 		vips = append(vips, a)
@@ -225,9 +249,14 @@ func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) er
 		}
 	}
 	t := conn.AddTable(table())
+	vips4, vips6 := byFamily(vips)
 	set := &nftables.Set{Table: t, Name: clampSet, KeyType: nftables.TypeIPAddr}
-	if err := conn.AddSet(set, elements(vips)); err != nil {
+	if err := conn.AddSet(set, elements(vips4)); err != nil {
 		return fmt.Errorf("add set %s %s: %w", ClampTable, clampSet, err)
+	}
+	set6 := &nftables.Set{Table: t, Name: clampSet6, KeyType: nftables.TypeIP6Addr}
+	if err := conn.AddSet(set6, elements(vips6)); err != nil {
+		return fmt.Errorf("add set %s %s: %w", ClampTable, clampSet6, err)
 	}
 	accept := nftables.ChainPolicyAccept
 	ch := conn.AddChain(&nftables.Chain{
@@ -235,7 +264,9 @@ func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) er
 		Hooknum: nftables.ChainHookOutput, Priority: nftables.ChainPriorityMangle, Policy: &accept,
 	})
 	if mss != 0 {
-		conn.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: clampExprs(set, mss), UserData: tag(mss)})
+		mss6 := model.IPv6MSS(mss)
+		conn.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: clampExprs(set, mss, false), UserData: tag(tagPrefix, mss)})
+		conn.AddRule(&nftables.Rule{Table: t, Chain: ch, Exprs: clampExprs(set6, mss6, true), UserData: tag(tagPrefix6, mss6)})
 	}
 	if len(ports) > 0 {
 		addPortChain(conn, t, ports)
@@ -249,58 +280,85 @@ func (c *Clamp) Rebuild(mss uint16, vips []netip.Addr, ports []model.PortMap) er
 	return nil
 }
 
-// UpdateVIPs adds and removes set elements in one batch.
+// UpdateVIPs adds and removes set elements, IPv4 and IPv6, in one batch.
 func (c *Clamp) UpdateVIPs(add, del []netip.Addr) error {
 	conn, err := c.conn()
 	if err != nil {
 		return err
 	}
-	set, err := conn.GetSetByName(table(), clampSet)
-	if err != nil {
-		return fmt.Errorf("find set %s %s: %w", ClampTable, clampSet, err)
-	}
-	if len(del) > 0 {
-		if err := conn.SetDeleteElements(set, elements(del)); err != nil {
-			return fmt.Errorf("delete %v from set %s %s: %w", del, ClampTable, clampSet, err)
+	add4, add6 := byFamily(add)
+	del4, del6 := byFamily(del)
+	for _, u := range []struct {
+		name     string
+		add, del []netip.Addr
+	}{{clampSet, add4, del4}, {clampSet6, add6, del6}} {
+		if len(u.add)+len(u.del) == 0 {
+			continue
 		}
-	}
-	if len(add) > 0 {
-		if err := conn.SetAddElements(set, elements(add)); err != nil {
-			return fmt.Errorf("add %v to set %s %s: %w", add, ClampTable, clampSet, err)
+		set, err := conn.GetSetByName(table(), u.name)
+		if err != nil {
+			return fmt.Errorf("find set %s %s: %w", ClampTable, u.name, err)
+		}
+		if len(u.del) > 0 {
+			if err := conn.SetDeleteElements(set, elements(u.del)); err != nil {
+				return fmt.Errorf("delete %v from set %s %s: %w", u.del, ClampTable, u.name, err)
+			}
+		}
+		if len(u.add) > 0 {
+			if err := conn.SetAddElements(set, elements(u.add)); err != nil {
+				return fmt.Errorf("add %v to set %s %s: %w", u.add, ClampTable, u.name, err)
+			}
 		}
 	}
 	if err := conn.Flush(); err != nil {
-		return fmt.Errorf("update set %s %s (+%v -%v): %w", ClampTable, clampSet, add, del, err)
+		return fmt.Errorf("update sets %s %s and %s (+%v -%v): %w", ClampTable, clampSet, clampSet6, add, del, err)
 	}
 	return nil
 }
 
+// byFamily splits vips into IPv4 and IPv6 addresses.
+func byFamily(vips []netip.Addr) (v4, v6 []netip.Addr) {
+	for _, v := range vips {
+		if v.Is4() {
+			v4 = append(v4, v)
+		} else {
+			v6 = append(v6, v)
+		}
+	}
+	return v4, v6
+}
+
+// elements returns the set elements of vips, all of one family.
 func elements(vips []netip.Addr) []nftables.SetElement {
 	out := make([]nftables.SetElement, 0, len(vips))
 	for _, v := range vips {
-		b := v.As4()
-		out = append(out, nftables.SetElement{Key: b[:]})
+		out = append(out, nftables.SetElement{Key: v.AsSlice()})
 	}
 	return out
 }
 
 func be16(v uint16) []byte { return binary.BigEndian.AppendUint16(nil, v) }
 
-// clampExprs builds the rule: IPv4 TCP from a VIP with SYN set and an MSS
-// option above mss gets its MSS option rewritten to mss.
-func clampExprs(set *nftables.Set, mss uint16) []expr.Any {
+// clampExprs builds the rule: TCP (over IPv6 when ipv6) from a VIP with
+// SYN set and an MSS option above mss gets its MSS option rewritten to
+// mss.
+func clampExprs(set *nftables.Set, mss uint16, ipv6 bool) []expr.Any {
 	const (
 		tcpOptMaxseg = 2
 		tcpFlagsOff  = 13
 		tcpFlagSyn   = 0x02
-		ipSaddrOff   = 12
 	)
+	// The source address's offset and length in the IPv4 or IPv6 header.
+	proto, saddrOff, saddrLen := byte(unix.NFPROTO_IPV4), uint32(12), uint32(4)
+	if ipv6 {
+		proto, saddrOff, saddrLen = unix.NFPROTO_IPV6, 8, 16
+	}
 	return []expr.Any{
 		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 1},
-		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.NFPROTO_IPV4}},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{proto}},
 		&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: 1},
 		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: []byte{unix.IPPROTO_TCP}},
-		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: ipSaddrOff, Len: 4},
+		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: saddrOff, Len: saddrLen},
 		&expr.Lookup{SourceRegister: 1, SetName: set.Name, SetID: set.ID},
 		&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseTransportHeader, Offset: tcpFlagsOff, Len: 1},
 		&expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 1, Mask: []byte{tcpFlagSyn}, Xor: []byte{0}},
@@ -312,17 +370,18 @@ func clampExprs(set *nftables.Set, mss uint16) []expr.Any {
 	}
 }
 
-// tag is the rule's comment; it records the MSS so State can compare it.
-func tag(mss uint16) []byte {
-	return userdata.AppendString(nil, userdata.TypeComment, tagPrefix+strconv.Itoa(int(mss)))
+// tag is a rule's comment, prefix (tagPrefix or tagPrefix6) and the MSS:
+// it records the MSS so State can compare it.
+func tag(prefix string, mss uint16) []byte {
+	return userdata.AppendString(nil, userdata.TypeComment, prefix+strconv.Itoa(int(mss)))
 }
 
-func parseTag(ud []byte) (uint16, bool) {
+func parseTag(ud []byte, prefix string) (uint16, bool) {
 	s, ok := userdata.GetString(ud, userdata.TypeComment)
-	if !ok || !strings.HasPrefix(s, tagPrefix) {
+	if !ok || !strings.HasPrefix(s, prefix) {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(s, tagPrefix), 10, 16)
+	n, err := strconv.ParseUint(strings.TrimPrefix(s, prefix), 10, 16)
 	if err != nil {
 		return 0, false
 	}

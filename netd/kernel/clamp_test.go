@@ -41,25 +41,27 @@ func TestClampStateRebuildUpdate(t *testing.T) {
 	nftIn(t, path, "add table inet foreign; add chain inet foreign c { type filter hook output priority 0; }; add rule inet foreign c counter")
 
 	v10, v11, v12 := netip.MustParseAddr("203.0.113.10"), netip.MustParseAddr("203.0.113.11"), netip.MustParseAddr("203.0.113.12")
-	if err := c.Rebuild(1440, []netip.Addr{v10, v11}, nil); err != nil {
+	v6a, v6b := netip.MustParseAddr("2001:db8:cafe::10"), netip.MustParseAddr("2001:db8:cafe::11")
+	if err := c.Rebuild(1440, []netip.Addr{v10, v6a, v11}, nil); err != nil {
 		t.Fatalf("Rebuild: %v", err)
 	}
 	st, err = c.State()
-	if err != nil || !st.Intact || st.MSS != 1440 || !sameAddrs(st.VIPs, []netip.Addr{v10, v11}) {
+	if err != nil || !st.Intact || st.MSS != 1440 || !sameAddrs(st.VIPs, []netip.Addr{v10, v11, v6a}) {
 		t.Fatalf("State after Rebuild = %+v, %v", st, err)
 	}
 	listing := nftIn(t, path, "list table inet tlb_netd")
-	for _, want := range []string{"hook output priority mangle", "tcp option maxseg size set 1440", "@vips", `comment "tlb-netd mss=1440"`} {
+	for _, want := range []string{"hook output priority mangle", "tcp option maxseg size set 1440", "@vips", `comment "tlb-netd mss=1440"`,
+		"ip6 saddr @vips6", "tcp option maxseg size set 1400", `comment "tlb-netd mss6=1400"`} {
 		if !strings.Contains(listing, want) {
 			t.Errorf("nft listing lacks %q:\n%s", want, listing)
 		}
 	}
 
-	if err := c.UpdateVIPs([]netip.Addr{v12}, []netip.Addr{v10}); err != nil {
+	if err := c.UpdateVIPs([]netip.Addr{v12, v6b}, []netip.Addr{v10, v6a}); err != nil {
 		t.Fatalf("UpdateVIPs: %v", err)
 	}
 	st, err = c.State()
-	if err != nil || !st.Intact || !sameAddrs(st.VIPs, []netip.Addr{v11, v12}) {
+	if err != nil || !st.Intact || !sameAddrs(st.VIPs, []netip.Addr{v11, v12, v6b}) {
 		t.Fatalf("State after UpdateVIPs = %+v, %v", st, err)
 	}
 

@@ -92,10 +92,10 @@ func (l *Links) addressedLinksMTU() (int, error) {
 	return mtu, nil
 }
 
-// FOUReceivers lists the node's IPv4 FOU receivers by UDP port. A kernel
-// without the fou module has none.
-func (l *Links) FOUReceivers() (map[uint16]string, error) {
-	fous, err := l.h.FouList(unix.AF_INET)
+// FOUReceivers lists the node's FOU receivers of one family (IPv6 when
+// ipv6) by UDP port. A kernel without the fou module has none.
+func (l *Links) FOUReceivers(ipv6 bool) (map[uint16]string, error) {
+	fous, err := l.h.FouList(fouFamily(ipv6))
 	if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
 		return nil, fmt.Errorf("list FOU receivers (is the fou module available?): %w", err)
 	}
@@ -110,37 +110,46 @@ func (l *Links) FOUReceivers() (map[uint16]string, error) {
 	return out, nil
 }
 
-// AddGUEReceiver adds an IPv4 GUE receiver on port: the kernel takes UDP
-// datagrams to port off the socket layer, strips the GUE header and hands
-// the inner packet (IPIP from an IPVS director) to the tunnel.
+// fouFamily is the address family of a FOU receiver.
+func fouFamily(ipv6 bool) int {
+	if ipv6 {
+		return unix.AF_INET6
+	}
+	return unix.AF_INET
+}
+
+// AddGUEReceiver adds a GUE receiver on port (over IPv6 when ipv6): the
+// kernel takes UDP datagrams to port off the socket layer, strips the GUE
+// header and hands the inner packet (IPIP from an IPVS director, or
+// IPv6-in-IPv6 over IPv6) to the tunnel.
 //
-// The request carries what `ip fou add port N gue` sends: port, type and
-// family. netlink.FouAdd (vishvananda/netlink v1.3.1) also sends
+// The request carries what `ip fou add port N gue [-6]` sends: port, type
+// and family. netlink.FouAdd (vishvananda/netlink v1.3.1) also sends
 // FOU_ATTR_IPPROTO 0, which the kernel refuses with ERANGE (checked on
 // the lab's 6.1 kernel). The generic netlink socket is opened in the
 // calling thread's namespace, as netlink.FouList's is: netd runs in the
 // node's.
-func (l *Links) AddGUEReceiver(port uint16) error {
+func (l *Links) AddGUEReceiver(port uint16, ipv6 bool) error {
 	fam, err := l.h.GenlFamilyGet(netlink.FOU_GENL_NAME)
 	if err != nil {
 		return fmt.Errorf("find the fou generic netlink family (is the fou module available?): %w", err)
 	}
 	req := nl.NewNetlinkRequest(int(fam.ID), unix.NLM_F_ACK)
-	req.AddRawData(guePortRequest(port))
+	req.AddRawData(guePortRequest(port, ipv6))
 	if _, err := req.Execute(unix.NETLINK_GENERIC, 0); err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("add FOU gue receiver on udp port %d: %w", port, err)
 	}
 	return nil
 }
 
-// guePortRequest is the generic netlink payload of FOU_CMD_ADD for an
-// IPv4 GUE receiver on port.
-func guePortRequest(port uint16) []byte {
+// guePortRequest is the generic netlink payload of FOU_CMD_ADD for a GUE
+// receiver on port, IPv6 when ipv6.
+func guePortRequest(port uint16, ipv6 bool) []byte {
 	out := (&nl.Genlmsg{Command: netlink.FOU_CMD_ADD, Version: 1}).Serialize()
 	for _, a := range []*nl.RtAttr{
 		nl.NewRtAttr(netlink.FOU_ATTR_PORT, binary.BigEndian.AppendUint16(nil, port)),
 		nl.NewRtAttr(netlink.FOU_ATTR_TYPE, []byte{netlink.FOU_ENCAP_GUE}),
-		nl.NewRtAttr(netlink.FOU_ATTR_AF, []byte{unix.AF_INET}),
+		nl.NewRtAttr(netlink.FOU_ATTR_AF, []byte{byte(fouFamily(ipv6))}),
 	} {
 		out = append(out, a.Serialize()...)
 	}

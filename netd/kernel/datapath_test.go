@@ -70,7 +70,18 @@ func TestClampOffKeepsTheSetAndWritesNoRule(t *testing.T) {
 }
 
 func TestGUEPortRequestCarriesNoIPProto(t *testing.T) {
-	p := guePortRequest(6080)
+	for _, ipv6 := range []bool{false, true} {
+		checkGUEPortRequest(t, ipv6)
+	}
+}
+
+func checkGUEPortRequest(t *testing.T, ipv6 bool) {
+	t.Helper()
+	af := byte(2) // AF_INET
+	if ipv6 {
+		af = 10 // AF_INET6
+	}
+	p := guePortRequest(6080, ipv6)
 	if p[0] != netlink.FOU_CMD_ADD || p[1] != 1 {
 		t.Fatalf("header %v", p[:4])
 	}
@@ -85,7 +96,7 @@ func TestGUEPortRequestCarriesNoIPProto(t *testing.T) {
 	want := map[uint16][]byte{
 		netlink.FOU_ATTR_PORT: {0x17, 0xc0}, // big endian
 		netlink.FOU_ATTR_TYPE: {netlink.FOU_ENCAP_GUE},
-		netlink.FOU_ATTR_AF:   {2},
+		netlink.FOU_ATTR_AF:   {af},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("attributes %v, want only port, type and family (an IPPROTO of 0 is refused with ERANGE)", got)

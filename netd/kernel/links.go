@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tlbproject/tlb/netd"
+	"github.com/tlbproject/tlb/netd/model"
 )
 
 // dumpRetries bounds retries of a netlink dump the kernel interrupted.
@@ -69,6 +70,25 @@ func (l *Links) CreateTunnel(name string) error {
 	return nil
 }
 
+// CreateTunnel6 creates an ip6tnl link (IPv6-in-IPv6) without endpoints,
+// which receives every IPv6-in-IPv6 packet for the node. When the
+// ip6_tunnel module loads it creates ip6tnl0 itself (possibly as a side
+// effect of this very call), and a second link without endpoints is
+// refused: an existing link is adopted.
+func (l *Links) CreateTunnel6(name string) error {
+	err := l.h.LinkAdd(&netlink.Ip6tnl{LinkAttrs: netlink.LinkAttrs{Name: name}, Proto: unix.IPPROTO_IPV6})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("add ip6tnl link %s: %w", name, err)
+	}
+	if _, lerr := l.h.LinkByName(name); lerr != nil {
+		return fmt.Errorf("add ip6tnl link %s: another ip6tnl link without endpoints (ip6tnl0) already receives IPv6-in-IPv6; use it: %w", name, err)
+	}
+	return nil
+}
+
 // SetUp brings the link up.
 func (l *Links) SetUp(name string) error {
 	lk, err := l.link(name)
@@ -81,7 +101,13 @@ func (l *Links) SetUp(name string) error {
 	return nil
 }
 
-// Addrs lists the link's IPv4 addresses with their labels.
+// marked6 are the flags of an IPv6 VIP netd binds (model.Mark6): no
+// duplicate address detection (every gateway holds the VIP) and no prefix
+// route (a /128 needs none).
+const marked6 = unix.IFA_F_NODAD | unix.IFA_F_NOPREFIXROUTE
+
+// Addrs lists the link's addresses, IPv4 with their labels, IPv6 labelled
+// model.Mark6 when they bear netd's mark.
 func (l *Links) Addrs(name string) ([]netd.TunnelAddr, error) {
 	lk, err := l.link(name)
 	if err != nil {
@@ -89,7 +115,7 @@ func (l *Links) Addrs(name string) ([]netd.TunnelAddr, error) {
 	}
 	var addrs []netlink.Addr
 	for i := 0; ; i++ {
-		addrs, err = l.h.AddrList(lk, netlink.FAMILY_V4)
+		addrs, err = l.h.AddrList(lk, netlink.FAMILY_ALL)
 		if err == nil {
 			break
 		}
@@ -104,17 +130,27 @@ func (l *Links) Addrs(name string) ([]netd.TunnelAddr, error) {
 			continue
 		}
 		ones, _ := a.Mask.Size()
-		out = append(out, netd.TunnelAddr{Prefix: netip.PrefixFrom(ip.Unmap(), ones), Label: a.Label})
+		label := a.Label
+		if ip.Is6() && !ip.Is4In6() {
+			label = ""
+			if a.Flags&marked6 == marked6 {
+				label = model.Mark6
+			}
+		}
+		out = append(out, netd.TunnelAddr{Prefix: netip.PrefixFrom(ip.Unmap(), ones), Label: label})
 	}
 	return out, nil
 }
 
 func toNetlink(a netd.TunnelAddr) *netlink.Addr {
 	ip := a.Prefix.Addr().AsSlice()
-	return &netlink.Addr{
-		IPNet: &net.IPNet{IP: ip, Mask: net.CIDRMask(a.Prefix.Bits(), len(ip)*8)},
-		Label: a.Label,
+	out := &netlink.Addr{IPNet: &net.IPNet{IP: ip, Mask: net.CIDRMask(a.Prefix.Bits(), len(ip)*8)}}
+	if a.Prefix.Addr().Is6() {
+		out.Flags = marked6
+	} else {
+		out.Label = a.Label
 	}
+	return out
 }
 
 // ReplaceAddr adds the address, or updates it if present.

@@ -16,7 +16,8 @@ import (
 // interface, the MSS and the gateway listeners' port map (from netd's
 // flags or settings).
 type Local struct {
-	// Tunnel is the IPIP interface the VIPs are bound on (model.DefaultTunnel).
+	// Tunnel is the IPIP interface the IPv4 VIPs are bound on
+	// (model.DefaultTunnel); IPv6 VIPs go on model.DefaultTunnel6.
 	Tunnel string
 	// MSS is the largest MSS advertised from the VIPs
 	// when MSSPolicy is fixed.
@@ -45,8 +46,9 @@ func DefaultLocal() Local {
 // It does not modify its inputs.
 //
 // Objects that cannot be used are left out, each with a
-// *sharedkube.ObjectError (an address outside every pool of the cluster, a
-// non-IPv4 VIP: IPIP carries IPv4 only). When node is nil the errors
+// *sharedkube.ObjectError (an address outside every pool of the cluster).
+// IPv6 VIPs are bound (on the IPv6 tunnel) but get no port map, which is
+// IPv4 only: one that needs it is reported. When node is nil the errors
 // hold one wrapping sharedkube.ErrNotBuilt and the model must not be used:
 // a missing Node is not a reason to unbind every VIP.
 func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha1.VIPPool, clusters []v1alpha1.L4Cluster, nodeName string, local Local) (model.Gateway, []error) {
@@ -74,13 +76,15 @@ func BuildGateway(node *corev1.Node, services []*corev1.Service, pools []v1alpha
 			addrs, vErrs := sharedkube.ServiceVIPs(svc, prefixes)
 			errs = append(errs, vErrs...)
 			for _, a := range addrs {
-				if !a.Is4() {
+				vips = append(vips, a)
+				maps := portMaps(svc, a, local.ListenerPorts)
+				if a.Is6() && len(maps) > 0 {
 					errs = append(errs, &sharedkube.ObjectError{Kind: "Service", Name: svc.Namespace + "/" + svc.Name,
-						Field: "status.loadBalancer.ingress", Reason: fmt.Sprintf("%s is not IPv4 (IPIP carries IPv4 only); left out", a)})
+						Field: "status.loadBalancer.ingress", Reason: fmt.Sprintf("%s is bound, but the port map redirects IPv4 VIPs only: "+
+							"its L7 listener ports are not mapped on it", a)})
 					continue
 				}
-				vips = append(vips, a)
-				ports = append(ports, portMaps(svc, a, local.ListenerPorts)...)
+				ports = append(ports, maps...)
 			}
 		}
 	}

@@ -73,7 +73,10 @@ func TestBuildGateway(t *testing.T) {
 	l7 := svc("front", "east", "203.0.113.20")
 	l7.Annotations[api.AnnotationL7] = "true"
 	l7.Spec.Ports = []corev1.ServicePort{{Port: 443}, {Port: 80, Protocol: corev1.ProtocolTCP}, {Port: 443, Protocol: corev1.ProtocolUDP}, {Port: 8443}}
-	services = append(services, l7)
+	l76 := svc("front6", "east", "2001:db8::2")
+	l76.Annotations[api.AnnotationL7] = "true"
+	l76.Spec.Ports = []corev1.ServicePort{{Port: 443}}
+	services = append(services, l7, l76)
 	gwVIP := svc("shop-vip", "east", "203.0.113.30")
 	gwVIP.Labels = map[string]string{api.LabelOwningGateway: "team.shop"}
 	gwVIP.Spec.Ports = []corev1.ServicePort{{Name: "tcp-443", Port: 443, Protocol: corev1.ProtocolTCP}}
@@ -88,15 +91,15 @@ func TestBuildGateway(t *testing.T) {
 	}{
 		"default group serves every cluster without a group": {
 			node: node("gw-1", true, ""),
-			want: addrs("203.0.113.10", "203.0.113.20", "203.0.113.30", "203.0.113.70", "203.0.113.71"),
+			want: addrs("203.0.113.10", "203.0.113.20", "203.0.113.30", "203.0.113.70", "203.0.113.71", "2001:db8::1", "2001:db8::2"),
 			ports: []model.PortMap{
 				{VIP: netip.MustParseAddr("203.0.113.20"), Protocol: "tcp", Port: 80, TargetPort: 10080},
 				{VIP: netip.MustParseAddr("203.0.113.20"), Protocol: "tcp", Port: 443, TargetPort: 10443},
 				// A Gateway's VIP Service maps its listener ports too.
 				{VIP: netip.MustParseAddr("203.0.113.30"), Protocol: "tcp", Port: 443, TargetPort: 10443},
 			},
-			errs: []string{`Service team/lost: status.loadBalancer.ingress[0].ip: 203.0.113.200 is in no VIPPool of L4 cluster "east"`,
-				`Service team/six: status.loadBalancer.ingress: 2001:db8::1 is not IPv4`},
+			errs: []string{`Service team/front6: status.loadBalancer.ingress: 2001:db8::2 is bound, but the port map redirects IPv4 VIPs only`,
+				`Service team/lost: status.loadBalancer.ingress[0].ip: 203.0.113.200 is in no VIPPool of L4 cluster "east"`},
 		},
 		"named group serves only its clusters": {
 			node: node("gw-w", true, "wg"),

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -14,7 +15,11 @@ import (
 //	GET /vip/203.0.113.10 -> 200 "203.0.113.10 up healthy=2 total=3" while the VIP can serve,
 //	                         503 "203.0.113.10 down healthy=0 total=3: no healthy gateway" otherwise,
 //	                         404 for an unknown VIP.
-//	GET /vip/             -> one line per VIP.
+//	GET /vip/             -> one line per VIP, IPv4 ones first.
+//
+// IPv6 VIPs are asked for the same way: GET /vip/2001:db8::10 (brackets
+// and any spelling of the address are accepted; the answer writes its
+// canonical form).
 //
 // A VIP with L7 services adds "l7-backends=R/T services" (R of its T L7
 // services have a ready backend) and is down when R is 0.
@@ -55,9 +60,9 @@ func (g *GTM) ServeHTTP(w http.ResponseWriter, r *http.Request) { g.mux.ServeHTT
 func (g *GTM) serveVIP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	vip, err := netip.ParseAddr(r.PathValue("vip"))
+	vip, err := parseVIP(r.PathValue("vip"))
 	if err != nil {
-		http.Error(w, fmt.Sprintf("bad VIP %q: not an IP address", r.PathValue("vip")), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("bad VIP %q: %v", r.PathValue("vip"), err), http.StatusBadRequest)
 		return
 	}
 	g.mu.RLock()
@@ -71,6 +76,23 @@ func (g *GTM) serveVIP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_, _ = fmt.Fprintln(w, Line(h))
+}
+
+// parseVIP reads the VIP of a /vip/ request: an IPv4 or IPv6 address in
+// any spelling ParseAddr takes, an IPv6 one optionally in brackets; a
+// zone is refused (no VIP has one).
+func parseVIP(s string) (netip.Addr, error) {
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		s = s[1 : len(s)-1]
+	}
+	vip, err := netip.ParseAddr(s)
+	switch {
+	case err != nil:
+		return netip.Addr{}, errors.New("not an IP address")
+	case vip.Zone() != "":
+		return netip.Addr{}, errors.New("an address with a zone is no VIP")
+	}
+	return vip.Unmap(), nil
 }
 
 func (g *GTM) serveAll(w http.ResponseWriter, _ *http.Request) {

@@ -145,9 +145,9 @@ func advertisement(pool v1alpha1.VIPPool) (bgp.AdvertisementConfig, error) {
 		adv.LocalPreference = &v
 	}
 	if al := b.AggregationLength; al != nil {
-		if *al < 1 || *al > 32 {
+		if *al < 1 || *al > 128 {
 			return adv, &sharedkube.ObjectError{Kind: "VIPPool", Name: pool.Name, Field: "spec.bgp.aggregationLength",
-				Reason: fmt.Sprintf("%d is not 1..32; left out", *al)}
+				Reason: fmt.Sprintf("%d is not 1..128; left out", *al)}
 		}
 		adv.AggregationLength = uint8(*al)
 	}

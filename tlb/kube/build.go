@@ -21,8 +21,11 @@ import (
 // BuildDesired builds the model of the director of L4 cluster clusterName
 // from cached API objects. It does not modify its inputs.
 //
-//   - Real servers: the IPv4 InternalIP of every gateway node (label
-//     tlb.io/gateway=true) of the cluster's gateway group. A Ready node has
+//   - Real servers: the InternalIP of every gateway node (label
+//     tlb.io/gateway=true) of the cluster's gateway group, of the VIP's
+//     family: an IPv4 VIP is tunnelled to the nodes' IPv4 InternalIPs,
+//     an IPv6 VIP to their IPv6 InternalIPs (a tunnel carries one
+//     family). A Ready node has
 //     weight 1; a node that is not Ready, or carries the label
 //     node.kubernetes.io/exclude-from-external-load-balancers, stays in
 //     the set at weight 0 (no new flows, existing ones keep their real
@@ -41,9 +44,9 @@ import (
 //     Service (IsGatewayVIP) is never an L7 service: its VIP is up while
 //     its real servers are.
 //
-// Only IPv4 VIPs are served (real servers are IPv4 InternalIPs and IPIP
-// carries IPv4); an IPv6 VIP is left out with an error rather than
-// making the whole model invalid.
+// A node without an InternalIP of a family is left out of the real
+// servers of that family's VIPs, with an error naming it (reported only
+// when some VIP of that family exists).
 //
 // Objects that cannot be used are left out, each with an *ObjectError.
 // When the model cannot be built at all (the L4Cluster does not exist,
@@ -61,8 +64,18 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 	}
 	mine := map[string]bool{clusterName: true}
 	ranges, errs := sharedkube.PoolPrefixes(pools, mine)
-	realServers, rsErrs := gatewayRealServers(nodes, sharedkube.GatewayGroup(clusters[idx].Labels))
-	errs = append(errs, rsErrs...)
+	group := sharedkube.GatewayGroup(clusters[idx].Labels)
+	realServersOf := map[bool][]model.RealServer{} // by "is IPv4", built on first use
+	realServers := func(vip netip.Addr) []model.RealServer {
+		rs, ok := realServersOf[vip.Is4()]
+		if !ok {
+			var rsErrs []error
+			rs, rsErrs = gatewayRealServers(nodes, group, vip.Is4())
+			errs = append(errs, rsErrs...)
+			realServersOf[vip.Is4()] = rs
+		}
+		return rs
+	}
 
 	d := model.Desired{VIPRanges: ranges}
 	owner := map[model.Key]string{}
@@ -72,11 +85,6 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 		vips, vErrs := sharedkube.ServiceVIPs(svc, ranges)
 		errs = append(errs, vErrs...)
 		for _, vip := range vips {
-			if !vip.Is4() {
-				errs = append(errs, &sharedkube.ObjectError{Kind: "Service", Name: name, Field: "status.loadBalancer.ingress",
-					Reason: fmt.Sprintf("%s is not IPv4 (real servers are IPv4 InternalIPs; IPIP carries IPv4 only); left out", vip)})
-				continue
-			}
 			served := false // some port of this VIP is in the model
 			for i, p := range svc.Spec.Ports {
 				s, err := virtualService(name, i, vip, p)
@@ -90,7 +98,7 @@ func BuildDesired(services []*corev1.Service, nodes []*corev1.Node, pools []v1al
 					continue
 				}
 				owner[s.Key()] = name
-				s.RealServers = slices.Clone(realServers)
+				s.RealServers = slices.Clone(realServers(vip))
 				s.Encap = encap
 				d.Services = append(d.Services, s)
 				served = true
@@ -152,12 +160,12 @@ func virtualService(name string, i int, vip netip.Addr, p corev1.ServicePort) (m
 	return model.Service{VIP: vip, Protocol: proto, Port: uint16(p.Port)}, nil
 }
 
-// gatewayRealServers returns the real servers of gateway group group,
-// sorted by address: the first IPv4 InternalIP of each gateway node of the
-// group, weight 1 when Ready and not excluded from external load
+// gatewayRealServers returns the real servers of gateway group group for
+// VIPs of one family (v4: IPv4, else IPv6), sorted by address: the first
+// InternalIP of that family of each gateway node of the group, weight 1 when Ready and not excluded from external load
 // balancers, 0 otherwise, Draining when annotated tlb.io/drain. Nodes are read in name
 // order, so of two nodes reporting one address the first by name wins.
-func gatewayRealServers(nodes []*corev1.Node, group string) ([]model.RealServer, []error) {
+func gatewayRealServers(nodes []*corev1.Node, group string, v4 bool) ([]model.RealServer, []error) {
 	sorted := slices.Clone(nodes)
 	slices.SortFunc(sorted, func(a, b *corev1.Node) int { return cmp.Compare(a.Name, b.Name) })
 	var out []model.RealServer
@@ -167,10 +175,11 @@ func gatewayRealServers(nodes []*corev1.Node, group string) ([]model.RealServer,
 		if !sharedkube.IsGateway(n) || sharedkube.GatewayGroup(n.Labels) != group {
 			continue
 		}
-		addr, ok := NodeIPv4(n)
+		addr, ok := nodeInternalIP(n, v4)
 		if !ok {
+			family := map[bool]string{true: "IPv4", false: "IPv6"}[v4]
 			errs = append(errs, &sharedkube.ObjectError{Kind: "Node", Name: n.Name, Field: "status.addresses",
-				Reason: "no IPv4 InternalIP (IPIP needs one); left out of the real servers"})
+				Reason: fmt.Sprintf("no %s InternalIP (the tunnel to it carries %s VIPs in %s); left out of the real servers of %s VIPs", family, family, family, family)})
 			continue
 		}
 		if prev, dup := seen[addr]; dup {
@@ -193,13 +202,15 @@ func gatewayRealServers(nodes []*corev1.Node, group string) ([]model.RealServer,
 	return out, errs
 }
 
-// NodeIPv4 returns the first IPv4 InternalIP of node.
-func NodeIPv4(node *corev1.Node) (netip.Addr, bool) {
+// nodeInternalIP returns the first InternalIP of node of one family (v4:
+// IPv4, else IPv6; link-local IPv6 addresses do not count).
+func nodeInternalIP(node *corev1.Node, v4 bool) (netip.Addr, bool) {
 	for _, a := range node.Status.Addresses {
 		if a.Type != corev1.NodeInternalIP {
 			continue
 		}
-		if ip, err := netip.ParseAddr(a.Address); err == nil && ip.Is4() && !ip.IsUnspecified() && !ip.IsMulticast() {
+		if ip, err := netip.ParseAddr(a.Address); err == nil && ip.Is4() == v4 && ip.Zone() == "" && !ip.Is4In6() &&
+			!ip.IsUnspecified() && !ip.IsMulticast() && !ip.IsLinkLocalUnicast() {
 			return ip, true
 		}
 	}

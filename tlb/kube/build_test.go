@@ -88,19 +88,32 @@ func TestBuildDesired(t *testing.T) {
 				svc("team", "web", "east", 1, []string{"203.0.113.10"}, tcp80),
 				svc("team", "outside", "east", 1, []string{"192.0.2.1"}, tcp80),
 				svc("team", "garbage", "east", 1, []string{"not-an-ip"}, tcp80),
-				svc("team", "six", "east", 1, []string{"2001:db8::10"}, tcp80),
 			},
 			nodes: []*corev1.Node{gw("gw-1", "198.18.2.2", true, ""), gw("gw-noip", "", true, ""), gw("gw-dup", "198.18.2.2", true, "")},
 			pools: append([]v1alpha1.VIPPool{pool("bad", "east", "203.0.113.1/24"), pool("v6", "east", "2001:db8::/64")}, pools...), cluster: "east",
 			want: model.Desired{VIPRanges: append(slices.Clone(ranges), netip.MustParsePrefix("2001:db8::/64")), Services: []model.Service{vs("203.0.113.10", 80, model.TCP, rs("198.18.2.2", 1))}}.Sorted(),
 			errs: []string{
 				`VIPPool bad: spec.cidrs[0]: "203.0.113.1/24" is not a CIDR in network form`,
-				`Node gw-dup: status.addresses: InternalIP 198.18.2.2 is also node gw-1's`,
-				`Node gw-noip: status.addresses: no IPv4 InternalIP`,
 				`Service team/garbage: status.loadBalancer.ingress[0].ip: "not-an-ip" is not an IP address`,
 				`Service team/outside: status.loadBalancer.ingress[0].ip: 192.0.2.1 is in no VIPPool of L4 cluster "east"`,
-				`Service team/six: status.loadBalancer.ingress: 2001:db8::10 is not IPv4`,
+				`Node gw-dup: status.addresses: InternalIP 198.18.2.2 is also node gw-1's`,
+				`Node gw-noip: status.addresses: no IPv4 InternalIP`,
 			},
+		},
+		"dual-stack Service: each VIP tunnelled to the nodes' InternalIPs of its family": {
+			services: []*corev1.Service{svc("team", "dual", "east", 1, []string{"203.0.113.10", "2001:db8::10"}, tcp80)},
+			nodes: func() []*corev1.Node {
+				n1, n2 := gw("gw-1", "198.18.2.2", true, ""), gw("gw-2", "198.18.2.3", true, "")
+				n1.Status.Addresses = append(n1.Status.Addresses,
+					corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "fe80::1"}, // link-local: not a tunnel end
+					corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "2001:db8:18::2"})
+				return []*corev1.Node{n1, n2}
+			}(),
+			pools: append([]v1alpha1.VIPPool{pool("v6", "east", "2001:db8::/64")}, pools...), cluster: "east",
+			want: model.Desired{VIPRanges: append(slices.Clone(ranges), netip.MustParsePrefix("2001:db8::/64")), Services: []model.Service{
+				vs("203.0.113.10", 80, model.TCP, both...), vs("2001:db8::10", 80, model.TCP, rs("2001:db8:18::2", 1)),
+			}}.Sorted(),
+			errs: []string{`Node gw-2: status.addresses: no IPv6 InternalIP`},
 		},
 		"older Service keeps a disputed VIP and port": {
 			services: []*corev1.Service{

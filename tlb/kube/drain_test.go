@@ -46,7 +46,7 @@ func TestGatewayWeightFromNode(t *testing.T) {
 				n.Labels[k] = v
 			}
 			n.Annotations = tc.annotations
-			got, errs := gatewayRealServers([]*corev1.Node{n}, "")
+			got, errs := gatewayRealServers([]*corev1.Node{n}, "", true)
 			if !reflect.DeepEqual(got, []model.RealServer{tc.want}) {
 				t.Errorf("real servers = %+v, want %+v", got, []model.RealServer{tc.want})
 			}

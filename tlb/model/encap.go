@@ -20,8 +20,10 @@ const (
 	EncapGUE EncapType = "gue"
 )
 
-// Per-packet overhead of each encapsulation, in bytes: what a gateway's
-// MSS budget must leave room for.
+// Per-packet overhead of each encapsulation of an IPv4 VIP, in bytes: what
+// a gateway's MSS budget must leave room for. An IPv6 VIP's packets are
+// tunnelled over IPv6 (IPv6-in-IPv6, or GUE over IPv6), whose outer header
+// is 20 bytes larger.
 const (
 	// IPIPOverhead is the outer IPv4 header.
 	IPIPOverhead = 20

@@ -78,9 +78,11 @@ func (k Key) Compare(o Key) int {
 	return cmp.Compare(k.Protocol, o.Protocol)
 }
 
-// Service is one IPVS virtual service. Forwarding to its real servers is
-// always tunnelling (direct server return through gateway nodes): IPIP,
-// or GUE when Encap says so.
+// Service is one IPVS virtual service, IPv4 or IPv6. Forwarding to its
+// real servers is always tunnelling (direct server return through gateway
+// nodes), in the VIP's family: IPIP (IPv6-in-IPv6 for an IPv6 VIP), or
+// GUE over the VIP's family when Encap says so. Its real servers are
+// therefore the gateways' addresses of the VIP's family.
 type Service struct {
 	VIP       netip.Addr
 	Protocol  Protocol
@@ -100,6 +102,8 @@ func (s Service) Key() Key { return Key{VIP: s.VIP, Protocol: s.Protocol, Port: 
 
 // RealServer is a gateway node behind a virtual service.
 type RealServer struct {
+	// Addr is the gateway's address of the service's VIP family (the
+	// outer destination of the tunnel).
 	Addr netip.Addr
 	// Weight is the share of new flows; 0 drains the real server: no new
 	// flows, existing ones keep working.

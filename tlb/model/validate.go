@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 )
 
 // FieldError is one problem with the desired state, naming the object and
@@ -142,7 +143,8 @@ func validateRealServers(s Service, bad func(field, format string, args ...any))
 		case rs.Addr.IsUnspecified() || rs.Addr.IsMulticast():
 			bad(field+".address", "%s is not a unicast address", rs.Addr)
 		case s.VIP.IsValid() && rs.Addr.Is4() != s.VIP.Is4():
-			bad(field+".address", "%s is not of the VIP's address family (IPIP carries one family)", rs.Addr)
+			bad(field+".address", "%s is not of the VIP's address family: a gateway is reached through a tunnel of the VIP's "+
+				"family (IPIP for an IPv4 VIP, IPv6-in-IPv6 for an IPv6 VIP), so give it its %s address", rs.Addr, familyName(s.VIP))
 		default:
 			if first, dup := rsSeen[rs.Addr.String()]; dup {
 				bad(field+".address", "%s is a duplicate of realServers[%d]", rs.Addr, first)
@@ -153,6 +155,13 @@ func validateRealServers(s Service, bad func(field, format string, args ...any))
 			bad(field+".weight", "must be 0..%d", maxWeight)
 		}
 	}
+}
+
+func familyName(a netip.Addr) string {
+	if a.Is4() {
+		return "IPv4"
+	}
+	return "IPv6"
 }
 
 func inRanges(d Desired, s Service) bool {

@@ -10,10 +10,15 @@
 #
 # It prints the path of kube-apiserver (the other binaries sit beside it).
 set -euo pipefail
+# Several checkouts may build at once (helpers, CI beside a developer): one
+# build at a time per version, under a lock, each in a directory of its own.
 here="$(cd "$(dirname "$0")" && pwd)"
 version="$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$here/go.mod")"
 cache="${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}/k8s/${version}"
 bins=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+mkdir -p "$cache"
+exec 9>"$cache.lock"
+flock 9
 complete=1
 for b in "${bins[@]}"; do
 	if ! [[ -x "$cache/$b" ]] || ! "$cache/$b" --version >/dev/null 2>&1; then
@@ -24,14 +29,12 @@ if [[ $complete == 1 ]]; then
 	echo "$cache/kube-apiserver"
 	exit 0
 fi
-mkdir -p "$cache"
-tmp="$cache/.build"
-rm -rf "$tmp" && mkdir -p "$tmp"
+tmp="$(mktemp -d "$cache/.build.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
 echo "building ${bins[*]} ${version} into $cache (several minutes)" >&2
 pkgs=()
 for b in "${bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
 (cd "$here" && nice -n 10 go build -mod=mod -trimpath -ldflags='-s -w' \
 	-o "$tmp/" "${pkgs[@]}")
 for b in "${bins[@]}"; do mv "$tmp/$b" "$cache/$b"; done
-rmdir "$tmp"
 echo "$cache/kube-apiserver"

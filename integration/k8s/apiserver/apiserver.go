@@ -186,7 +186,10 @@ func (s *Server) startAPIServer(bin, etcdURL string, port int, certDir, tokenFil
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+s.ServiceAccountKeyFile, "--service-account-signing-key-file="+s.ServiceAccountKeyFile,
 		"--authorization-mode=RBAC", "--token-auth-file="+tokenFile,
-		"--service-cluster-ip-range=10.96.0.0/16",
+		// Dual-stack, so that Services may ask for IPv6 and both
+		// families (spec.ipFamilies); the IPv4 range first keeps
+		// SingleStack Services IPv4 as before.
+		"--service-cluster-ip-range=10.96.0.0/16,fd00:10:96::/108",
 		"--v=0")
 	if err != nil {
 		return "", err
