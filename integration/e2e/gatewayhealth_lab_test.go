@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,8 +25,7 @@ import (
 )
 
 // deployedHealth is the director's gateway health: the very health: section
-// the site's director file deploy/site/director.yaml ships (Envoy's
-// :9902/ready).
+// deploy/site/director.yaml ships (Envoy's :9902/ready).
 func deployedHealth(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "site", "director.yaml"))
@@ -50,7 +48,6 @@ type healthDC struct {
 	bin    string
 	gws    []*envoyproc.Gateway
 	https  *http.Client
-	ca     *tlstest.CA  // the site's CA
 	ipvs   *ipvs.Handle // the director's IPVS, read by the test
 	target netip.AddrPort
 }
@@ -62,10 +59,10 @@ type healthDC struct {
 //   - no-service: with no Service the director is Ready, GTM knows no
 //     VIP and BIRD has no route from it.
 //   - drain: `tlb drain gateway1` under load: gateway1 goes to weight 0,
-//     its downloads in flight complete, no request fails, its real
-//     server stays while a connection to it is open and is removed
-//     within seconds of that connection's close, well before the drain
-//     timeout; `tlb undrain` brings it back.
+//     its downloads in flight complete, no request fails, and its real
+//     server is removed after they have ended (at the drain timeout:
+//     IPVS still counts connections it saw no end of as active);
+//     `tlb undrain` brings it back.
 //   - envoy-killed: gateway1's Envoy SIGKILLed under load: weight 0
 //     within 3 s, no new connection fails after that.
 func TestGatewayHealthAndDrain(t *testing.T) {
@@ -107,8 +104,7 @@ func startHealthDC(t *testing.T) *healthDC {
 			"--kubeconfig", h.c.netdKC, "--node", gw.Name)
 	}
 	// The site's backends live on the gateway nodes themselves.
-	h.ca = tlstest.NewCA(t)
-	site := gatewaylab.Site{VIP: gatewayVIP, BackendNodes: h.gatewayAddr, CA: h.ca}
+	site := gatewaylab.Site{VIP: gatewayVIP, BackendNodes: h.gatewayAddr, CA: tlstest.NewCA(t)}
 	site.StartBackends(t, h.gateways)
 	h.gws = gatewaylab.StartGateways(t, h.gateways, h.gatewayAddr, site.Write(t))
 	h.https = gatewaylab.Client(h.client, gatewayVIP+":443", site.CA, false)
@@ -129,9 +125,6 @@ bgp:
 	if err != nil {
 		t.Fatal(err)
 	}
-	// IPVS keeps a closed connection (FIN_WAIT: inactive) for its FIN
-	// timeout, 120 s by default; the drain counts it until then.
-	h.director.Run(t, "ipvsadm", "--set", "0", strconv.Itoa(int(drainFinTimeout.Seconds())), "0")
 	h.director.Start(t, filepath.Join(h.bin, "tlb"), "run", "--config", dcfg, "--kubeconfig", h.c.directorKC,
 		"--l4-cluster", l4cluster, "--gateway-drain-timeout", drainTimeout.String())
 	if h.ipvs, err = ipvs.New(h.director.NsPath()); err != nil {
@@ -224,20 +217,20 @@ func (h *healthDC) weights() map[string]int {
 	return nil
 }
 
-// connsTo returns the active and inactive connections IPVS holds to
-// real server rs over all the director's services.
-func (h *healthDC) connsTo(rs string) (active, inactive int) {
+// activeTo returns the active connections IPVS holds to real server rs
+// over all the director's services.
+func (h *healthDC) activeTo(rs string) int {
+	n := 0
 	svcs, _ := h.ipvs.GetServices()
 	for _, s := range svcs {
 		dests, _ := h.ipvs.GetDestinations(s)
 		for _, d := range dests {
 			if d.Address.String() == rs {
-				active += d.ActiveConnections
-				inactive += d.InactiveConnections
+				n += d.ActiveConnections
 			}
 		}
 	}
-	return active, inactive
+	return n
 }
 
 // tlbCLI runs the tlb binary as an operator would, with an admin's
