@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"sync"
 
 	api "github.com/osrg/gobgp/v3/api"
@@ -20,27 +21,34 @@ type peerSwitch interface {
 	EnablePeer(context.Context, *api.EnablePeerRequest) error
 }
 
-// bfdPeers runs one BFD session per peer that enables it. When a session
-// that was Up goes Down, the path to the peer is lost: the BGP session is
-// shut (GoBGP DisablePeer) until BFD is Up again, so the director stops
-// counting on a router it cannot reach, as the router stops counting on it.
+// bfdPeers runs one BFD session per peer in GoBGP that enables it,
+// opened and closed with the peer (Speaker.syncPeersLocked). When a
+// session that was Up goes Down, the path to the peer is lost: the BGP
+// session is shut (GoBGP DisablePeer) until BFD is Up again, so the
+// director stops counting on a router it cannot reach, as the router
+// stops counting on it.
 type bfdPeers struct {
-	peers []PeerConfig // those with BFD enabled
-	log   *slog.Logger
+	log *slog.Logger
 
 	state       *prometheus.GaugeVec
 	transitions *prometheus.CounterVec
 
+	// endpointOpts are how start builds the endpoint: none but in tests,
+	// which move it off port 3784.
+	endpointOpts []bfd.EndpointOption
+
 	mu       sync.Mutex
+	peers    []PeerConfig // those with an open session, in the order opened
 	endpoint *bfd.Endpoint
+	sw       peerSwitch
 	sessions map[string]*bfd.Session
-	cancel   context.CancelFunc
+	cancels  map[string]context.CancelFunc // each session's gate follower
 	wg       sync.WaitGroup
 }
 
-// newBFDPeers registers the BFD metrics on reg (nil: none) for the peers
-// of a validated Config that enable BFD. It opens no socket.
-func newBFDPeers(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*bfdPeers, error) {
+// newBFDPeers registers the BFD metrics on reg (nil: none). It opens no
+// socket.
+func newBFDPeers(log *slog.Logger, reg prometheus.Registerer) (*bfdPeers, error) {
 	b := &bfdPeers{
 		log: log,
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -52,15 +60,9 @@ func newBFDPeers(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*bfdP
 			Help: "BFD state changes of the session with the BGP peer; a rising count is a flapping path.",
 		}, []string{"peer"}),
 		sessions: map[string]*bfd.Session{},
+		cancels:  map[string]context.CancelFunc{},
 	}
-	for _, p := range cfg.Peers {
-		if p.BFD.Enabled {
-			b.peers = append(b.peers, p)
-			b.setState(p.Address, bfd.Down)
-			b.transitions.WithLabelValues(p.Address)
-		}
-	}
-	if reg == nil || len(b.peers) == 0 {
+	if reg == nil {
 		return b, nil
 	}
 	for _, c := range []prometheus.Collector{b.state, b.transitions} {
@@ -81,38 +83,65 @@ func (b *bfdPeers) setState(peer string, st bfd.State) {
 	}
 }
 
-// start opens the sessions; each peer's BGP session is switched through sw.
-func (b *bfdPeers) start(sw peerSwitch) error {
-	if len(b.peers) == 0 {
+// start readies the endpoint; each peer's BGP session is switched through
+// sw. Sessions open with open.
+func (b *bfdPeers) start(sw peerSwitch) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.endpoint, b.sw = bfd.NewEndpoint(b.log, b.endpointOpts...), sw
+}
+
+// open starts the BFD session of a validated peer that enables it; it
+// does nothing for one that does not, or before start, or after stop.
+func (b *bfdPeers) open(p PeerConfig) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !p.BFD.Enabled || b.endpoint == nil {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	e := bfd.NewEndpoint(b.log)
-	b.mu.Lock()
-	b.endpoint, b.cancel = e, cancel
-	b.mu.Unlock()
-	for _, p := range b.peers {
-		gate := make(chan bool, 1)
-		b.wg.Add(1)
-		go b.follow(ctx, sw, p.Address, gate)
-		var local netip.Addr
-		if p.LocalAddress != "" {
-			local = netip.MustParseAddr(p.LocalAddress)
-		}
-		s, err := e.Open(bfd.SessionConfig{
-			Peer: netip.MustParseAddr(p.Address), Local: local, Timing: p.BFD.timing(),
-			OnChange: func(tr bfd.Transition) { b.changed(p.Address, tr, gate) },
-		})
-		if err != nil {
-			b.stop()
-			return fmt.Errorf("start bfd with peer %s: %w", p.Address, err)
-		}
-		b.mu.Lock()
-		b.sessions[p.Address] = s
-		b.mu.Unlock()
-		b.log.Info("bfd session opened", "peer", p.Address, "minTx", p.BFD.MinTxMilliseconds, "minRx", p.BFD.MinRxMilliseconds, "multiplier", p.BFD.Multiplier)
+	gate := make(chan bool, 1)
+	var local netip.Addr
+	if p.LocalAddress != "" {
+		local = netip.MustParseAddr(p.LocalAddress)
 	}
+	b.setState(p.Address, bfd.Down)
+	b.transitions.WithLabelValues(p.Address)
+	s, err := b.endpoint.Open(bfd.SessionConfig{
+		Peer: netip.MustParseAddr(p.Address), Local: local, Timing: p.BFD.timing(),
+		OnChange: func(tr bfd.Transition) { b.changed(p.Address, tr, gate) },
+	})
+	if err != nil {
+		cancel()
+		b.state.DeletePartialMatch(prometheus.Labels{"peer": p.Address})
+		b.transitions.DeleteLabelValues(p.Address)
+		return fmt.Errorf("start bfd with peer %s: %w", p.Address, err)
+	}
+	b.wg.Add(1)
+	go b.follow(ctx, b.sw, p.Address, gate)
+	b.sessions[p.Address], b.cancels[p.Address] = s, cancel
+	b.peers = append(b.peers, p)
+	b.log.Info("bfd session opened", "peer", p.Address, "minTx", p.BFD.MinTxMilliseconds, "minRx", p.BFD.MinRxMilliseconds, "multiplier", p.BFD.Multiplier)
 	return nil
+}
+
+// close stops the BFD session with the peer at addr, if any (telling it
+// AdminDown), and drops its metrics.
+func (b *bfdPeers) close(addr string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cancel, ok := b.cancels[addr]
+	if !ok || b.endpoint == nil {
+		return
+	}
+	b.endpoint.CloseSession(netip.MustParseAddr(addr))
+	cancel()
+	delete(b.sessions, addr)
+	delete(b.cancels, addr)
+	b.peers = slices.DeleteFunc(b.peers, func(p PeerConfig) bool { return p.Address == addr })
+	b.state.DeletePartialMatch(prometheus.Labels{"peer": addr})
+	b.transitions.DeleteLabelValues(addr)
+	b.log.Info("bfd session closed", "peer", addr)
 }
 
 // changed records a state change and tells the peer's gate whether the
@@ -167,16 +196,19 @@ func (b *bfdPeers) follow(ctx context.Context, sw peerSwitch, peer string, gate 
 // does not take for a failure) and waits for the gates to stop.
 func (b *bfdPeers) stop() {
 	b.mu.Lock()
-	e, cancel := b.endpoint, b.cancel
-	b.endpoint, b.cancel = nil, nil
+	e, cancels, peers := b.endpoint, b.cancels, b.peers
+	b.endpoint, b.cancels, b.peers = nil, map[string]context.CancelFunc{}, nil
+	clear(b.sessions)
 	b.mu.Unlock()
 	if e == nil {
 		return
 	}
 	e.Close()
-	cancel()
+	for _, cancel := range cancels {
+		cancel()
+	}
 	b.wg.Wait()
-	for _, p := range b.peers {
+	for _, p := range peers {
 		b.setState(p.Address, bfd.AdminDown)
 	}
 }
@@ -191,8 +223,8 @@ type BFDStatus struct {
 	Transitions uint64
 }
 
-// BFD returns the BFD sessions of the peers that enable it, in
-// configuration order; empty before Start and after Stop.
+// BFD returns the BFD sessions of the peers in GoBGP that enable it, in
+// the order they were opened; empty before Start and after Stop.
 func (s *Speaker) BFD() []BFDStatus {
 	b := s.bfd
 	b.mu.Lock()

@@ -110,6 +110,10 @@ type PeerConfig struct {
 	// PasswordFile names a file holding the TCP MD5 password (RFC 2385);
 	// surrounding white space is trimmed. The password is never logged.
 	PasswordFile string `json:"passwordFile,omitempty"`
+	// Password is the TCP MD5 password itself, for peers that do not come
+	// from a file (a BGPPeer's passwordSecretRef). Exclusive with
+	// PasswordFile; never read from or written to YAML.
+	Password Password `json:"-"`
 	// HoldTimeSeconds is the hold time; DefaultHoldTimeSeconds when zero.
 	HoldTimeSeconds uint32 `json:"holdTimeSeconds,omitempty"`
 	// KeepaliveSeconds is the keepalive interval; DefaultKeepaliveSeconds
@@ -287,6 +291,12 @@ func (c Config) checkPeerSession(ps *problems, f func(string) string, p PeerConf
 	if p.PasswordFile != "" && strings.TrimSpace(p.PasswordFile) != p.PasswordFile {
 		ps.add(f("passwordFile"), "path has surrounding white space")
 	}
+	if p.Password != "" && p.PasswordFile != "" {
+		ps.add(f("passwordFile"), "cannot be combined with a password from a Secret")
+	}
+	if len(p.Password) > maxPasswordBytes {
+		ps.add(f("password"), "is longer than the %d bytes TCP MD5 allows", maxPasswordBytes)
+	}
 }
 
 // checkLoopback refuses any API address that is not a literal loopback IP.
@@ -301,8 +311,12 @@ func checkLoopback(hostport string) error {
 	return nil
 }
 
-// readPassword reads the MD5 password of peer i from its PasswordFile.
+// readPassword returns the MD5 password of peer i: its Password, or
+// the content of its PasswordFile.
 func readPassword(i int, p PeerConfig) (string, error) {
+	if p.Password != "" {
+		return string(p.Password), nil
+	}
 	if p.PasswordFile == "" {
 		return "", nil
 	}
@@ -315,8 +329,8 @@ func readPassword(i int, p PeerConfig) (string, error) {
 	if pw == "" {
 		return "", fmt.Errorf("bgp config: peers[%d].passwordFile: %s is empty", i, p.PasswordFile)
 	}
-	if len(pw) > 80 {
-		return "", fmt.Errorf("bgp config: peers[%d].passwordFile: password is longer than the 80 bytes TCP MD5 allows", i)
+	if len(pw) > maxPasswordBytes {
+		return "", fmt.Errorf("bgp config: peers[%d].passwordFile: password is longer than the %d bytes TCP MD5 allows", i, maxPasswordBytes)
 	}
 	return pw, nil
 }

@@ -131,15 +131,22 @@ func (s *Speaker) syncPeersLocked(ctx context.Context) error {
 		}
 		delete(s.active, p.Address)
 		s.forgetState(p.Address)
+		s.bfd.close(p.Address) // the peer hears AdminDown, not a failure
 	}
 	for _, p := range append(slices.Clone(plan.ToReplace), plan.ToAdd...) {
 		s.setState(p.Address, p.ASN, "idle")
+		// BFD first: a peer in GoBGP without its BFD session would be
+		// kept by the next plan as it is, and never get one.
+		if err := s.bfd.open(p); err != nil {
+			return err
+		}
 		if err := s.srv.AddPeer(ctx, &api.AddPeerRequest{Peer: apiPeer(s.cfg, p, s.passwords[p.Address])}); err != nil {
+			s.bfd.close(p.Address)
 			return fmt.Errorf("add bgp peer %s as %d: %w", p.Address, p.ASN, err)
 		}
 		s.active[p.Address] = p
 		s.log.Info("bgp peer added", "peer", p.Address, "asn", p.ASN,
-			"holdTime", p.HoldTimeSeconds, "keepalive", p.KeepaliveSeconds, "md5", p.PasswordFile != "",
+			"holdTime", p.HoldTimeSeconds, "keepalive", p.KeepaliveSeconds, "md5", p.PasswordFile != "" || p.Password != "",
 			"gracefulRestart", s.cfg.GracefulRestart)
 	}
 	s.log.Info("bgp peers changed", "added", peerAddrs(plan.ToAdd), "removed", peerAddrs(plan.ToRemove),

@@ -47,7 +47,7 @@ type Speaker struct {
 
 	srv   *server.BgpServer
 	paths pathTable
-	bfd   *bfdPeers // BFD sessions of the peers that enable it (bfdpeer.go)
+	bfd   *bfdPeers // BFD sessions of the peers in GoBGP that enable it (bfdpeer.go)
 
 	mu      sync.Mutex // serialises Announce/WithdrawAll/Stop
 	started bool
@@ -104,7 +104,7 @@ func NewSpeaker(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Speak
 	if err != nil {
 		return nil, err
 	}
-	bp, err := newBFDPeers(cfg, log, reg)
+	bp, err := newBFDPeers(log, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -161,11 +161,7 @@ func (s *Speaker) Start(ctx context.Context) error {
 		srv.Stop()
 		return fmt.Errorf("watch bgp peer events: %w", err)
 	}
-	if err := s.bfd.start(srv); err != nil {
-		cancel()
-		srv.Stop()
-		return err
-	}
+	s.bfd.start(srv)
 	s.srv, s.paths, s.cancel, s.started = srv, srv, cancel, true
 	if s.cfg.GracefulRestart {
 		// The peers wait for the first announcement (addPeersLocked),
@@ -175,6 +171,7 @@ func (s *Speaker) Start(ctx context.Context) error {
 		return nil
 	}
 	if err := s.addPeersLocked(ctx); err != nil {
+		s.bfd.stop()
 		cancel()
 		srv.Stop()
 		s.started = false

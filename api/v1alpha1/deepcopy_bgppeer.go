@@ -15,6 +15,14 @@ func (p *BGPPeer) DeepCopyInto(out *BGPPeer) {
 			p.Spec.NodeSelectors[i].DeepCopyInto(&out.Spec.NodeSelectors[i])
 		}
 	}
+	if p.Spec.PasswordSecretRef != nil {
+		ref := *p.Spec.PasswordSecretRef
+		out.Spec.PasswordSecretRef = &ref
+	}
+	if p.Spec.BFD != nil {
+		b := *p.Spec.BFD
+		out.Spec.BFD = &b
+	}
 }
 
 // DeepCopy returns a copy of p.

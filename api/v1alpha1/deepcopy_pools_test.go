@@ -49,11 +49,20 @@ func TestDeepCopyIsDeep(t *testing.T) {
 
 func TestBGPPeerDeepCopyIsDeep(t *testing.T) {
 	orig := &BGPPeer{ObjectMeta: metav1.ObjectMeta{Name: "tor-a"}, Spec: BGPPeerSpec{Address: "198.18.0.1", ASN: 64500,
-		NodeSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rack": "a"}}}}}
+		NodeSelectors:     []metav1.LabelSelector{{MatchLabels: map[string]string{"rack": "a"}}},
+		PasswordSecretRef: &BGPPeerSecretRef{Name: "tor-a-md5"}, BFD: &BGPPeerBFD{Enabled: true, Multiplier: 3}}}
 	list := &BGPPeerList{Items: []BGPPeer{*orig}}
 	cp := list.DeepCopyObject().(*BGPPeerList)
 	cp.Items[0].Spec.NodeSelectors[0].MatchLabels["rack"] = "b"
 	if orig.Spec.NodeSelectors[0].MatchLabels["rack"] != "a" {
 		t.Fatal("BGPPeer DeepCopy shares its node selectors")
+	}
+	cp.Items[0].Spec.PasswordSecretRef.Name = "other"
+	if orig.Spec.PasswordSecretRef.Name != "tor-a-md5" {
+		t.Fatal("BGPPeer DeepCopy shares its passwordSecretRef")
+	}
+	cp.Items[0].Spec.BFD.Multiplier = 9
+	if orig.Spec.BFD.Multiplier != 3 {
+		t.Fatal("BGPPeer DeepCopy shares its bfd")
 	}
 }

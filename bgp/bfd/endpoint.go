@@ -148,6 +148,26 @@ func (e *Endpoint) session(peer netip.Addr, yourDiscr uint32) *Session {
 	return nil
 }
 
+// CloseSession stops the session with peer, telling it AdminDown, and
+// lets a new one be opened with it; the receive sockets stay. It does
+// nothing when no session with peer is open.
+func (e *Endpoint) CloseSession(peer netip.Addr) {
+	e.mu.Lock()
+	s := e.byPeer[peer]
+	if s != nil {
+		delete(e.byPeer, peer)
+		for d, ds := range e.byDiscr {
+			if ds == s {
+				delete(e.byDiscr, d)
+			}
+		}
+	}
+	e.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+}
+
 // Close stops every session (each tells its peer it goes AdminDown) and
 // closes the sockets. The Endpoint cannot be used again.
 func (e *Endpoint) Close() {

@@ -85,6 +85,48 @@ func TestEndpointsComeUpOverUDP(t *testing.T) {
 	}
 }
 
+// TestEndpointCloseSession: closing one session tells its peer AdminDown
+// (the peer goes Down, neighbor signaled down) and leaves the endpoint
+// open: a new session with the same peer comes Up again.
+func TestEndpointCloseSession(t *testing.T) {
+	port := freePort(t)
+	ea, eb := NewEndpoint(quiet(), WithPort(port)), NewEndpoint(quiet(), WithPort(port))
+	defer ea.Close()
+	defer eb.Close()
+	var rb recorder
+	b, err := eb.Open(SessionConfig{Peer: lo1, Local: lo2, Timing: fast, OnChange: rb.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ea.Open(SessionConfig{Peer: lo2, Local: lo1, Timing: fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, b, Up)
+	ea.CloseSession(lo2)
+	ea.CloseSession(lo2) // a second close does nothing
+	waitState(t, b, Down)
+	heard := func() bool {
+		trs := rb.get()
+		return trs[len(trs)-1] == (Transition{From: Up, To: Down, Diag: DiagNeighborDown})
+	}
+	for deadline := time.Now().Add(10 * time.Second); !heard() && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond) // OnChange runs just after the state changes
+	}
+	if !heard() {
+		t.Errorf("peer's transitions %v, want the last up->down (neighbor signaled down)", rb.get())
+	}
+	if a.State() != AdminDown {
+		t.Errorf("closed session is %v, want AdminDown", a.State())
+	}
+	a2, err := ea.Open(SessionConfig{Peer: lo2, Local: lo1, Timing: fast})
+	if err != nil {
+		t.Fatalf("reopen after CloseSession: %v", err)
+	}
+	waitState(t, a2, Up)
+	waitState(t, b, Up)
+}
+
 // TestEndpointSingleHopRules: packets leave with TTL 255 from a port in
 // 49152-65535; a packet arriving with another TTL is discarded (GTSM).
 func TestEndpointSingleHopRules(t *testing.T) {

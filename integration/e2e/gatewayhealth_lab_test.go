@@ -25,16 +25,16 @@ import (
 )
 
 // deployedHealth is the director's gateway health: the very health: section
-// deploy/director/director.yaml ships (Envoy's :9902/ready).
+// deploy/site/director.yaml ships (Envoy's :9902/ready).
 func deployedHealth(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "director", "director.yaml"))
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "site", "director.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, h, ok := strings.Cut(string(b), "\nhealth:\n")
 	if !ok {
-		t.Fatal("deploy/director/director.yaml has no health: section")
+		t.Fatal("deploy/site/director.yaml has no health: section")
 	}
 	return "health:\n" + h
 }

@@ -10,18 +10,24 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/tlbproject/tlb/api/v1alpha1"
+	"github.com/tlbproject/tlb/bgp"
 	tlbkube "github.com/tlbproject/tlb/tlb/kube"
 )
 
 // TestRBACDirectorBGPPolicy: as ServiceAccount tlb-director (its role in
 // deploy/director/rbac.yaml), the director's BGP source syncs and emits
 // its Node's labels, its BGPPeers and its VIPPools' spec.bgp, and a
-// relabelled Node reaches it without a restart.
+// relabelled Node reaches it without a restart; the BGPPeer's spec.bfd
+// reaches it as the file's bfd settings would. A BGPPeer's
+// passwordSecretRef is read from a Secret of tlb-system (the director's
+// Role); a changed password reaches it too, and the director cannot read
+// the Secrets of another namespace.
 func TestRBACDirectorBGPPolicy(t *testing.T) {
 	installRBAC(t, "deploy/director/rbac.yaml")
 	ctx := context.Background()
@@ -36,7 +42,17 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 	createObject(t, dc, v1alpha1.BGPPeerResource, &v1alpha1.BGPPeer{
 		TypeMeta: metav1.TypeMeta{APIVersion: "tlb.io/v1alpha1", Kind: "BGPPeer"}, ObjectMeta: metav1.ObjectMeta{Name: "rbac-bgp-tor-a"},
 		Spec: v1alpha1.BGPPeerSpec{Address: "198.18.60.1", ASN: 64500, L4Cluster: cluster,
-			NodeSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"topology.tlb.io/rack": "a"}}}},
+			NodeSelectors:     []metav1.LabelSelector{{MatchLabels: map[string]string{"topology.tlb.io/rack": "a"}}},
+			PasswordSecretRef: &v1alpha1.BGPPeerSecretRef{Name: "rbac-bgp-tor-a-md5"},
+			BFD:               &v1alpha1.BGPPeerBFD{Enabled: true, MinRxMilliseconds: 50, Multiplier: 3}},
+	})
+	sec, err := kc.CoreV1().Secrets("tlb-system").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "rbac-bgp-tor-a-md5"},
+		StringData: map[string]string{"password": "first-md5"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = kc.CoreV1().Secrets("tlb-system").Delete(context.Background(), sec.Name, metav1.DeleteOptions{})
 	})
 	lp := int64(200)
 	createObject(t, dc, v1alpha1.L4ClusterResource, &v1alpha1.L4Cluster{
@@ -56,7 +72,10 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 		_ = dc.Resource(v1alpha1.BGPPeerResource).Delete(ctx, "rbac-bgp-tor-a", metav1.DeleteOptions{})
 	})
 	c := serviceAccountClients(t, "tlb-director")
-	src, err := tlbkube.NewBGPSource(c.Kube, c.Dynamic, nodeName, cluster, rbacLog())
+	if _, err := c.Kube.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the director lists the Secrets of namespace default: err %v, want Forbidden", err)
+	}
+	src, err := tlbkube.NewBGPSource(c.Kube, c.Dynamic, nodeName, cluster, "tlb-system", rbacLog())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +84,18 @@ func TestRBACDirectorBGPPolicy(t *testing.T) {
 	eventually(t, 30*time.Second, "the director's bgp policy", func() (bool, string) {
 		p, _ := rec.get()
 		ok := p.NodeLabels["topology.tlb.io/rack"] == "a" && len(p.Peers) == 1 && p.Peers[0].Address == "198.18.60.1" &&
+			p.Peers[0].Password == "first-md5" && p.Peers[0].BFD == bgp.BFDConfig{Enabled: true, MinRxMilliseconds: 50, Multiplier: 3} &&
 			len(p.Advertisements) == 1 && p.Advertisements[0].Communities[0] == "64512:100" && *p.Advertisements[0].LocalPreference == 200
 		return ok, fmt.Sprintf("%+v", p)
+	})
+
+	sec.Data = map[string][]byte{"password": []byte("second-md5")}
+	if _, err := kc.CoreV1().Secrets("tlb-system").Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the changed password", func() (bool, string) {
+		p, _ := rec.get()
+		return len(p.Peers) == 1 && p.Peers[0].Password == "second-md5", fmt.Sprintf("%+v", p.Peers)
 	})
 
 	node.Labels["topology.tlb.io/rack"] = "b"
@@ -101,9 +130,27 @@ func TestBGPFieldsRefusedByTheSchema(t *testing.T) {
 		"peer address":   {peer(func(s *v1alpha1.BGPPeerSpec) { s.Address = "2001:db8::1" }), "spec.address"},
 		"peer asn":       {peer(func(s *v1alpha1.BGPPeerSpec) { s.ASN = 0 }), "spec.asn"},
 		"peer keepalive": {peer(func(s *v1alpha1.BGPPeerSpec) { s.HoldTimeSeconds, s.KeepaliveSeconds = 3, 3 }), "keepaliveSeconds"},
+		"peer secret name": {peer(func(s *v1alpha1.BGPPeerSpec) {
+			s.PasswordSecretRef = &v1alpha1.BGPPeerSecretRef{Name: "Not_A_Name"}
+		}), "spec.passwordSecretRef.name"},
 		"peer selector": {peer(func(s *v1alpha1.BGPPeerSpec) {
 			s.NodeSelectors = []metav1.LabelSelector{{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Sometimes"}}}}
 		}), "operator"},
+		"peer bfd minRx": {peer(func(s *v1alpha1.BGPPeerSpec) {
+			s.BFD = &v1alpha1.BGPPeerBFD{Enabled: true, MinRxMilliseconds: 5}
+		}), "spec.bfd.minRxMilliseconds"},
+		"peer bfd minTx": {peer(func(s *v1alpha1.BGPPeerSpec) {
+			s.BFD = &v1alpha1.BGPPeerBFD{Enabled: true, MinTxMilliseconds: 10001}
+		}), "spec.bfd.minTxMilliseconds"},
+		"peer bfd multiplier": {peer(func(s *v1alpha1.BGPPeerSpec) {
+			s.BFD = &v1alpha1.BGPPeerBFD{Enabled: true, Multiplier: 256}
+		}), "spec.bfd.multiplier"},
+		"peer bfd off with settings": {peer(func(s *v1alpha1.BGPPeerSpec) {
+			s.BFD = &v1alpha1.BGPPeerBFD{Multiplier: 3}
+		}), "spec.bfd: Invalid value: enabled is false"},
+		"peer bfd multihop": {peer(func(s *v1alpha1.BGPPeerSpec) {
+			s.BFD, s.EBGPMultihopTTL = &v1alpha1.BGPPeerBFD{Enabled: true}, 2
+		}), "spec.bfd.enabled"},
 		"pool community":     {pool(v1alpha1.VIPPoolBGP{Communities: []string{"65536:1"}}), "spec.bgp.communities[0]"},
 		"pool large":         {pool(v1alpha1.VIPPoolBGP{LargeCommunities: []string{"1:2"}}), "spec.bgp.largeCommunities[0]"},
 		"pool local pref":    {pool(v1alpha1.VIPPoolBGP{LocalPreference: &lp}), "spec.bgp.localPreference"},

@@ -19,7 +19,11 @@ const exitMarker = "TLB-LAB-EXIT: "
 
 // LabModules are loaded inside the guest before the command runs.
 var LabModules = []string{"ip_vs", "ip_vs_mh", "ip_vs_wrr", "ip_vs_rr", "ip_vs_lc",
-	"ipip", "dummy", "veth", "nf_tables", "nft_chain_nat", "nft_nat", "tcp_diag", "inet_diag", "sch_netem"}
+	"ipip", "dummy", "veth", "nf_tables", "nft_chain_nat", "nft_nat", "tcp_diag", "inet_diag", "sch_netem",
+	// kube-proxy's IPVS mode (TestKubeProxyModes): its ipsets and the
+	// iptables match on them.
+	"ip_vs_sh", "nf_conntrack", "ip_set", "ip_set_hash_ip", "ip_set_hash_ipport", "ip_set_hash_ipportip",
+	"ip_set_hash_ipportnet", "ip_set_hash_net", "ip_set_bitmap_port", "xt_set"}
 
 // Options describe one lab boot.
 type Options struct {

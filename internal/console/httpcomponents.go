@@ -150,7 +150,7 @@ func (h HTTPComponents) readRoutes(ctx context.Context, base string, c *Componen
 			c.Err = fmt.Sprintf("GET /routes: %v", err)
 		}
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
-		c.Err = fmt.Sprintf("GET /routes: HTTP %d: l7 lists its routes only to a caller RBAC lets get /tlb.io/l7/routes (--l7-token-file)", code)
+		c.Err = fmt.Sprintf("GET /routes: HTTP %d: l7 lists its routes only to a caller with its token (--l7-token-file): with the API server one RBAC lets get /tlb.io/l7/routes, in file mode the content of l7's --routes-token-file", code)
 	}
 	// 404: an l7 that lists no routes.
 }

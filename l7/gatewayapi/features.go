@@ -59,6 +59,7 @@ func SupportedFeatures() []features.FeatureName {
 		features.SupportGatewayAddressEmpty,
 		features.SupportGatewayStaticAddresses,
 		features.SupportGatewayHTTPListenerIsolation,
+		features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 		features.SupportGatewayFrontendClientCertificateValidation,
 		features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
 		features.SupportBackendTLSPolicy,

@@ -140,6 +140,7 @@ func (g *gateway) model() (model.Gateway, bool) {
 	}
 	byName := map[string]*model.Listener{}
 	sni := map[string]map[string]bool{} // model listener -> SNI names taken
+	hostnames, ids := listenerHostnames(g), listenerIDs(g)
 	for _, l := range g.servedListeners() {
 		if !l.programmable() {
 			continue
@@ -155,17 +156,23 @@ func (g *gateway) model() (model.Gateway, bool) {
 				sni[n] = map[string]bool{}
 			}
 			for _, c := range l.httpsCerts() {
+				c.Listener, c.Hostname = ids[l], l.hostname()
+				if c.Hostname == "" && len(c.ServerNames) > 0 {
+					if c.ServerNames = withoutHostnames(c.ServerNames, hostnames[n]); len(c.ServerNames) == 0 {
+						continue
+					}
+				}
 				if len(c.ServerNames) == 0 {
 					// The default chain (every other name): the first
 					// listener on the port to want it keeps it.
 					if !sni[n][""] {
 						sni[n][""] = true
-						ml.TLS = append(ml.TLS, model.SNICertificate{Certificate: c.Certificate})
+						ml.TLS = append(ml.TLS, model.SNICertificate{Certificate: c.Certificate, Listener: c.Listener, Hostname: c.Hostname})
 					}
 					continue
 				}
 				if names := unclaimed(c.ServerNames, sni[n]); len(names) > 0 {
-					ml.TLS = append(ml.TLS, model.SNICertificate{ServerNames: names, Certificate: c.Certificate})
+					ml.TLS = append(ml.TLS, model.SNICertificate{ServerNames: names, Certificate: c.Certificate, Listener: c.Listener, Hostname: c.Hostname})
 				}
 			}
 			ml.Passthrough = append(ml.Passthrough, firstClaims(l.passthrough, sni[n])...)

@@ -1,11 +1,6 @@
 package gatewayctl
 
 import (
-	"cmp"
-	"fmt"
-	"slices"
-	"strings"
-
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,18 +37,10 @@ func planListenerSets(in gatewayapi.Inputs, want gatewayapi.Status, pending func
 // listeners matched by name.
 func listenerSetStatus(have, want gatewayv1.ListenerSetStatus) (gatewayv1.ListenerSetStatus, bool) {
 	want.Conditions = keepTransitionTimes(have.Conditions, want.Conditions)
-	if want.Listeners != nil {
-		ls := make([]gatewayv1.ListenerEntryStatus, len(want.Listeners))
-		for i, l := range want.Listeners {
-			for _, h := range have.Listeners {
-				if h.Name == l.Name {
-					l.Conditions = keepTransitionTimes(h.Conditions, l.Conditions)
-				}
-			}
-			ls[i] = l
-		}
-		want.Listeners = ls
-	}
+	want.Listeners = keepListenerTimes(have.Listeners, want.Listeners,
+		func(l *gatewayv1.ListenerEntryStatus) (gatewayv1.SectionName, *[]metav1.Condition) {
+			return l.Name, &l.Conditions
+		})
 	return want, !apiequality.Semantic.DeepEqual(have, want)
 }
 
@@ -88,22 +75,9 @@ func addSetPorts(p vipPlan, sets []*gatewayv1.ListenerSet) {
 // ListenerSet that ports lacks, sorted by port and protocol.
 func withSetPorts(ports []corev1.ServicePort, listeners []gatewayv1.ListenerEntry) []corev1.ServicePort {
 	for _, l := range listeners {
-		proto := corev1.ProtocolTCP
-		switch l.Protocol {
-		case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType, gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType:
-		case gatewayv1.UDPProtocolType:
-			proto = corev1.ProtocolUDP
-		default:
-			continue // Build reports the listener's protocol
-		}
-		if slices.ContainsFunc(ports, func(sp corev1.ServicePort) bool { return sp.Port == l.Port && sp.Protocol == proto }) {
-			continue
-		}
-		ports = append(ports, corev1.ServicePort{Name: fmt.Sprintf("%s-%d", strings.ToLower(string(proto)), l.Port), Protocol: proto, Port: l.Port})
+		ports = withListenerPort(ports, l.Protocol, l.Port)
 	}
-	slices.SortFunc(ports, func(a, b corev1.ServicePort) int {
-		return cmp.Or(int(a.Port-b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
-	})
+	sortPorts(ports)
 	return ports
 }
 

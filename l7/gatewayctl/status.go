@@ -53,18 +53,10 @@ func gatewayStatus(have, want gatewayv1.GatewayStatus) (gatewayv1.GatewayStatus,
 		want.Conditions = have.Conditions
 	}
 	want.Conditions = keepTransitionTimes(have.Conditions, want.Conditions)
-	if want.Listeners != nil {
-		ls := make([]gatewayv1.ListenerStatus, len(want.Listeners))
-		for i, l := range want.Listeners {
-			for _, h := range have.Listeners {
-				if h.Name == l.Name {
-					l.Conditions = keepTransitionTimes(h.Conditions, l.Conditions)
-				}
-			}
-			ls[i] = l
-		}
-		want.Listeners = ls
-	}
+	want.Listeners = keepListenerTimes(have.Listeners, want.Listeners,
+		func(l *gatewayv1.ListenerStatus) (gatewayv1.SectionName, *[]metav1.Condition) {
+			return l.Name, &l.Conditions
+		})
 	return want, !apiequality.Semantic.DeepEqual(have, want)
 }
 
@@ -124,4 +116,25 @@ func normalParents(p []gatewayv1.RouteParentStatus) []gatewayv1.RouteParentStatu
 		return nil
 	}
 	return p
+}
+
+// keepListenerTimes returns a copy of want, the listener statuses of a
+// Gateway or ListenerSet, with each listener's conditions run through
+// keepTransitionTimes against the listener of the same name in have;
+// fields names a status's listener and its conditions.
+func keepListenerTimes[T any](have, want []T, fields func(*T) (gatewayv1.SectionName, *[]metav1.Condition)) []T {
+	if want == nil {
+		return nil
+	}
+	out := make([]T, len(want))
+	for i := range want {
+		out[i] = want[i]
+		name, conds := fields(&out[i])
+		for j := range have {
+			if hn, hc := fields(&have[j]); hn == name {
+				*conds = keepTransitionTimes(*hc, *conds)
+			}
+		}
+	}
+	return out
 }

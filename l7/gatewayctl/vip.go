@@ -164,23 +164,9 @@ func vipService(gw *gatewayv1.Gateway, pl placement, vip netip.Addr) *corev1.Ser
 	withFleet(ann, gw, pl.group)
 	var ports []corev1.ServicePort
 	for _, l := range gw.Spec.Listeners {
-		proto := corev1.ProtocolTCP
-		switch l.Protocol {
-		case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType, gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType:
-		case gatewayv1.UDPProtocolType:
-			proto = corev1.ProtocolUDP
-		default:
-			continue // Build reports the listener's protocol
-		}
-		port := l.Port
-		if slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port && p.Protocol == proto }) {
-			continue
-		}
-		ports = append(ports, corev1.ServicePort{Name: fmt.Sprintf("%s-%d", strings.ToLower(string(proto)), port), Protocol: proto, Port: port})
+		ports = withListenerPort(ports, l.Protocol, l.Port)
 	}
-	slices.SortFunc(ports, func(a, b corev1.ServicePort) int {
-		return cmp.Or(int(a.Port-b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
-	})
+	sortPorts(ports)
 	class := api.LoadBalancerClass
 	noNodePorts := false
 	isController := true
@@ -252,4 +238,30 @@ func OwningGatewayLabel(namespace, name string) string {
 	}
 	sum := sha256.Sum256([]byte(v))
 	return strings.TrimRight(v[:50], ".-") + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
+// withListenerPort returns ports with the Service port a listener of
+// protocol on port needs (TCP, or UDP for UDP listeners) when ports lacks
+// it; a listener of a protocol TLB does not serve adds none (Build
+// reports it).
+func withListenerPort(ports []corev1.ServicePort, protocol gatewayv1.ProtocolType, port gatewayv1.PortNumber) []corev1.ServicePort {
+	proto := corev1.ProtocolTCP
+	switch protocol {
+	case gatewayv1.HTTPProtocolType, gatewayv1.HTTPSProtocolType, gatewayv1.TLSProtocolType, gatewayv1.TCPProtocolType:
+	case gatewayv1.UDPProtocolType:
+		proto = corev1.ProtocolUDP
+	default:
+		return ports
+	}
+	if slices.ContainsFunc(ports, func(p corev1.ServicePort) bool { return p.Port == port && p.Protocol == proto }) {
+		return ports
+	}
+	return append(ports, corev1.ServicePort{Name: fmt.Sprintf("%s-%d", strings.ToLower(string(proto)), port), Protocol: proto, Port: port})
+}
+
+// sortPorts orders a VIP Service's ports by port, then protocol.
+func sortPorts(ports []corev1.ServicePort) {
+	slices.SortFunc(ports, func(a, b corev1.ServicePort) int {
+		return cmp.Or(int(a.Port-b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
+	})
 }

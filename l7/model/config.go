@@ -136,6 +136,14 @@ type Delegation struct {
 type SNICertificate struct {
 	ServerNames []string
 	Certificate string
+	// Listener and Hostname name the Gateway API listener whose chain
+	// this is and that listener's hostname ("" for any). When the chains
+	// of one port serve more than one listener, a chain answers 421
+	// Misdirected Request to a Host that another listener of the port
+	// serves (translate, misdirected.go). Both are empty for the DSL's
+	// gateways.
+	Listener string
+	Hostname string
 }
 
 // Certificate is a TLS certificate chain and its private key, held in memory.

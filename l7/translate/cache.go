@@ -85,6 +85,10 @@ type routeEntry struct {
 	f        httpFilters
 	used     uint64
 	rc       *route.RouteConfiguration
+	// chains and misdirected are the listener's filter chains and the
+	// route tables of their listeners made from rc (misdirected.go).
+	chains      []model.SNICertificate
+	misdirected []*route.RouteConfiguration
 }
 
 type grpcEntry struct {
@@ -346,7 +350,9 @@ func (c *Cache) ForKind(r model.Resolved, group string, kind Kind, shared Resour
 		case el.RedirectHTTPS:
 			rcs = append(rcs, c.redirect(group, el.Name))
 		default:
-			rcs = append(rcs, c.routeTable(group, el.Name, es, faces, svcs, le.f))
+			rc := c.routeTable(group, el.Name, es, faces, svcs, le.f)
+			rcs = append(rcs, rc)
+			rcs = append(rcs, c.misdirected(group, el, rc)...)
 		}
 	}
 	out[resource.ListenerType] = asResources(ls)

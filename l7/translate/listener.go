@@ -97,7 +97,7 @@ func gatewayListener(el model.EnvoyListener, f httpFilters, jwt *jwtauthn.JwtAut
 			l.FilterChains = append(l.FilterChains, &listener.FilterChain{
 				Name:             c.Certificate,
 				FilterChainMatch: match,
-				Filters:          []*listener.Filter{forwardClientCert(hcmFilter(statPrefix(el.Name), el.Name, f, jwt), el.ClientCertificate)},
+				Filters:          []*listener.Filter{forwardClientCert(hcmFilter(statPrefix(el.Name), chainRouteConfig(el, c), f, jwt), el.ClientCertificate)},
 				TransportSocket:  downstreamTLS(c.Certificate, el),
 			})
 		}

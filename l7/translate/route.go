@@ -43,9 +43,11 @@ func ListenerRoutes(r model.Resolved, group string) []*route.RouteConfiguration 
 		f.globalRL = globalRateLimitDomain(el, svcs)
 		f.proto = el.Protocol
 		f.redirectPort = listenerRedirectPort(el, svcs)
-		out = append(out, hideServerHeader(assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
+		rc := hideServerHeader(assembleRoutes(el.Name, hostRoutes(svcs, func(s model.Service, i int) *route.Route {
 			return routeOf(s, i, f)
-		}))))
+		})))
+		out = append(out, rc)
+		out = append(out, misdirectedRoutes(el, rc)...)
 	}
 	return out
 }

@@ -49,8 +49,8 @@ type Options struct {
 	// RetryInterval is the wait before retrying a failed step;
 	// DefaultRetryInterval when zero.
 	RetryInterval time.Duration
-	// Connections counts the active connections of draining real
-	// servers; nil removes a draining real server only at its timeout.
+	// Connections counts the connections IPVS holds to draining real
+	// servers (over their services only); nil removes a draining real server only at its timeout.
 	Connections Connections
 	// DrainTimeout is the longest a draining real server keeps its
 	// flows; DefaultDrainTimeout when zero.

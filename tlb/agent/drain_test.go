@@ -79,15 +79,18 @@ func TestDrainedPlan(t *testing.T) {
 	}
 }
 
-// fakeConnections returns the counts the test sets.
+// fakeConnections returns the counts the test sets, and records the
+// services it was asked about.
 type fakeConnections struct {
 	mu     sync.Mutex
 	active map[netip.Addr]int
+	asked  [][]model.Key
 }
 
-func (f *fakeConnections) Active(context.Context) (map[netip.Addr]int, error) {
+func (f *fakeConnections) Count(_ context.Context, services []model.Key) (map[netip.Addr]int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.asked = append(f.asked, services)
 	out := map[netip.Addr]int{}
 	for k, v := range f.active {
 		out[k] = v
@@ -126,6 +129,30 @@ func TestDrainKeepsFlowsThenRemoves(t *testing.T) {
 	}
 	if l := r.gtm.line("203.0.113.10"); l != "203.0.113.10 up healthy=1 total=1" {
 		t.Errorf("GTM after the drain %q", l)
+	}
+	conns.mu.Lock()
+	defer conns.mu.Unlock()
+	want := []model.Key{{VIP: netip.MustParseAddr("203.0.113.10"), Protocol: model.TCP, Port: 80}}
+	for _, asked := range conns.asked {
+		if !slices.Equal(asked, want) {
+			t.Errorf("connections counted over %v, want the draining real server's service only %v", asked, want)
+		}
+	}
+}
+
+// TestDrainingServices: only the services holding a draining real server
+// are named, each once, in the model's order.
+func TestDrainingServices(t *testing.T) {
+	vip := netip.MustParseAddr("203.0.113.10")
+	a, b := netip.MustParseAddr(rs1), netip.MustParseAddr(rs2)
+	d := model.Desired{Services: []model.Service{
+		{VIP: vip, Port: 443, Protocol: model.TCP, RealServers: []model.RealServer{{Addr: a, Weight: 1}, {Addr: b, Draining: true}}},
+		{VIP: vip, Port: 80, Protocol: model.TCP, RealServers: []model.RealServer{{Addr: a, Weight: 1}, {Addr: b, Weight: 1}}},
+		{VIP: vip, Port: 53, Protocol: model.UDP, RealServers: []model.RealServer{{Addr: a, Draining: true}, {Addr: b, Draining: true}}},
+	}}
+	want := []model.Key{{VIP: vip, Protocol: model.TCP, Port: 443}, {VIP: vip, Protocol: model.UDP, Port: 53}}
+	if got := DrainingServices(d); !slices.Equal(got, want) {
+		t.Errorf("DrainingServices = %v, want %v", got, want)
 	}
 }
 

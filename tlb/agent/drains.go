@@ -36,19 +36,19 @@ func (d *drains) apply(ctx context.Context, effective model.Desired, opts Option
 		opts.Log.Info("real server draining: weight 0, removed once its connections end", "realServer", rs, "timeout", opts.DrainTimeout)
 	}
 	d.firstSeen = seen
-	var active map[netip.Addr]int
+	var conns map[netip.Addr]int
 	if len(marked) > 0 && opts.Connections != nil {
 		var err error
-		if active, err = opts.Connections.Active(ctx); err != nil {
+		if conns, err = opts.Connections.Count(ctx, DrainingServices(effective)); err != nil {
 			opts.Log.Warn("counting the connections of draining real servers failed; they stay at weight 0 until their timeout", "err", err)
-			active = nil
+			conns = nil
 		}
 	}
-	out, plan := Drained(effective, active, seen, now, opts.DrainTimeout)
+	out, plan := Drained(effective, conns, seen, now, opts.DrainTimeout)
 	for _, rs := range plan.Removed {
 		if !slices.Contains(d.last.Removed, rs) {
-			opts.Log.Info("drained real server removed", "realServer", rs, "activeConnections", active[rs],
-				"timedOut", active == nil || active[rs] > 0)
+			opts.Log.Info("drained real server removed", "realServer", rs, "connections", conns[rs],
+				"timedOut", conns == nil || conns[rs] > 0)
 		}
 	}
 	d.last = plan

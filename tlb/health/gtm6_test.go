@@ -1,11 +1,8 @@
 package health
 
 import (
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"strings"
 	"testing"
 )
 
@@ -18,11 +15,7 @@ func TestGTMHandlerIPv6(t *testing.T) {
 	g.SetHealth(Evaluate(VIPTable{vip1: {gw1}, v6up: {gw1, gw2}, v6down: {gw3}}, upSet{gw1: true}, nil))
 	srv := httptest.NewServer(g)
 	defer srv.Close()
-	cases := map[string]struct {
-		path     string
-		code     int
-		contains string
-	}{
+	cases := map[string]gtmAnswer{
 		"healthy IPv6 vip":        {"/vip/2001:db8::10", 200, "2001:db8::10 up healthy=1 total=2"},
 		"dead IPv6 vip":           {"/vip/2001:db8::20", 503, "2001:db8::20 down healthy=0 total=1: no healthy gateway"},
 		"long form":               {"/vip/2001:0DB8:0000:0000:0000:0000:0000:0010", 200, "2001:db8::10 up"},
@@ -32,15 +25,5 @@ func TestGTMHandlerIPv6(t *testing.T) {
 		"list, IPv4 then IPv6":    {"/vip/", 200, "203.0.113.10 up healthy=1 total=1\n2001:db8::10 up healthy=1 total=2\n2001:db8::20 down"},
 		"IPv4 still answered too": {"/vip/203.0.113.10", 200, "203.0.113.10 up"},
 	}
-	for name, tc := range cases {
-		resp, err := http.Get(srv.URL + tc.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.contains) {
-			t.Errorf("%s: GET %s = %d %q, want %d containing %q", name, tc.path, resp.StatusCode, body, tc.code, tc.contains)
-		}
-	}
+	checkGTMAnswers(t, srv.URL, cases)
 }

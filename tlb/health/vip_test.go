@@ -141,11 +141,7 @@ func TestGTMHandler(t *testing.T) {
 	g.SetHealth(Evaluate(VIPTable{vip1: {gw1, gw2}, vip2: {gw3}, vip3: {gw1}}, upSet{gw1: true}, L7Table{vip3: {{Name: "team/web"}, {Name: "team/api"}}}))
 	srv := httptest.NewServer(g)
 	defer srv.Close()
-	cases := map[string]struct {
-		path     string
-		code     int
-		contains string
-	}{
+	cases := map[string]gtmAnswer{
 		"healthy vip":             {"/vip/203.0.113.10", 200, "203.0.113.10 up healthy=1 total=2"},
 		"dead vip":                {"/vip/203.0.113.20", 503, "203.0.113.20 down healthy=0 total=1: no healthy gateway"},
 		"vip without L7 backends": {"/vip/198.51.100.5", 503, "198.51.100.5 down healthy=1 total=1 l7-backends=0/2 services: no L7 service"},
@@ -153,17 +149,7 @@ func TestGTMHandler(t *testing.T) {
 		"not an ip":               {"/vip/example.com", 400, "bad VIP"},
 		"list":                    {"/vip/", 200, "198.51.100.5 down healthy=1 total=1 l7-backends=0/2 services: no L7 service of the VIP has a ready backend\n203.0.113.10 up healthy=1 total=2\n203.0.113.20 down"},
 	}
-	for name, tc := range cases {
-		resp, err := http.Get(srv.URL + tc.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.contains) {
-			t.Errorf("%s: GET %s = %d %q, want %d containing %q", name, tc.path, resp.StatusCode, body, tc.code, tc.contains)
-		}
-	}
+	checkGTMAnswers(t, srv.URL, cases)
 	resp, err := http.Post(srv.URL+"/vip/203.0.113.10", "text/plain", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -183,5 +169,30 @@ func TestGTMHandler(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
 		t.Errorf("a VIP no longer served: %d, want 404", resp.StatusCode)
+	}
+}
+
+// gtmAnswer is what GET path on the GTM handler should answer: the
+// status code and a part of the body.
+type gtmAnswer struct {
+	path     string
+	code     int
+	contains string
+}
+
+// checkGTMAnswers GETs each case's path from the GTM handler at base and
+// reports every answer that differs from the case's.
+func checkGTMAnswers(t *testing.T, base string, cases map[string]gtmAnswer) {
+	t.Helper()
+	for name, tc := range cases {
+		resp, err := http.Get(base + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || !strings.Contains(string(body), tc.contains) {
+			t.Errorf("%s: GET %s = %d %q, want %d containing %q", name, tc.path, resp.StatusCode, body, tc.code, tc.contains)
+		}
 	}
 }

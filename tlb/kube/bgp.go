@@ -32,10 +32,12 @@ type BGPPolicy struct {
 }
 
 // BuildBGP builds the BGP policy of the director on node (nil when it is
-// not found) of L4 cluster clusterName. A value the CRD schema lets
-// through but BGP cannot carry leaves its object out, with an
-// *ObjectError. It does not modify its inputs.
-func BuildBGP(node *corev1.Node, peers []v1alpha1.BGPPeer, pools []v1alpha1.VIPPool, clusterName string) (BGPPolicy, []error) {
+// not found) of L4 cluster clusterName. secrets are the Secrets of the
+// directors' namespace by name (nil when it is not watched), where the
+// peers' passwordSecretRef point. A value the CRD schema lets through but
+// BGP cannot carry, or a password that cannot be read, leaves its object
+// out, with an *ObjectError. It does not modify its inputs.
+func BuildBGP(node *corev1.Node, peers []v1alpha1.BGPPeer, secrets map[string]*corev1.Secret, pools []v1alpha1.VIPPool, clusterName string) (BGPPolicy, []error) {
 	var p BGPPolicy
 	var errs []error
 	if node != nil {
@@ -51,6 +53,9 @@ func BuildBGP(node *corev1.Node, peers []v1alpha1.BGPPeer, pools []v1alpha1.VIPP
 			continue
 		}
 		pc, err := peerConfig(bp)
+		if err == nil {
+			pc.Password, err = peerPassword(bp, secrets)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -93,11 +98,36 @@ func peerConfig(bp v1alpha1.BGPPeer) (bgp.PeerConfig, error) {
 	case s.EBGPMultihopTTL < 0 || s.EBGPMultihopTTL > math.MaxUint8:
 		return bgp.PeerConfig{}, bad("ebgpMultihopTTL", s.EBGPMultihopTTL, math.MaxUint8)
 	}
+	b, err := peerBFD(bp)
+	if err != nil {
+		return bgp.PeerConfig{}, err
+	}
 	return bgp.PeerConfig{
 		Name: "BGPPeer " + bp.Name, Address: s.Address, ASN: uint32(s.ASN), Port: uint16(s.Port),
 		HoldTimeSeconds: uint32(s.HoldTimeSeconds), KeepaliveSeconds: uint32(s.KeepaliveSeconds),
-		EBGPMultihopTTL: uint8(s.EBGPMultihopTTL), NodeSelectors: slices.Clone(s.NodeSelectors),
+		EBGPMultihopTTL: uint8(s.EBGPMultihopTTL), NodeSelectors: slices.Clone(s.NodeSelectors), BFD: b,
 	}, nil
+}
+
+// peerBFD maps a BGPPeer's spec.bfd to the speaker's, which checks the
+// ranges (SetPeers names "peer BGPPeer NAME: bfd.FIELD"); only a negative
+// value, which the speaker's unsigned fields cannot hold, is refused here.
+func peerBFD(bp v1alpha1.BGPPeer) (bgp.BFDConfig, error) {
+	b := bp.Spec.BFD
+	if b == nil {
+		return bgp.BFDConfig{}, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    int32
+	}{{"minRxMilliseconds", b.MinRxMilliseconds}, {"minTxMilliseconds", b.MinTxMilliseconds}, {"multiplier", b.Multiplier}} {
+		if f.v < 0 {
+			return bgp.BFDConfig{}, &sharedkube.ObjectError{Kind: "BGPPeer", Name: bp.Name, Field: "spec.bfd." + f.name,
+				Reason: fmt.Sprintf("%d is negative; left out", f.v)}
+		}
+	}
+	return bgp.BFDConfig{Enabled: b.Enabled, MinRxMilliseconds: uint32(b.MinRxMilliseconds),
+		MinTxMilliseconds: uint32(b.MinTxMilliseconds), Multiplier: uint32(b.Multiplier)}, nil
 }
 
 // advertisement maps a VIPPool's spec.bgp to the speaker's advertisement

@@ -35,7 +35,7 @@ func TestBuildBGP(t *testing.T) {
 	negASN := bgpPeer("neg", "198.18.9.1", "", "")
 	negASN.Spec.ASN = -1
 	p, errs := BuildBGP(node, []v1alpha1.BGPPeer{*bgpPeer("tor-b", "198.18.1.1", "", "b"), *bgpPeer("tor-a", "198.18.0.1", "east", "a"),
-		*bgpPeer("other", "198.18.5.1", "west", ""), *negASN},
+		*bgpPeer("other", "198.18.5.1", "west", ""), *negASN}, nil,
 		[]v1alpha1.VIPPool{blue, plain, west, bad}, "east")
 	kubetest.ErrorsContain(t, errs, []string{"BGPPeer neg: spec.asn", "VIPPool bad: spec.bgp.localPreference"})
 	if p.NodeLabels["rack"] != "a" {
@@ -60,7 +60,7 @@ func TestBGPSourceFollowsNodeLabels(t *testing.T) {
 	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "dir-2", Labels: map[string]string{"rack": "a"}}}
 	kc := fake.NewClientset(me, other)
 	dc := kubetest.Dynamic(t, bgpPeer("tor-a", "198.18.0.1", "", "a"))
-	src, err := NewBGPSource(kc, dc, "dir-1", "east", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	src, err := NewBGPSource(kc, dc, "dir-1", "east", "", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

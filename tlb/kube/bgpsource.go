@@ -8,9 +8,11 @@ import (
 
 	sharedkube "github.com/tlbproject/tlb/internal/kube"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -22,14 +24,16 @@ import (
 	"github.com/tlbproject/tlb/api/v1alpha1"
 )
 
-// BGPSource watches the director's own Node, the BGPPeers and the
-// VIPPools, and emits the BGP policy (BuildBGP) whenever it changes: a
-// node label change reaches the speaker without a restart. Build it with
+// BGPSource watches the director's own Node, the BGPPeers, the VIPPools
+// and the Secrets of the directors' namespace (the peers' MD5 passwords),
+// and emits the BGP policy (BuildBGP) whenever it changes: a node label
+// or password change reaches the speaker without a restart. Build it with
 // NewBGPSource, run it with Run.
 type BGPSource struct {
 	node, cluster string
 	log           *slog.Logger
 	nodes         corelisters.NodeLister
+	secrets       corelisters.SecretNamespaceLister // nil without a namespace
 	peers, pools  cache.GenericLister
 	synced        []cache.InformerSynced
 	factories     []interface {
@@ -42,8 +46,10 @@ type BGPSource struct {
 
 // NewBGPSource returns a BGPSource for the director on node nodeName of L4
 // cluster clusterName. client watches that one Node (get, list, watch on
-// nodes); dyn watches BGPPeers and VIPPools. Nothing runs until Run.
-func NewBGPSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName, clusterName string, log *slog.Logger) (*BGPSource, error) {
+// nodes) and, when namespace (the directors') is set, the Secrets there
+// (list, watch on secrets in that namespace only); dyn watches BGPPeers
+// and VIPPools. Nothing runs until Run.
+func NewBGPSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName, clusterName, namespace string, log *slog.Logger) (*BGPSource, error) {
 	if client == nil || dyn == nil || log == nil {
 		return nil, errors.New("director bgp source: client, dynamic client and logger are required")
 	}
@@ -66,10 +72,21 @@ func NewBGPSource(client kubernetes.Interface, dyn dynamic.Interface, nodeName, 
 		queue: queue,
 		errs:  &sharedkube.ObjectErrorLog{Log: log, Message: "API object left out of the director's BGP policy"},
 	}
-	for _, inf := range []struct {
+	watched := []struct {
 		kind     string
 		informer cache.SharedIndexInformer
-	}{{"Node", nodeInf.Informer()}, {"BGPPeer", peerInf.Informer()}, {"VIPPool", poolInf.Informer()}} {
+	}{{"Node", nodeInf.Informer()}, {"BGPPeer", peerInf.Informer()}, {"VIPPool", poolInf.Informer()}}
+	if namespace != "" {
+		secretFactory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+		secretInf := secretFactory.Core().V1().Secrets()
+		s.secrets = secretInf.Lister().Secrets(namespace)
+		watched = append(watched, struct {
+			kind     string
+			informer cache.SharedIndexInformer
+		}{"Secret", secretInf.Informer()})
+		s.factories = append(s.factories, secretFactory)
+	}
+	for _, inf := range watched {
 		if _, err := inf.informer.AddEventHandler(sharedkube.QueueHandler(queue, log)); err != nil {
 			return nil, fmt.Errorf("director bgp source: add an event handler to the %s informer: %w", inf.kind, err)
 		}
@@ -117,7 +134,18 @@ func (s *BGPSource) build() (*BGPPolicy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, errs := BuildBGP(node, peers, pools, s.cluster)
+	var secrets map[string]*corev1.Secret
+	if s.secrets != nil {
+		list, err := s.secrets.List(labels.Everything())
+		if err != nil {
+			return nil, fmt.Errorf("list Secrets: %w", err)
+		}
+		secrets = make(map[string]*corev1.Secret, len(list))
+		for _, sec := range list {
+			secrets[sec.Name] = sec
+		}
+	}
+	p, errs := BuildBGP(node, peers, secrets, pools, s.cluster)
 	s.errs.Report(errs)
 	return &p, nil
 }

@@ -12,15 +12,19 @@ here="$(cd "$(dirname "$0")" && pwd)"
 version="$(awk '$1=="require" && $2=="github.com/containerd/containerd/v2" {print $3}' "$here/go.mod")"
 cache="${TLB_LAB_CACHE:-$HOME/.cache/tlb-lab}/containerd/${version}"
 bins=(containerd containerd-shim-runc-v2 ctr)
+# One build at a time per version (checkouts side by side), each in a
+# directory of its own.
+mkdir -p "$cache"
+exec 9>"$cache.lock"
+flock 9
 complete=1
 for b in "${bins[@]}"; do [[ -x "$cache/$b" ]] || complete=0; done
 if [[ $complete == 1 ]]; then
 	echo "$cache"
 	exit 0
 fi
-mkdir -p "$cache"
-tmp="$cache/.build"
-rm -rf "$tmp" && mkdir -p "$tmp"
+tmp="$(mktemp -d "$cache/.build.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
 echo "building containerd ${version} into $cache (a few minutes)" >&2
 pkg=github.com/containerd/containerd/v2/cmd
 # Static, without the snapshotters that need C libraries (the lab uses the
@@ -30,5 +34,4 @@ pkg=github.com/containerd/containerd/v2/cmd
 	-ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=${version}" \
 	-o "$tmp/" "$pkg/containerd" "$pkg/containerd-shim-runc-v2" "$pkg/ctr")
 for b in "${bins[@]}"; do mv "$tmp/$b" "$cache/$b"; done
-rmdir "$tmp"
 echo "$cache"

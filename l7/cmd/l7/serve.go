@@ -43,6 +43,7 @@ type serveFlags struct {
 	gcPercent                                  *int
 	authzAddr, rlAddr, rlXDS, dnsResolvers     *string
 	keyless                                    *bool
+	routesTokenFile                            *string
 	authz                                      authzOptions
 	common                                     *cli.Common
 	kube                                       *cli.Kube // also serve what the API server says
@@ -57,31 +58,32 @@ var errVersionPrinted = errors.New("version printed")
 func parseServeFlags(args []string) (serveFlags, error) {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	f := serveFlags{
-		group:        fs.String("group", "", "the gateway group served (required): nothing of another group is built or sent"),
-		dir:          fs.String("config", "", "DSL directory to serve and watch"),
-		certDirs:     fs.String("cert-dir", defaultCertDir, certDirUsage),
-		xdsAddr:      fs.String("xds-addr", "unix:///run/tlb/xds.sock", "ADS address: unix:///PATH (the pod's volume), or host:port with mutual TLS (--xds-tls-*)"),
-		metricsAddr:  fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz, /readyz and, with the API server, /routes (the routes served, as JSON, to callers RBAC lets get "+routesPath+")"),
-		certFile:     fs.String("xds-tls-cert", "", "server certificate for ADS (mutual TLS)"),
-		keyFile:      fs.String("xds-tls-key", "", "server key for ADS"),
-		caFile:       fs.String("xds-client-ca", "", "CA that signs client certificates for ADS"),
-		trustDomain:  fs.String("trust-domain", xds.DefaultTrustDomain, "SPIFFE trust domain of client certificates (spiffe://TD/tlb/l7/KIND/GROUP)"),
-		debounce:     fs.Duration("debounce", 200*time.Millisecond, "wait after a file change before reloading"),
-		resync:       fs.Duration("resync", time.Minute, "reload the directory at least this often"),
-		grace:        fs.Duration("shutdown-grace", 10*time.Second, "time for streams to end on SIGTERM"),
-		namespaces:   fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)"),
-		gatewayAPI:   fs.Bool("gateway-api", true, "with the API server, also serve the group's Gateway API Gateways and routes when their CRDs are installed"),
-		catchAll:     fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\""),
-		gcPercent:    fs.Int("gc-percent", gcpercent.Default, "garbage collector target (GOGC wins when set)"),
-		authzAddr:    fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) on this unix socket: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at); default off"),
-		authz:        authzFlags(fs),
-		grpcClients:  fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)"),
-		rlAddr:       fs.String("ratelimit-address", "", rateLimitAddressUsage),
-		rlXDS:        fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage),
-		keyless:      fs.Bool("keyless", false, keylessUsage),
-		dnsResolvers: fs.String("dns-resolvers", "", dnsResolversUsage),
-		common:       cli.Register(fs, "l7", cli.FormatJSON, "schema", xds.Generation()),
-		kube:         cli.RegisterKube(fs, cli.ClientGoDefaults),
+		group:           fs.String("group", "", "the gateway group served (required): nothing of another group is built or sent"),
+		dir:             fs.String("config", "", "DSL directory to serve and watch"),
+		certDirs:        fs.String("cert-dir", defaultCertDir, certDirUsage),
+		xdsAddr:         fs.String("xds-addr", "unix:///run/tlb/xds.sock", "ADS address: unix:///PATH (the pod's volume), or host:port with mutual TLS (--xds-tls-*)"),
+		metricsAddr:     fs.String("metrics-addr", "127.0.0.1:9480", "address for /metrics, /healthz, /readyz and /routes (the routes served, as JSON: with the API server to callers RBAC lets get "+routesPath+", without it to callers with the token of --routes-token-file)"),
+		certFile:        fs.String("xds-tls-cert", "", "server certificate for ADS (mutual TLS)"),
+		keyFile:         fs.String("xds-tls-key", "", "server key for ADS"),
+		caFile:          fs.String("xds-client-ca", "", "CA that signs client certificates for ADS"),
+		trustDomain:     fs.String("trust-domain", xds.DefaultTrustDomain, "SPIFFE trust domain of client certificates (spiffe://TD/tlb/l7/KIND/GROUP)"),
+		debounce:        fs.Duration("debounce", 200*time.Millisecond, "wait after a file change before reloading"),
+		resync:          fs.Duration("resync", time.Minute, "reload the directory at least this often"),
+		grace:           fs.Duration("shutdown-grace", 10*time.Second, "time for streams to end on SIGTERM"),
+		namespaces:      fs.String("namespaces", "", "comma-separated namespaces whose Services and TLS Secrets are watched (default: all)"),
+		gatewayAPI:      fs.Bool("gateway-api", true, "with the API server, also serve the group's Gateway API Gateways and routes when their CRDs are installed"),
+		catchAll:        fs.String("catch-all-namespaces", "", "comma-separated namespaces that may serve the catch-all host \"*\""),
+		gcPercent:       fs.Int("gc-percent", gcpercent.Default, "garbage collector target (GOGC wins when set)"),
+		authzAddr:       fs.String("authz-listen", "", "serve the authorization service (ext_authz of routes with interceptors) on this unix socket: unix:///run/tlb/authz.sock (what l7 bootstrap points Envoy at); default off"),
+		authz:           authzFlags(fs),
+		grpcClients:     fs.Bool("grpc-clients", false, "also serve proxyless gRPC clients of the group (an l7 off the gateway pods, with mutual TLS)"),
+		rlAddr:          fs.String("ratelimit-address", "", rateLimitAddressUsage),
+		rlXDS:           fs.String("ratelimit-xds-listen", "", rateLimitXDSUsage),
+		keyless:         fs.Bool("keyless", false, keylessUsage),
+		dnsResolvers:    fs.String("dns-resolvers", "", dnsResolversUsage),
+		routesTokenFile: fs.String("routes-token-file", "", "without the API server: serve /routes on the --metrics-addr listener to callers whose bearer token is this file's content (at least 16 bytes, re-read on every request; the console's --l7-token-file). With the API server, RBAC decides instead"),
+		common:          cli.Register(fs, "l7", cli.FormatJSON, "schema", xds.Generation()),
+		kube:            cli.RegisterKube(fs, cli.ClientGoDefaults),
 	}
 	_ = fs.Parse(args)
 	if f.common.Version(os.Stdout) {
@@ -89,6 +91,9 @@ func parseServeFlags(args []string) (serveFlags, error) {
 	}
 	if *f.dir == "" || *f.group == "" {
 		return f, errors.New("serve: --group and --config are required (an empty directory is fine with Kubernetes)")
+	}
+	if *f.routesTokenFile != "" && f.kube.Enabled() {
+		return f, errors.New("serve: --routes-token-file is for file mode: with the API server, /routes is served to callers RBAC lets get " + routesPath)
 	}
 	if *f.keyless && (*f.authzAddr != "" || *f.grpcClients) {
 		return f, errors.New("serve: --keyless serves no gateway: it takes neither --authz-listen nor --grpc-clients")

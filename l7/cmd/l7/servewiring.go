@@ -84,8 +84,9 @@ type serveSources struct {
 	debounce, resync time.Duration
 }
 
-// newServeSources opens the sources; with the API server, mux serves
-// GET /routes from routes (unless keyless) to the callers RBAC allows.
+// newServeSources opens the sources; mux serves GET /routes from routes
+// (unless keyless) to the callers RBAC allows with the API server, to
+// those presenting --routes-token-file's token without it.
 func newServeSources(f serveFlags, log *slog.Logger, standIn *tlscert.StandIn, mux *http.ServeMux, routes *routetable.Table) (serveSources, error) {
 	d := dsl.NewDir(*f.dir, time.Now, splitList(*f.certDirs)...).ForGroup(*f.group)
 	if standIn != nil {
@@ -93,7 +94,7 @@ func newServeSources(f serveFlags, log *slog.Logger, standIn *tlscert.StandIn, m
 	}
 	s := serveSources{dir: d, mux: mux, log: log, debounce: *f.debounce, resync: *f.resync}
 	if !f.kube.Enabled() {
-		return s, nil
+		return s, routesForToken(*f.routesTokenFile, standIn, mux, routes, log)
 	}
 	src, kc, err := newKubeSource(f.kube, *f.gatewayAPI, log, kube.Options{Group: *f.group, Namespaces: splitList(*f.namespaces), Now: time.Now, StandIn: standIn})
 	if err != nil {

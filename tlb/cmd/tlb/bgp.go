@@ -48,7 +48,7 @@ func newBGPPolicySource(k kubeFlags, nodeName string, log *slog.Logger) (bgpPoli
 	if err != nil {
 		return nil, err
 	}
-	return kube.NewBGPSource(c.Kube, c.Dynamic, nodeName, k.l4Cluster, log.With("source", "kubernetes-bgp"))
+	return kube.NewBGPSource(c.Kube, c.Dynamic, nodeName, k.l4Cluster, k.namespace, log.With("source", "kubernetes-bgp"))
 }
 
 // runBGPPolicy hands every policy from source to the speaker, after the

@@ -58,7 +58,7 @@ func consoleCommand(args []string, stdout, stderr io.Writer) int {
 	slowAfter := fs.Duration("slow-after", console.DefaultSlowAfter, "an answer that takes longer is shown slow, with its time")
 	localIPVS := fs.Bool("ipvs", false, "also read this host's IPVS (as `tlb status` does; on a director, as root): real servers with weights and connections")
 	runtimeDir := fs.String("runtime-dir", config.DefaultRuntimeDir, "with --ipvs: directory of the director's ownership record")
-	l7Token := fs.String("l7-token-file", "", "bearer token sent with l7's /routes: a ServiceAccount token of audience tlb-l7 whose user RBAC lets get /tlb.io/l7/routes (deploy/console projects one); empty: no routes")
+	l7Token := fs.String("l7-token-file", "", "bearer token sent with l7's /routes: with the API server a ServiceAccount token of audience tlb-l7 whose user RBAC lets get /tlb.io/l7/routes (deploy/console projects one), in file mode the file given to l7 serve --routes-token-file; empty: no routes")
 	var eps []console.Endpoint
 	fs.Var(endpointsFlag{console.RoleDirector, &eps}, "director", "NAME=URL of a director's obs listener (metricsAddress), repeatable")
 	fs.Var(endpointsFlag{console.RoleNetd, &eps}, "netd", "NAME=URL of a netd's obs listener, repeatable")

@@ -15,6 +15,7 @@ import (
 type kubeFlags struct {
 	*cli.Kube
 	l4Cluster string // the L4Cluster this director serves
+	namespace string // the directors' namespace, where BGPPeers' password Secrets are
 }
 
 // desiredSource emits every new desired model until ctx ends.

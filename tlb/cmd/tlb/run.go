@@ -36,6 +36,7 @@ func runCommand(args []string, stdout, stderr io.Writer) int {
 	// instead of the file's services:.
 	kf := kubeFlags{Kube: cli.RegisterKube(fs, cli.ClientGoDefaults)}
 	fs.StringVar(&kf.l4Cluster, "l4-cluster", "", "with Kubernetes: the L4Cluster whose VIPs this director serves")
+	fs.StringVar(&kf.namespace, "namespace", "", "with Kubernetes and --node-name: the directors' namespace (the DaemonSet passes metadata.namespace), whose Secrets hold the BGPPeers' MD5 passwords (spec.passwordSecretRef); empty: no Secret is read and a BGPPeer with a password is left out")
 	sysctlDir := fs.String("sysctl-dir", procsys.DefaultRoot, "directory holding the kernel's sysctls; in a container, where /proc/sys is read-only, the host's /proc/sys/net mounted under DIR/net (the DaemonSet uses /host/proc/sys)")
 	routerID := fs.String("router-id", "", "BGP router ID (IPv4) overriding bgp.routerID, so one file serves a DaemonSet: pass the node's IP")
 	drainTimeout := fs.Duration("gateway-drain-timeout", agent.DefaultDrainTimeout, "the longest a gateway drained by its Node annotation tlb.io/drain keeps its established flows before its real server is removed anyway (it goes as soon as it has no active connection)")
@@ -215,7 +216,7 @@ func (p programmer) Program(ctx context.Context, d model.Desired) (director.Resu
 // ipvsReaders opens the director's two read-only IPVS sockets besides
 // its own (an IPVS handle is one netlink socket and must not serve two
 // goroutines at once): per-VIP traffic, IPVS's own counters read at
-// scrape time for the services d owns only, and the active connections
+// scrape time for the services d owns only, and the connections
 // of draining gateways, read by the agent's passes. close closes both.
 func ipvsReaders(srv *obs.Server, d *director.Director, drainTimeout time.Duration) (drainWiring, func(), error) {
 	stats, err := ipvs.New("")

@@ -92,7 +92,7 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 }
 
 // drainWiring is what the agent needs for gateway drains (Node
-// annotation tlb.io/drain): the active connections per real server, and
+// annotation tlb.io/drain): the connections per real server, and
 // the longest a drain lasts. The zero value counts nothing (a drain then
 // ends at the timeout) with the agent's default timeout.
 type drainWiring struct {
