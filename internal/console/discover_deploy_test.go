@@ -59,13 +59,13 @@ func deployedWorkloads(t *testing.T) map[string]workload {
 // TestDiscoveryFindsWhatDeployRuns: the Pods deploy/'s DaemonSets and
 // Deployments make are found by the console's discovery (their labels), and
 // read at the container ports their listeners serve: the directors at
-// 9100, netds at 9101, gateways' l7 at 9480 and their Envoys at 9902.
+// 9100, netds at 9101, the gateway groups' l7 at 9480 and their Envoys at 9902.
 // A renamed label or port in deploy/ fails here, not in a cluster.
 func TestDiscoveryFindsWhatDeployRuns(t *testing.T) {
 	var pods []corev1.Pod
 	for src, w := range deployedWorkloads(t) {
 		switch w.Spec.Template.Labels[LabelName] {
-		case PodNameDirector, PodNameNetd, PodNameGateway:
+		case PodNameDirector, PodNameNetd, PodNameL7, PodNameGateway:
 		default:
 			continue
 		}
