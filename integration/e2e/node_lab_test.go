@@ -48,9 +48,10 @@ const (
 // A plain L4 Service reaches the gateway node with replies straight back
 // (DSR), and every pod is Ready through its own probes. The gateway pod's
 // Envoy, from the Envoy image, runs as user 101 with only
-// CAP_NET_BIND_SERVICE (its file capability). Then the l7 DaemonSet is
-// upgraded to another image under HTTPS traffic: no request fails and the
-// Envoy container keeps its process (upgradeL7).
+// CAP_NET_BIND_SERVICE (its file capability). Then the installation is
+// moved to the newest release of deploy/releases and upgraded back to this
+// tree under HTTPS traffic: no request fails and the Envoy container keeps
+// its process (upgradeFromRelease).
 func TestDeployOnRealNodes(t *testing.T) {
 	checkDocumentedSteps(t)
 	begin := time.Now()
@@ -64,7 +65,8 @@ func TestDeployOnRealNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	images := []string{os.Getenv("TLB_IMAGE_TAR"), os.Getenv("TLB_PAUSE_TAR")}
+	// Each node holds the newest release's tlb image too, for the upgrade.
+	images := []string{os.Getenv("TLB_IMAGE_TAR"), os.Getenv("TLB_PAUSE_TAR"), previousFromEnv(t).imageTar}
 	envoyTar := os.Getenv("TLB_ENVOY_IMAGE_TAR")
 	kustomize := os.Getenv("TLB_KUSTOMIZE")
 	if images[0] == "" || images[1] == "" || envoyTar == "" || kustomize == "" {
@@ -99,7 +101,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 	backend := net.JoinHostPort(d.gatewayAddr[0], backendPort)
 	// The Gateway API CRDs first, absent from this new cluster, as
 	// install.sh installs them; then deploy/ with the site's one edit.
-	objs := append(gatewayAPICRDs(t), buildInstall(t, kustomize)...)
+	objs := append(gatewayAPICRDs(t), buildInstall(t, kustomize, false)...)
 	u, err := url.Parse(s.Config.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -177,8 +179,9 @@ func TestDeployOnRealNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !contains(imgs, tlbImage) || !contains(imgs, pauseImage) || (i == 1) != contains(imgs, envoyImage) {
-			t.Fatalf("node %s: containerd holds %v; want %s and %s imported (and %s on the gateway node only)", n.Name, imgs, tlbImage, pauseImage, envoyImage)
+		prev := previousFromEnv(t).image()
+		if !contains(imgs, tlbImage) || !contains(imgs, pauseImage) || !contains(imgs, prev) || (i == 1) != contains(imgs, envoyImage) {
+			t.Fatalf("node %s: containerd holds %v; want %s, %s and %s imported (and %s on the gateway node only)", n.Name, imgs, tlbImage, pauseImage, prev, envoyImage)
 		}
 	}
 	for _, n := range nodes {
@@ -331,8 +334,9 @@ func TestDeployOnRealNodes(t *testing.T) {
 			t.Errorf("pods %s restarted %d times", sel, r)
 		}
 	}
-	// An l7 upgrade under traffic: Envoy keeps its process, no request fails.
-	upgradeL7(t, kc, d, nodes[1], roots, gatewayAddr)
+	// The upgrade from the newest release under traffic: Envoy keeps its
+	// process, no request fails.
+	upgradeFromRelease(t, s, kc, d, nodes[1], roots, gatewayAddr, kustomize)
 
 	netdWithoutSysctlDir(t, kc, d, nodes[1], check)
 	t.Logf("FIGURE apply_retries: %d requests sent again because the API server said retry", retries)

@@ -61,6 +61,9 @@ done
 {
 	echo "# TLB $version: deploy/ with images pinned by digest (tools/release/render.sh)."
 	echo "# Apply after the Gateway API CRDs (deploy/crds/gateway-api/install.sh); docs/upgrading.md."
+	# The commit the images were built from: the upgrade lab test builds
+	# this release's image again from it (tools/release/previous.sh).
+	echo "# Source: commit $(git rev-parse HEAD)"
 	echo "# A site overlay of deploy/ at tag $version pins the same images with:"
 	sed -n '/^images:/,$p' "$dir/kustomization.yaml" | sed 's/^/#   /'
 	"$kustomize" build "$dir"

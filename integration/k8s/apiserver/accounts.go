@@ -24,6 +24,15 @@ import (
 // succeeds or ctx ends (5 minutes when ctx has no deadline); a create that
 // timed out but was stored meets AlreadyExists, which is success.
 func (s *Server) CreateAll(ctx context.Context, objs []*unstructured.Unstructured) error {
+	return s.eachObject(ctx, objs, func(r dynamic.ResourceInterface, o *unstructured.Unstructured) error {
+		return createOnce(ctx, r, o, s.OnRetry)
+	})
+}
+
+// eachObject calls do for every object with the resource client of its
+// kind (namespaced when the object is), mapping kinds to resources through
+// discovery.
+func (s *Server) eachObject(ctx context.Context, objs []*unstructured.Unstructured, do func(dynamic.ResourceInterface, *unstructured.Unstructured) error) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(s.Config)
 	if err != nil {
 		return fmt.Errorf("build discovery client: %w", err)
@@ -51,7 +60,7 @@ func (s *Server) CreateAll(ctx context.Context, objs []*unstructured.Unstructure
 		if o.GetNamespace() != "" {
 			r = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
 		}
-		if err := createOnce(ctx, r, o, s.OnRetry); err != nil {
+		if err := do(r, o); err != nil {
 			return err
 		}
 	}
