@@ -32,5 +32,5 @@ trap 'rm -rf "$dir"' EXIT
 git clone -q --shared --no-checkout "$root" "$dir/src"
 git -C "$dir/src" -c advice.detachedHead=false checkout -q "$commit"
 git -C "$dir/src" tag -f "$version" "$commit" >/dev/null
-(cd "$dir/src" && IMAGE_TAG="ghcr.io/tlbproject/tlb:$version" ./tools/image/build.sh "$out" >/dev/null)
+(cd "$dir/src" && IMAGE_TAG="ghcr.io/tlbproject/tlb:$version" ./tools/image/build.sh "$out" >&2)
 echo "$version $manifests"
