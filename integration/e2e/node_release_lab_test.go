@@ -90,8 +90,8 @@ func upgradeFromRelease(t *testing.T, s *apiserver.Server, kc kubernetes.Interfa
 	t.Logf("FIGURE upgrade_previous_release: the installation runs %s (every tlb pod replaced and Ready, Envoy served) %s after its manifests were applied", prev.version, since(began))
 
 	load := startHTTPSLoad(d, roots, gatewayAddr, "https://"+gatewayExampleHost+"/upgrade")
-	defer load.stop()
-	load.more(t, 20, "before the upgrade")
+	defer load.Stop()
+	moreRequests(t, load, 20, "before the upgrade")
 	upgraded := time.Now()
 	if err := s.ApplyAll(ctx, buildInstall(t, kustomize, true)); err != nil {
 		t.Fatalf("apply this tree's deploy/ over %s: %v", prev.version, err)
@@ -99,12 +99,12 @@ func upgradeFromRelease(t *testing.T, s *apiserver.Server, kc kubernetes.Interfa
 	waitRolled(t, kc, tlbImage)
 	waitServing(t, d, gatewayAddr)
 	t.Logf("FIGURE upgrade_rollout: every tlb pod runs this tree's image and is Ready, Envoy served by the new l7, %s after deploy/ was applied over %s", since(upgraded), prev.version)
-	load.more(t, 20, "after the upgrade")
-	load.stop()
+	moreRequests(t, load, 20, "after the upgrade")
+	load.Stop()
 	if after := gatewayEnvoy(t, kc, node); after != before {
 		t.Errorf("Envoy changed across the upgrade from %s: before %+v, after %+v; want the same pod, container and process, no restart", prev.version, before, after)
 	}
-	sent, failures := load.counts()
+	sent, failures := load.Counts()
 	t.Logf("FIGURE upgrade_requests: %d HTTPS requests through the VIP during the upgrade from %s (director, netd, ipam, Gateway controller, console and l7 replaced), %d failed", sent, prev.version, len(failures))
 	if len(failures) > 0 || sent < 40 {
 		t.Errorf("during the upgrade from %s %d of %d requests failed (want 0 of at least 40): %v", prev.version, len(failures), sent, failures)

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tlbproject/tlb/integration/k8snode"
+	"github.com/tlbproject/tlb/integration/loadloop"
 )
 
 // envoyState is what must not change across an l7 upgrade: the gateway
@@ -45,55 +44,27 @@ func gatewayEnvoy(t *testing.T, kc kubernetes.Interface, node *k8snode.Node) env
 	return envoyState{}
 }
 
-// httpsLoad sends HTTPS requests for url to the example Gateway's address
-// from the client outside, one connection each, until stopped, and keeps
-// what failed.
-type httpsLoad struct {
-	mu       sync.Mutex
-	sent     int
-	failures []string
-	stop     func()
-}
-
-func startHTTPSLoad(d *dc, roots *x509.CertPool, gatewayAddr, url string) *httpsLoad {
-	l := &httpsLoad{}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			code, body, err := getThrough(d.client, roots, gatewayAddr, url)
-			l.mu.Lock()
-			l.sent++
-			if err != nil || code != http.StatusOK {
-				l.failures = append(l.failures, fmt.Sprintf("%s: %d %q %v", time.Now().Format("15:04:05.000"), code, body, err))
-			}
-			l.mu.Unlock()
+// startHTTPSLoad sends HTTPS requests for url to the example Gateway's
+// address from the client outside, one connection each, until stopped.
+func startHTTPSLoad(d *dc, roots *x509.CertPool, gatewayAddr, url string) *loadloop.Loop {
+	return loadloop.Start(func() error {
+		code, body, err := getThrough(d.client, roots, gatewayAddr, url)
+		if err != nil {
+			return err
 		}
-	}()
-	l.stop = sync.OnceFunc(func() { close(stop); <-done })
-	return l
+		if code != http.StatusOK {
+			return fmt.Errorf("%d %q", code, body)
+		}
+		return nil
+	})
 }
 
-// counts returns the requests sent and failed so far.
-func (l *httpsLoad) counts() (sent int, failures []string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sent, slices.Clone(l.failures)
-}
-
-// more waits until n more requests were sent.
-func (l *httpsLoad) more(t *testing.T, n int, what string) {
+// moreRequests waits until l has sent n more requests.
+func moreRequests(t *testing.T, l *loadloop.Loop, n int, what string) {
 	t.Helper()
-	from, _ := l.counts()
+	from := l.Sent()
 	waitFor(t, 2*time.Minute, fmt.Sprintf("%d more requests through the VIP %s", n, what), func() bool {
-		sent, _ := l.counts()
-		return sent >= from+n
+		return l.Sent() >= from+n
 	})
 }
 

@@ -8,9 +8,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tlbproject/tlb/integration/loadloop"
 )
 
 // TestL7ReplacedUnderRunningEnvoy is what an l7 upgrade does to a gateway
@@ -43,25 +44,14 @@ func TestL7ReplacedUnderRunningEnvoy(t *testing.T) {
 		_ = resp.Body.Close()
 		return resp.StatusCode, nil
 	}
-	var sent, failed atomic.Int64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			code, err := get("hello.example.com")
-			sent.Add(1)
-			if err != nil || code != http.StatusOK {
-				failed.Add(1)
-				t.Logf("request failed: %d %v", code, err)
-			}
+	load := loadloop.Start(func() error {
+		code, err := get("hello.example.com")
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("answered %d", code)
 		}
-	}()
+		return err
+	})
+	defer load.Stop()
 
 	if err := g.StopL7(ctx); err != nil {
 		t.Fatal(err)
@@ -74,8 +64,8 @@ func TestL7ReplacedUnderRunningEnvoy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg, "svc2.yaml"), []byte(svc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := sent.Load()
-	for sent.Load() < before+20 || time.Since(stopped) < 3*time.Second {
+	before := load.Sent()
+	for load.Sent() < before+20 || time.Since(stopped) < 3*time.Second {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if code, err := get("hello2.example.com"); err != nil || code != http.StatusNotFound {
@@ -93,16 +83,16 @@ func TestL7ReplacedUnderRunningEnvoy(t *testing.T) {
 	}
 	t.Logf("FIGURE l7_replaced_config_served: the new l7's config served %s after it started (l7 away %s)",
 		time.Since(started).Round(time.Millisecond), started.Sub(stopped).Round(time.Millisecond))
-	close(stop)
-	<-done
+	load.Stop()
 	if exited, err := g.Exited(g.EnvoyCmd); exited || g.EnvoyCmd.Process.Pid != pid {
 		t.Fatalf("Envoy exited (%v) or changed process while l7 was replaced", err)
 	}
 	if v, err := g.Stat(ctx, "control_plane.connected_state"); err != nil || v != 1 {
 		t.Errorf("control_plane.connected_state = %d (%v); want 1, connected to the new l7", v, err)
 	}
-	t.Logf("FIGURE l7_replaced_requests: %d requests through Envoy while l7 was replaced, %d failed", sent.Load(), failed.Load())
-	if failed.Load() != 0 {
-		t.Errorf("%d of %d requests failed", failed.Load(), sent.Load())
+	sent, failures := load.Counts()
+	t.Logf("FIGURE l7_replaced_requests: %d requests through Envoy while l7 was replaced, %d failed", sent, len(failures))
+	if len(failures) != 0 {
+		t.Errorf("%d of %d requests failed: %v", len(failures), sent, failures)
 	}
 }
