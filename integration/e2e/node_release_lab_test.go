@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,9 +78,8 @@ func (p previousRelease) objects(t *testing.T) []*unstructured.Unstructured {
 // director's, netd's and l7's included; Envoy is not: the same pod,
 // container and process from before the release was applied to the end,
 // and no request fails.
-func upgradeFromRelease(t *testing.T, s *apiserver.Server, kc kubernetes.Interface, d *dc, node *k8snode.Node, roots *x509.CertPool, gatewayAddr, kustomize string) {
+func upgradeFromRelease(t *testing.T, s *apiserver.Server, kc kubernetes.Interface, d *dc, node *k8snode.Node, roots *x509.CertPool, gatewayAddr, kustomize string, prev previousRelease) {
 	t.Helper()
-	prev := previousFromEnv(t)
 	ctx := context.Background()
 	before := gatewayEnvoy(t, kc, node)
 	began := time.Now()
@@ -177,4 +178,35 @@ func waitServing(t *testing.T, d *dc, gatewayAddr string) {
 	}); err != nil {
 		t.Fatalf("the router has %s from the director: %v", examplePool, err)
 	}
+}
+
+// importPrevious imports the release's image into every node's containerd
+// in the background; the function it returns waits for the imports and
+// says whether each node holds the image.
+func importPrevious(nodes []*k8snode.Node, prev previousRelease) func() error {
+	errs := make(chan error, len(nodes))
+	for _, n := range nodes {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+			defer cancel()
+			if err := n.ImportImage(ctx, prev.imageTar); err != nil {
+				errs <- fmt.Errorf("node %s: import %s: %w", n.Name, prev.imageTar, err)
+				return
+			}
+			imgs, err := n.Images(ctx)
+			if err == nil && !contains(imgs, prev.image()) {
+				err = fmt.Errorf("node %s: containerd holds %v after the import, want %s", n.Name, imgs, prev.image())
+			}
+			errs <- err
+		}()
+	}
+	return sync.OnceValue(func() error {
+		var all []error
+		for range nodes {
+			if err := <-errs; err != nil {
+				all = append(all, err)
+			}
+		}
+		return errors.Join(all...)
+	})
 }

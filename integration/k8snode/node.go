@@ -91,7 +91,7 @@ func Start(ctx context.Context, b Binaries, api APIServer, o Options) (_ *Node, 
 		return nil, err
 	}
 	for _, img := range o.Images {
-		if err := n.importImage(ctx, img); err != nil {
+		if err := n.ImportImage(ctx, img); err != nil {
 			return nil, err
 		}
 	}
@@ -218,9 +218,11 @@ state = %[2]q
 	}
 }
 
-// importImage imports a docker-archive into the namespace the kubelet's
-// pods use (k8s.io), unpacked for the overlayfs snapshotter.
-func (n *Node) importImage(ctx context.Context, tarball string) error {
+// ImportImage imports a docker-archive into the namespace the kubelet's
+// pods use (k8s.io), unpacked for the overlayfs snapshotter. Start imports
+// Options.Images; a test imports what it needs later (an image only an
+// upgrade step runs) while the node works.
+func (n *Node) ImportImage(ctx context.Context, tarball string) error {
 	out, err := exec.CommandContext(ctx, n.ctr, "--address", n.sock, "-n", "k8s.io", "images", "import",
 		"--snapshotter", "overlayfs", tarball).CombinedOutput()
 	if err != nil {
