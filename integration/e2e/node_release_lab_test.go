@@ -141,11 +141,15 @@ func waitRolled(t *testing.T, kc kubernetes.Interface, image string) {
 		}
 		return true
 	}
+	var last string
 	waitFor(t, 12*time.Minute, "every tlb pod runs "+image+" and is Ready", func() bool {
 		if ok() {
 			return true
 		}
-		t.Logf("not yet rolled to %s: %s", image, why)
+		if why != last {
+			t.Logf("not yet rolled to %s: %s", image, why)
+			last = why
+		}
 		return false
 	})
 }
