@@ -79,16 +79,6 @@ CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration
 (cd tools && go run ./image --bin "$out/pause" --binaries pause --out "$out/pause.tar" \
   --tag tlb.lab/pause:1 --revision lab --source-date-epoch 0 >/dev/null)
 go build -modfile=tools/go.mod -o "$bin/kustomize" sigs.k8s.io/kustomize/kustomize/v5
-# The node test upgrades from the newest release of deploy/releases: its
-# image, built again from the release's commit (there is no registry).
-previous=()
-if printf '%s\n' "${pkgs[@]}" | grep -qx './integration/e2e' && ls deploy/releases/v*/tlb.yaml >/dev/null 2>&1; then
-  prev=$(./tools/release/previous.sh "$out/tlb-previous.tar")
-  read -r prev_version prev_manifests <<<"$prev"
-  previous=(-env "TLB_PREVIOUS_IMAGE_TAR=$out/tlb-previous.tar" -env "TLB_PREVIOUS_VERSION=$prev_version"
-    -env "TLB_PREVIOUS_MANIFESTS=$prev_manifests")
-fi
-
 go build -o "$bin/labrun" ./integration/cmd/labrun
 echo "lab-test: built the tests, binaries and images in $SECONDS s" >&2
 # On a machine shared by several checkouts, TLB_LAB_LOCK names a lock file
@@ -107,5 +97,5 @@ mkdir -p "$artifacts"
   -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
   -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
   -env "TLB_ENVOY_IMAGE_TAR=$out/envoy.tar" \
-  -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" "${previous[@]}" \
+  -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" \
   ${TLB_KUBEPROXY_WINDOW:+-env "TLB_KUBEPROXY_WINDOW=$TLB_KUBEPROXY_WINDOW"} -- sh "$runner"

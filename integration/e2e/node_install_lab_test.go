@@ -100,10 +100,7 @@ func checkDocumentedSteps(t *testing.T) {
 // buildInstall copies deploy/ into a new directory, makes the one edit
 // the steps name (the site's BGP peer: the lab's router, which expects the
 // director on 198.18.1.2) and returns the real kustomize's build of it.
-// With gracefulRestart the site's director also keeps its routes at the
-// router across a restart (bgp.gracefulRestart), as a site with one
-// director sets for upgrades (docs/upgrading.md).
-func buildInstall(t *testing.T, kustomize string, gracefulRestart bool) []*unstructured.Unstructured {
+func buildInstall(t *testing.T, kustomize string) []*unstructured.Unstructured {
 	t.Helper()
 	src := filepath.Join(repoRoot(t), "deploy")
 	dst := filepath.Join(t.TempDir(), "deploy")
@@ -115,7 +112,7 @@ func buildInstall(t *testing.T, kustomize string, gracefulRestart bool) []*unstr
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(site, []byte(siteEdit(t, "deploy/site/director.yaml", string(b), gracefulRestart)), 0o600); err != nil {
+	if err := os.WriteFile(site, []byte(siteEdit(t, "deploy/site/director.yaml", string(b))), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(kustomize, "build", dst).Output()
@@ -129,24 +126,15 @@ func buildInstall(t *testing.T, kustomize string, gracefulRestart bool) []*unstr
 	return readManifestText(t, string(out))
 }
 
-// siteEdit makes the site's edit in the director file (or in a release's
-// manifests holding it): the BGP peer becomes the lab's router, and with
-// gracefulRestart bgp.gracefulRestart is set.
-func siteEdit(t *testing.T, what, text string, gracefulRestart bool) string {
+// siteEdit makes the site's edit in the director file: the BGP peer
+// becomes the lab's router.
+func siteEdit(t *testing.T, what, text string) string {
 	t.Helper()
 	peer := "{address: 192.0.2.254, asn: 64500,"
 	if strings.Count(text, peer) != 1 {
 		t.Fatalf("%s no longer has the one peer %q this test replaces:\n%s", what, peer, text)
 	}
-	text = strings.Replace(text, peer, "{address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2,", 1)
-	if gracefulRestart {
-		asn := regexp.MustCompile(`(?m)^( *)localASN: 64512$`)
-		if len(asn.FindAllString(text, -1)) != 1 {
-			t.Fatalf("%s has not the one bgp.localASN 64512 this test sets graceful restart beside", what)
-		}
-		text = asn.ReplaceAllString(text, "${1}localASN: 64512\n${1}gracefulRestart: true")
-	}
-	return text
+	return strings.Replace(text, peer, "{address: 198.18.1.1, asn: 64500, localAddress: 198.18.1.2,", 1)
 }
 
 // readManifestText reads YAML documents as the API server's objects.

@@ -48,10 +48,7 @@ const (
 // A plain L4 Service reaches the gateway node with replies straight back
 // (DSR), and every pod is Ready through its own probes. The gateway pod's
 // Envoy, from the Envoy image, runs as user 101 with only
-// CAP_NET_BIND_SERVICE (its file capability). Then the installation is
-// moved to the newest release of deploy/releases and upgraded back to this
-// tree under HTTPS traffic: no request fails and the Envoy container keeps
-// its process (upgradeFromRelease).
+// CAP_NET_BIND_SERVICE (its file capability).
 func TestDeployOnRealNodes(t *testing.T) {
 	checkDocumentedSteps(t)
 	begin := time.Now()
@@ -66,7 +63,6 @@ func TestDeployOnRealNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	images := []string{os.Getenv("TLB_IMAGE_TAR"), os.Getenv("TLB_PAUSE_TAR")}
-	prev := previousFromEnv(t)
 	envoyTar := os.Getenv("TLB_ENVOY_IMAGE_TAR")
 	kustomize := os.Getenv("TLB_KUSTOMIZE")
 	if images[0] == "" || images[1] == "" || envoyTar == "" || kustomize == "" {
@@ -101,7 +97,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 	backend := net.JoinHostPort(d.gatewayAddr[0], backendPort)
 	// The Gateway API CRDs first, absent from this new cluster, as
 	// install.sh installs them; then deploy/ with the site's one edit.
-	objs := append(gatewayAPICRDs(t), buildInstall(t, kustomize, false)...)
+	objs := append(gatewayAPICRDs(t), buildInstall(t, kustomize)...)
 	u, err := url.Parse(s.Config.Host)
 	if err != nil {
 		t.Fatal(err)
@@ -191,9 +187,6 @@ func TestDeployOnRealNodes(t *testing.T) {
 		})
 	}
 	t.Logf("FIGURE node_start: both nodes Ready %s after their containerd and kubelet started", since(nodeStart))
-	// The newest release's tlb image, which only the upgrade at the end
-	// runs, is imported meanwhile on both nodes.
-	previousImported := importPrevious(nodes, prev)
 
 	applied := time.Now()
 	ctx := context.Background()
@@ -336,13 +329,6 @@ func TestDeployOnRealNodes(t *testing.T) {
 			t.Errorf("pods %s restarted %d times", sel, r)
 		}
 	}
-	// The upgrade from the newest release under traffic: Envoy keeps its
-	// process, no request fails.
-	if err := previousImported(); err != nil {
-		t.Fatal(err)
-	}
-	upgradeFromRelease(t, s, kc, d, nodes[1], roots, gatewayAddr, kustomize, prev)
-
 	netdWithoutSysctlDir(t, kc, d, nodes[1], check)
 	t.Logf("FIGURE apply_retries: %d requests sent again because the API server said retry", retries)
 	t.Logf("whole test %s", since(begin))

@@ -2,10 +2,10 @@
 # previous.sh builds the tlb image of the newest release kept in
 # deploy/releases (docs/releasing.md) from the commit its manifests name
 # ("# Source: commit ..."), as make image builds one architecture (amd64),
-# named ghcr.io/tlbproject/tlb:VERSION, into OUT.tar. The lab's upgrade test
-# (integration/e2e, TestDeployOnRealNodes) installs that release with it
-# and upgrades to the work tree's build: the lab has no registry to pull
-# the released image from. It prints "VERSION MANIFESTS".
+# named ghcr.io/tlbproject/tlb:VERSION, into OUT.tar, for the lab's upgrade
+# test (branch upgrade-lab, docs/upgrading.md "Proven by"), which installs
+# that release with it and upgrades to the work tree's build: the lab has
+# no registry to pull the released image from. It prints "VERSION MANIFESTS".
 #
 #   tools/release/previous.sh OUT.tar
 #
