@@ -46,6 +46,11 @@ type Options struct {
 	// skips the drain: with BGP graceful restart the routers keep them
 	// until this director is back (bgp.Config.GracefulRestart).
 	KeepRoutesOnShutdown bool
+	// FirstAnnounceWait, when positive (BGP graceful restart), lets the
+	// first announcement wait up to this long after Run began until every
+	// real server and L7 backend has had its first probe
+	// (firstAnnounceHold); zero announces from the first pass.
+	FirstAnnounceWait time.Duration
 	// RetryInterval is the wait before retrying a failed step;
 	// DefaultRetryInterval when zero.
 	RetryInterval time.Duration
@@ -80,6 +85,11 @@ type Agent struct {
 	wasReady   bool
 	announced  []netip.Prefix
 	everSynced bool
+	// began is when Run started; announcedOnce whether an announcement
+	// succeeded since; holding how much longer the first one waits.
+	began         time.Time
+	announcedOnce bool
+	holding       time.Duration
 	l7Down     map[netip.Addr]bool // VIPs whose L7 services had no ready backend at the last pass
 	drains     drains
 }
@@ -138,6 +148,7 @@ func (a *Agent) queue() {
 // withdrawn, the drain period waited with IPVS in place. It returns the
 // withdraw's error, if any.
 func (a *Agent) Run(ctx context.Context, initial model.Desired, updates <-chan model.Desired) error {
+	a.began = a.opts.Clock.Now()
 	a.setDesired(initial)
 	a.sync(ctx)
 	for {
@@ -147,6 +158,8 @@ func (a *Agent) Run(ctx context.Context, initial model.Desired, updates <-chan m
 			retry = a.opts.Clock.After(a.opts.RetryInterval)
 		case a.drains.pending():
 			retry = a.opts.Clock.After(a.opts.DrainPoll)
+		case a.holding > 0:
+			retry = a.opts.Clock.After(a.holding)
 		}
 		select {
 		case <-ctx.Done():
@@ -226,14 +239,22 @@ func (a *Agent) sync(ctx context.Context) {
 	}
 
 	var aerr error
-	if a.opts.Announcer != nil {
+	wasHolding := a.holding
+	a.holding = a.firstAnnounceHold(effective)
+	switch {
+	case a.holding > 0:
+		if wasHolding == 0 {
+			log.Info("first announcement waits for the first probes (graceful restart: the routers keep the routes meanwhile)", "atMost", a.holding)
+		}
+	case a.opts.Announcer != nil:
 		aerr = a.opts.Announcer.Announce(ctx, prefixes)
 		if aerr != nil {
 			log.Error("announcing failed; will retry", "prefixes", prefixes, "err", aerr)
-		} else if !slices.Equal(prefixes, a.announced) || !a.everSynced {
+		} else if !slices.Equal(prefixes, a.announced) || !a.announcedOnce {
 			log.Info("announced set", "prefixes", prefixes)
 			a.announced = prefixes
 		}
+		a.announcedOnce = a.announcedOnce || aerr == nil
 	}
 	a.wasReady, a.everSynced = ready, true
 	a.failed = perr != nil || aerr != nil

@@ -49,6 +49,9 @@ func serve(ctx context.Context, path string, cfg *config.Config, source desiredS
 		defer stop()
 		opts.Announcer = sp
 		opts.KeepRoutesOnShutdown = cfg.BGP.GracefulRestart
+		if cfg.BGP.GracefulRestart {
+			opts.FirstAnnounceWait = agent.FirstAnnounceWait(time.Duration(cfg.BGP.Defaulted().GracefulRestartSeconds) * time.Second)
+		}
 		speaker = sp
 	}
 	a, err := agent.New(opts)
