@@ -90,8 +90,8 @@ type Agent struct {
 	began         time.Time
 	announcedOnce bool
 	holding       time.Duration
-	l7Down     map[netip.Addr]bool // VIPs whose L7 services had no ready backend at the last pass
-	drains     drains
+	l7Down        map[netip.Addr]bool // VIPs whose L7 services had no ready backend at the last pass
+	drains        drains
 }
 
 // New checks opts and returns an Agent.
