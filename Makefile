@@ -7,7 +7,7 @@ LABDIR  ?= $(CURDIR)/.cache/lab
 export TLB_LAB_CACHE ?= $(HOME)/.cache/tlb-lab
 
 .PHONY: all deps build demo test unit-test lab-test k8s-test lint vet fmt \
-        bench bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api bench-envoy gateway-api-test clean image image-test \
+        bench bench-l4 bench-l4-compare bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gateway-api bench-envoy gateway-api-test clean image image-test \
         ratelimit-test monitoring-test
 
 all: build
@@ -89,6 +89,11 @@ bench: bench-l4 bench-bgp bench-l7 bench-authz bench-k8s bench-console bench-gat
 
 bench-l4: deps
 	./tools/bench-l4.sh
+
+# The director's full sync against an older commit's (BASE, default 13dc4e1),
+# alternating in one VM boot.
+bench-l4-compare: deps
+	./tools/bench-l4-compare.sh $(BASE)
 
 bench-bgp: deps
 	./tools/bench-bgp.sh
