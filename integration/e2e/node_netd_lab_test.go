@@ -44,8 +44,10 @@ func netdWithoutSysctlDir(t *testing.T, kc kubernetes.Interface, d *dc, node *k8
 		t.Fatal(err)
 	}
 	// Until the old pod is gone altogether: while it terminates it would
-	// still repair what the new one should find to do.
-	waitFor(t, 5*time.Minute, "the netd DaemonSet replaces its pod", func() bool {
+	// still repair what the new one should find to do. Under TCG on a
+	// loaded host containerd has taken minutes to delete a pod's tasks
+	// (each delete past its 10 s deadline, retried with back-off).
+	waitFor(t, 12*time.Minute, "the netd DaemonSet replaces its pod", func() bool {
 		check()
 		now := podNames(kc, "app.kubernetes.io/name=tlb-netd")
 		return len(now) == 1 && !contains(oldPods, now[0])
