@@ -21,7 +21,11 @@ type packet struct {
 	udpDst  uint16
 	gueNext uint8  // GUE (UDP to the capture's port): the GUE header's inner protocol
 	inner   uint16 // the inner TCP source port of a tunnelled packet (IPIP or GUE)
+	flags   uint8  // the inner TCP header's flags (tcpRST, ...)
 }
+
+// tcpRST is the RST bit of a TCP header's flags.
+const tcpRST = 0x04
 
 // capture is a packet socket on one link of a node: it records the IPv4
 // packets that arrive on it until stopped.
@@ -122,24 +126,26 @@ func parsePacket(b []byte, guePort uint16) (packet, bool) {
 		if p.udpDst == guePort && len(rest) >= 12 {
 			p.gueNext = rest[9] // GUE version 0: flags/hlen, proto_ctype, flags
 			if p.gueNext == unix.IPPROTO_IPIP {
-				p.inner = innerTCPSource(rest[12:])
+				p.inner, p.flags = innerTCP(rest[12:])
 			}
 		}
 	case unix.IPPROTO_IPIP:
-		p.inner = innerTCPSource(rest)
+		p.inner, p.flags = innerTCP(rest)
 	}
 	return p, true
 }
 
-func innerTCPSource(b []byte) uint16 {
+// innerTCP returns the source port and the flags of the TCP header in
+// the IPv4 packet b; 0, 0 when b holds none.
+func innerTCP(b []byte) (port uint16, flags uint8) {
 	if len(b) < 20 || b[0]>>4 != 4 || b[9] != unix.IPPROTO_TCP {
-		return 0
+		return 0, 0
 	}
 	ihl := int(b[0]&0x0f) * 4
-	if len(b) < ihl+2 {
-		return 0
+	if len(b) < ihl+14 {
+		return 0, 0
 	}
-	return binary.BigEndian.Uint16(b[ihl : ihl+2])
+	return binary.BigEndian.Uint16(b[ihl : ihl+2]), b[ihl+13]
 }
 
 // uplink returns the name of node's only veth: its link towards the router.
