@@ -56,28 +56,14 @@ func TestPoolStatusWrittenOnlyWhenChanged(t *testing.T) {
 	if n := statusWrites(); n != 3 {
 		t.Fatalf("%d status writes, want 3 (two pools, one cluster)", n)
 	}
-	get := func(name string) v1alpha1.VIPPool {
+	get := func(name string) (p v1alpha1.VIPPool) {
 		t.Helper()
-		var p v1alpha1.VIPPool
-		o, err := c.pools.Get(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := fromUnstructured(o, &p); err != nil {
-			t.Fatal(err)
-		}
+		cachedAs(t, c.pools, name, &p)
 		return p
 	}
-	cluster := func() v1alpha1.L4Cluster {
+	cluster := func() (cl v1alpha1.L4Cluster) {
 		t.Helper()
-		var cl v1alpha1.L4Cluster
-		o, err := c.clusters.Get("c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := fromUnstructured(o, &cl); err != nil {
-			t.Fatal(err)
-		}
+		cachedAs(t, c.clusters, "c", &cl)
 		return cl
 	}
 	// The cluster's status is never empty (its counts are not omitempty),
@@ -97,5 +83,17 @@ func TestPoolStatusWrittenOnlyWhenChanged(t *testing.T) {
 	}
 	if n := statusWrites(); n != 3 {
 		t.Fatalf("a second pass with nothing changed wrote status %d more times", n-3)
+	}
+}
+
+// cachedAs decodes the object name of lister into into.
+func cachedAs(t *testing.T, lister cache.GenericLister, name string, into any) {
+	t.Helper()
+	o, err := lister.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fromUnstructured(o, into); err != nil {
+		t.Fatal(err)
 	}
 }
