@@ -75,6 +75,16 @@ kube_apiserver=$(./tools/kubernetes/build.sh)
 containerd_dir=$(./tools/containerd/build.sh)
 ./tools/image/build.sh "$out/tlb.tar" >/dev/null
 ./tools/image/build-envoy.sh "$out/envoy.tar" >/dev/null
+# The upgrade part of TestDeployOnRealNodes installs the newest release
+# (deploy/releases) with its image built again from its commit, then
+# upgrades to this tree's: the lab has no registry to pull it from.
+previous=()
+if printf '%s\n' "${pkgs[@]}" | grep -qx './integration/e2e'; then
+  prev=$(./tools/release/previous.sh "$out/previous.tar")
+  read -r prev_version prev_manifests <<<"$prev"
+  previous=(-env "TLB_PREVIOUS_VERSION=$prev_version" -env "TLB_PREVIOUS_MANIFESTS=$prev_manifests"
+    -env "TLB_PREVIOUS_IMAGE_TAR=$out/previous.tar")
+fi
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$out/pause/" ./integration/cmd/pause
 (cd tools && go run ./image --bin "$out/pause" --binaries pause --out "$out/pause.tar" \
   --tag tlb.lab/pause:1 --revision lab --source-date-epoch 0 >/dev/null)
@@ -97,5 +107,5 @@ mkdir -p "$artifacts"
   -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
   -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
   -env "TLB_ENVOY_IMAGE_TAR=$out/envoy.tar" \
-  -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" \
+  -env "TLB_PAUSE_TAR=$out/pause.tar" -env "TLB_KUSTOMIZE=$bin/kustomize" "${previous[@]}" \
   ${TLB_KUBEPROXY_WINDOW:+-env "TLB_KUBEPROXY_WINDOW=$TLB_KUBEPROXY_WINDOW"} -- sh "$runner"

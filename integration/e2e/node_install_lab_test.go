@@ -99,8 +99,10 @@ func checkDocumentedSteps(t *testing.T) {
 
 // buildInstall copies deploy/ into a new directory, makes the one edit
 // the steps name (the site's BGP peer: the lab's router, which expects the
-// director on 198.18.1.2) and returns the real kustomize's build of it.
-func buildInstall(t *testing.T, kustomize string) []*unstructured.Unstructured {
+// director on 198.18.1.2) and any further edits of the site's director
+// file (the upgrade test's graceful restart), and returns the real
+// kustomize's build of it.
+func buildInstall(t *testing.T, kustomize string, edits ...func(t *testing.T, what, text string) string) []*unstructured.Unstructured {
 	t.Helper()
 	src := filepath.Join(repoRoot(t), "deploy")
 	dst := filepath.Join(t.TempDir(), "deploy")
@@ -112,7 +114,11 @@ func buildInstall(t *testing.T, kustomize string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(site, []byte(siteEdit(t, "deploy/site/director.yaml", string(b))), 0o600); err != nil {
+	text := siteEdit(t, "deploy/site/director.yaml", string(b))
+	for _, edit := range edits {
+		text = edit(t, "deploy/site/director.yaml", text)
+	}
+	if err := os.WriteFile(site, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(kustomize, "build", dst).Output()

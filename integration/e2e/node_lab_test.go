@@ -48,7 +48,9 @@ const (
 // A plain L4 Service reaches the gateway node with replies straight back
 // (DSR), and every pod is Ready through its own probes. The gateway pod's
 // Envoy, from the Envoy image, runs as user 101 with only
-// CAP_NET_BIND_SERVICE (its file capability).
+// CAP_NET_BIND_SERVICE (its file capability). Last, the installation is
+// upgraded from the previous release under load (upgradeFromPrevious):
+// no request fails, no Envoy restarts.
 func TestDeployOnRealNodes(t *testing.T) {
 	checkDocumentedSteps(t)
 	begin := time.Now()
@@ -330,6 +332,7 @@ func TestDeployOnRealNodes(t *testing.T) {
 		}
 	}
 	netdWithoutSysctlDir(t, kc, d, nodes[1], check)
+	upgradeFromPrevious(t, s, kc, d, nodes, roots, serviceVIP, gatewayAddr, kustomize, check)
 	t.Logf("FIGURE apply_retries: %d requests sent again because the API server said retry", retries)
 	t.Logf("whole test %s", since(begin))
 }
