@@ -49,7 +49,7 @@ runner="$out/tests/run.sh"
 echo "=== lab package $p"
 cd '$dir'
 began=\$(date +%s); cpu0=\$(head -n1 /proc/stat)
-if '$out/tests/$name.test' -test.v -test.count=1 -test.timeout=40m ${LAB_RUN:+-test.run '$LAB_RUN'}; then
+if '$out/tests/$name.test' -test.v -test.count=1 -test.timeout=60m ${LAB_RUN:+-test.run '$LAB_RUN'}; then
   pass=\$((pass+1)); verdict=ok
 else
   fail=\$((fail+1)); failed="\$failed $p"; verdict=FAIL
@@ -103,7 +103,7 @@ fi
 echo "lab-test: booting the VM" >&2
 artifacts="${LAB_ARTIFACTS:-$root/.cache/lab/artifacts}"
 mkdir -p "$artifacts"
-"$bin/labrun" -artifacts "$artifacts" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-60m}" -env "TLB_BIN_DIR=$bin" \
+"$bin/labrun" -artifacts "$artifacts" -mem "${LAB_MEM:-10240}" -timeout "${LAB_TIMEOUT:-80m}" -env "TLB_BIN_DIR=$bin" \
   -env "TLB_KUBE_APISERVER=$kube_apiserver" -env "TLB_ETCD=${TLB_ETCD:-/usr/bin/etcd}" \
   -env "TLB_CONTAINERD_DIR=$containerd_dir" -env "TLB_IMAGE_TAR=$out/tlb.tar" \
   -env "TLB_ENVOY_IMAGE_TAR=$out/envoy.tar" \

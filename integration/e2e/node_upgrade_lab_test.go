@@ -209,9 +209,8 @@ func rolledOut(kc kubernetes.Interface, o *unstructured.Unstructured) bool {
 	return want > 0 && ds.Status.UpdatedNumberScheduled == want && ds.Status.NumberAvailable == want && ds.Status.NumberUnavailable == 0
 }
 
-// podImages checks that every running container of our workloads' pods
-// (app.kubernetes.io/name tlb-*, but Envoy's) runs image, and that no
-// pod is left of another.
+// podImages checks that every container of our workloads' pods (but
+// Envoy's and those still stopping) runs image.
 func podImages(t *testing.T, kc kubernetes.Interface, image string) {
 	t.Helper()
 	pods, err := kc.CoreV1().Pods("tlb-system").List(context.Background(), metav1.ListOptions{
@@ -223,6 +222,9 @@ func podImages(t *testing.T, kc kubernetes.Interface, image string) {
 		t.Fatal("no pods of the tlb workloads")
 	}
 	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue // an old pod still stopping
+		}
 		for _, c := range p.Spec.Containers {
 			if c.Image != image {
 				t.Errorf("pod %s container %s runs %s; want %s", p.Name, c.Name, c.Image, image)
