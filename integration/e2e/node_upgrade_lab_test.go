@@ -6,9 +6,11 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,22 +272,33 @@ func readEnvoy(t *testing.T, kc kubernetes.Interface, node *k8snode.Node) envoyS
 	return s
 }
 
-// envoyUptime is Envoy's server.uptime (seconds) from the stats listener
-// deploy/envoy opens on the gateway node's :9902.
+// envoyUptime is Envoy's server.uptime, read from the stats listener
+// deploy/envoy opens on the gateway node's :9902 (GET /stats/prometheus
+// and /ready only).
 func envoyUptime(t *testing.T, d *dc) time.Duration {
 	t.Helper()
 	hc := d.gateways[0].HTTPClient()
 	hc.Timeout = 30 * time.Second
-	resp, err := hc.Get("http://" + d.gatewayAddr[0] + ":9902/stats?filter=%5Eserver%5C.uptime%24")
+	resp, err := hc.Get("http://" + d.gatewayAddr[0] + ":9902/stats/prometheus")
 	if err != nil {
-		t.Fatalf("read Envoy's server.uptime: %v", err)
+		t.Fatalf("read Envoy's stats: %v", err)
 	}
 	defer resp.Body.Close()
-	var secs int64
-	if _, err := fmt.Fscanf(resp.Body, "server.uptime: %d", &secs); err != nil {
-		t.Fatalf("read Envoy's server.uptime: %v", err)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read Envoy's stats: %v", err)
 	}
-	return time.Duration(secs) * time.Second
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[0], "envoy_server_uptime") {
+			secs, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatalf("Envoy's %q: %v", line, err)
+			}
+			return time.Duration(secs) * time.Second
+		}
+	}
+	t.Fatalf("no envoy_server_uptime in Envoy's /stats/prometheus (status %d, %d bytes)", resp.StatusCode, len(b))
+	return 0
 }
 
 // upgradeFromPrevious is the upgrade docs/upgrading.md describes, on the
