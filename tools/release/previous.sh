@@ -3,7 +3,7 @@
 # deploy/releases (docs/releasing.md) from the commit its manifests name
 # ("# Source: commit ..."), as make image builds one architecture (amd64),
 # named ghcr.io/tlbproject/tlb:VERSION, into OUT.tar, for the lab's upgrade
-# test (branch upgrade-lab, docs/upgrading.md "Proven by"), which installs
+# test (TestDeployOnRealNodes, docs/upgrading.md "Proven by"), which installs
 # that release with it and upgrades to the work tree's build: the lab has
 # no registry to pull the released image from. It prints "VERSION MANIFESTS".
 #
