@@ -263,13 +263,18 @@ func readEnvoy(t *testing.T, kc kubernetes.Interface, node *k8snode.Node) envoyS
 		t.Fatalf("%d Envoy pods on %s; want 1", len(found), node.Name)
 	}
 	p := found[0]
-	s := envoyState{pod: p.Name, uid: string(p.UID), pid: envoyProcess(t, kc, node)}
 	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == "envoy" {
-			s.container, s.restarts = cs.ContainerID, cs.RestartCount
+		if cs.Name != "envoy" {
+			continue
 		}
+		pid, err := node.ContainerPID(context.Background(), cs.ContainerID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return envoyState{pod: p.Name, uid: string(p.UID), container: cs.ContainerID, restarts: cs.RestartCount, pid: pid}
 	}
-	return s
+	t.Fatalf("Envoy pod %s on %s has no envoy container status", p.Name, node.Name)
+	return envoyState{}
 }
 
 // envoyUptime is Envoy's server.uptime, read from the stats listener
